@@ -1,0 +1,2 @@
+//! `cargo cuda`. OWNER: cli helper.
+fn main() {}

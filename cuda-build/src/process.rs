@@ -1,0 +1,210 @@
+//! Running child processes (nvcc, nvidia-smi, probes) without a shell and
+//! never without a time limit.
+//!
+//! A hung nvcc or a wedged driver must not hang a build, so every child runs
+//! under a deadline and is killed when it passes. Arguments are always a
+//! vector; nothing here goes through `sh -c`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// What a finished child printed and how it ended.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// The exit status.
+    pub status: ExitStatus,
+    /// Standard output, decoded lossily as UTF-8.
+    pub stdout: String,
+    /// Standard error, decoded lossily as UTF-8.
+    pub stderr: String,
+    /// How long the child ran.
+    pub elapsed: Duration,
+}
+
+impl Output {
+    /// Standard output followed by standard error.
+    pub fn combined(&self) -> String {
+        let mut s = self.stdout.clone();
+        if !s.is_empty() && !s.ends_with('\n') {
+            s.push('\n');
+        }
+        s.push_str(&self.stderr);
+        s
+    }
+}
+
+/// Why a child could not be run to completion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// The program does not exist.
+    NotFound(PathBuf),
+    /// The program exists but may not be executed.
+    PermissionDenied(PathBuf),
+    /// Spawning failed for another reason (for example a bad ELF header).
+    Spawn(PathBuf, String),
+    /// The child ran past its deadline and was killed.
+    TimedOut {
+        /// The program.
+        program: PathBuf,
+        /// The deadline it passed.
+        after: Duration,
+        /// Whatever it had printed by then.
+        partial_output: String,
+    },
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::NotFound(p) => write!(f, "`{}` was not found", p.display()),
+            RunError::PermissionDenied(p) => {
+                write!(f, "`{}` is not executable (permission denied)", p.display())
+            }
+            RunError::Spawn(p, e) => write!(f, "`{}` could not be started: {e}", p.display()),
+            RunError::TimedOut { program, after, .. } => write!(
+                f,
+                "`{}` did not finish within {:.1} s and was killed",
+                program.display(),
+                after.as_secs_f64()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Runs `program args...` with no stdin, capturing output, killing it after `timeout`.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// let out = cuda_build::process::run("nvcc", ["--version"], Duration::from_secs(10)).unwrap();
+/// assert!(out.status.success());
+/// ```
+pub fn run<I, S>(program: impl AsRef<Path>, args: I, timeout: Duration) -> Result<Output, RunError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut cmd = Command::new(program.as_ref());
+    cmd.args(args);
+    run_command(&mut cmd, timeout)
+}
+
+/// Runs a prepared [`Command`] under a deadline; stdin is closed, stdout and stderr captured.
+pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunError> {
+    let program = PathBuf::from(cmd.get_program());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => RunError::NotFound(program.clone()),
+        std::io::ErrorKind::PermissionDenied => RunError::PermissionDenied(program.clone()),
+        _ => RunError::Spawn(program.clone(), e.to_string()),
+    })?;
+
+    // Readers run on their own threads so a chatty child cannot fill a pipe and stall.
+    let stdout_rx = spawn_reader(child.stdout.take());
+    let stderr_rx = spawn_reader(child.stderr.take());
+
+    let mut sleep = Duration::from_millis(1);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => return Err(RunError::Spawn(program, e.to_string())),
+        }
+        if start.elapsed() >= timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            // A grandchild may still hold the pipes open: collect what is there, briefly.
+            let out = collect(&stdout_rx, Duration::from_millis(200));
+            let err = collect(&stderr_rx, Duration::from_millis(200));
+            return Err(RunError::TimedOut {
+                program,
+                after: timeout,
+                partial_output: format!("{out}{err}"),
+            });
+        }
+        std::thread::sleep(sleep);
+        sleep = (sleep * 2).min(Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    // Grandchildren that outlive the child (and keep the pipe open) must not hang us.
+    let grace = Duration::from_secs(2);
+    Ok(Output {
+        status,
+        stdout: collect(&stdout_rx, grace),
+        stderr: collect(&stderr_rx, grace),
+        elapsed,
+    })
+}
+
+fn spawn_reader<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut pipe) = pipe {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            let _ = tx.send(buf);
+        });
+    } else {
+        let _ = tx.send(Vec::new());
+    }
+    rx
+}
+
+fn collect(rx: &mpsc::Receiver<Vec<u8>>, wait: Duration) -> String {
+    match rx.recv_timeout(wait) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(_) => String::new(),
+    }
+}
+
+/// Reads a timeout override in seconds from `CUDA_BUILD_TIMEOUT`, else `default`.
+pub fn timeout_from_env(env: &crate::env::Env, default: Duration) -> Duration {
+    env.get_nonempty(crate::env::Var::CudaBuildTimeout)
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(default)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captures_output_and_status() {
+        let out = run("/bin/echo", ["hello", "a b"], Duration::from_secs(5)).unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stdout, "hello a b\n");
+    }
+
+    #[test]
+    fn times_out_a_hanging_child() {
+        let start = Instant::now();
+        let err = run("/bin/sleep", ["30"], Duration::from_millis(200)).unwrap_err();
+        assert!(matches!(err, RunError::TimedOut { .. }), "{err:?}");
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert!(err.to_string().contains("did not finish within 0.2 s"));
+    }
+
+    #[test]
+    fn missing_program_is_not_found() {
+        let err = run("/nonexistent/nvcc", ["--version"], Duration::from_secs(1)).unwrap_err();
+        assert_eq!(err, RunError::NotFound(PathBuf::from("/nonexistent/nvcc")));
+    }
+
+    #[test]
+    fn non_executable_is_permission_denied() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("nvcc");
+        std::fs::write(&p, "#!/bin/sh\necho hi\n").unwrap();
+        let err = run(&p, ["--version"], Duration::from_secs(1)).unwrap_err();
+        assert!(matches!(err, RunError::PermissionDenied(_)), "{err:?}");
+    }
+}

@@ -1,0 +1,94 @@
+//! Finding CUDA toolkits: every candidate, where it came from, its version,
+//! and what is wrong with it; then choosing one.
+//!
+//! OWNER: toolkit helper. The types below are the shared contract; keep their
+//! names and public fields stable (other modules use them).
+
+use std::path::PathBuf;
+
+/// The rule that found a toolkit, in precedence order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case", tag = "rule", content = "detail")]
+pub enum FoundVia {
+    /// Given in code (`Build::toolkit_root`) or by `--toolkit`.
+    Explicit,
+    /// One of NVCC, CUDA_HOME, CUDA_PATH, CUDA_ROOT, CUDA_TOOLKIT_ROOT_DIR, CUDAToolkit_ROOT (the name).
+    EnvVar(String),
+    /// nvcc found on PATH (the PATH entry it was found in).
+    Path(PathBuf),
+    /// The /usr/local/cuda symlink (its target).
+    UsrLocalCuda(PathBuf),
+    /// A versioned install such as /usr/local/cuda-12.4.
+    Versioned,
+    /// /opt/cuda (Arch Linux and others).
+    OptCuda,
+    /// Debian/Ubuntu's nvidia-cuda-toolkit (/usr/lib/nvidia-cuda-toolkit).
+    Distro,
+    /// Python wheels (nvidia/cu13 or nvidia/cuda_nvcc) in a site-packages dir (which one).
+    PythonWheel(PathBuf),
+    /// A conda environment (CONDA_PREFIX).
+    Conda(PathBuf),
+}
+
+/// How bad a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; the toolkit still works.
+    Warning,
+    /// Compiles with this toolkit will fail.
+    Error,
+}
+
+/// Something wrong with a toolkit or with the environment around it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    /// Diagnosis code (e.g. `toolkit-incomplete`).
+    pub code: &'static str,
+    /// Warning or error.
+    pub severity: Severity,
+    /// What is wrong, naming the file or variable.
+    pub message: String,
+    /// How to fix it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+/// One CUDA toolkit found on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Toolkit {
+    /// The toolkit root (what CUDA_HOME should be), as nvcc itself sees it.
+    pub root: PathBuf,
+    /// The nvcc executable.
+    pub nvcc: PathBuf,
+    /// The toolkit version (`13.0.88`), if it could be read.
+    pub version: Option<semver::Version>,
+    /// The rule that found it.
+    pub found_via: FoundVia,
+    /// Header directories nvcc uses (cuda_runtime.h, CCCL).
+    pub include_dirs: Vec<PathBuf>,
+    /// Library directories (libcudart).
+    pub lib_dirs: Vec<PathBuf>,
+    /// What is wrong with it.
+    pub problems: Vec<Problem>,
+}
+
+impl Toolkit {
+    /// Whether any problem is an error (compiles would fail).
+    pub fn is_broken(&self) -> bool {
+        self.problems.iter().any(|p| p.severity == Severity::Error)
+    }
+}
+
+/// Every toolkit found, and which one was chosen.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Discovery {
+    /// All candidates, in precedence order, deduplicated by resolved nvcc.
+    pub candidates: Vec<Toolkit>,
+    /// Index into `candidates` of the chosen toolkit.
+    pub selected: Option<usize>,
+    /// Why that one was chosen (or why none was).
+    pub reason: String,
+    /// Problems of the environment rather than one toolkit (CUDA_HOME vs CUDA_PATH, PATH's nvcc not selected).
+    pub conflicts: Vec<Problem>,
+}

@@ -1,0 +1,1 @@
+//! The sample workload kernels. OWNER: workload helper.

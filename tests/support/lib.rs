@@ -1,0 +1,85 @@
+//! Shared helpers for the workspace tests: where the real CUDA compilers are,
+//! and whether the test command promised them.
+//!
+//! `scripts/test.sh` installs the compilers and sets `CARGO_CUDA_TEST_REQUIRE_NVCC=1`.
+//! Under it, a test that needs nvcc **fails** when nvcc is missing. Under a
+//! plain `cargo test` (nothing promised) such a test prints one line saying
+//! why it skipped and returns.
+
+use std::path::PathBuf;
+
+/// Whether the test command promised the real compilers.
+pub fn nvcc_promised() -> bool {
+    std::env::var("CARGO_CUDA_TEST_REQUIRE_NVCC").as_deref() == Ok("1")
+}
+
+fn promised_path(var: &str, what: &str) -> Option<PathBuf> {
+    match std::env::var_os(var).map(PathBuf::from) {
+        Some(p) if p.exists() => Some(p),
+        Some(p) if nvcc_promised() => panic!(
+            "{var}={} does not exist, but the test command promised {what}; rerun scripts/test.sh",
+            p.display()
+        ),
+        _ if nvcc_promised() => {
+            panic!("{var} is not set, but the test command promised {what}; run scripts/test.sh")
+        }
+        _ => {
+            eprintln!("skipped: {what} not available ({var} unset; run scripts/test.sh)");
+            None
+        }
+    }
+}
+
+/// Root of the real CUDA 13.0 toolkit (wheel layout `.../nvidia/cu13`).
+pub fn cu13_root() -> Option<PathBuf> {
+    promised_path("CARGO_CUDA_TEST_CU13", "the CUDA 13.0 toolkit")
+}
+
+/// The site-packages-like folder that holds the CUDA 13.0 wheels (`nvidia/cu13` inside).
+pub fn cu13_site() -> Option<PathBuf> {
+    promised_path("CARGO_CUDA_TEST_CU13_SITE", "the CUDA 13.0 wheel site dir")
+}
+
+/// The real nvcc 13.0.
+pub fn nvcc13() -> Option<PathBuf> {
+    cu13_root().map(|r| r.join("bin/nvcc"))
+}
+
+/// Root of the mixed-release toolkit: nvcc 13.0.88 with nvvm 13.5.37.
+pub fn mixed_root() -> Option<PathBuf> {
+    promised_path("CARGO_CUDA_TEST_MIXED", "the mixed-release (nvcc 13.0 + nvvm 13.5) toolkit")
+}
+
+/// ptxas 12.9 (from nvidia-cuda-nvcc-cu12).
+pub fn ptxas12() -> Option<PathBuf> {
+    promised_path("CARGO_CUDA_TEST_PTXAS12", "ptxas 12.9")
+}
+
+/// ptxas 11.8 (from nvidia-cuda-nvcc-cu11).
+pub fn ptxas11() -> Option<PathBuf> {
+    promised_path("CARGO_CUDA_TEST_PTXAS11", "ptxas 11.8")
+}
+
+/// Whether a GPU test must run. GPU tests call this first; on CI it prints
+/// one line saying why the test skipped and returns false. `scripts/gpu-check.sh`
+/// sets `CARGO_CUDA_TEST_GPU=1`, and then a missing GPU is a failure.
+pub fn gpu_required(test: &str) -> bool {
+    if std::env::var("CARGO_CUDA_TEST_GPU").as_deref() == Ok("1") {
+        true
+    } else {
+        eprintln!("skipped {test}: needs a GPU (runs under scripts/gpu-check.sh with CARGO_CUDA_TEST_GPU=1)");
+        false
+    }
+}
+
+/// Writes an executable shell script (for fake nvcc / nvidia-smi fixtures).
+///
+/// The fixture *is* a script; the code under test still runs it without a shell.
+pub fn write_script(path: &std::path::Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
