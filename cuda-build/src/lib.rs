@@ -30,6 +30,9 @@ pub mod env;
 mod error;
 pub mod facts;
 pub mod fsutil;
+#[cfg(feature = "launchers")]
+pub mod launchers;
+pub mod metadata;
 pub mod plan;
 pub mod probe;
 pub mod process;

@@ -1,0 +1,1 @@
+//! Typed kernel launchers generated from CUDA sources (feature `launchers`). OWNER: launchers helper.

@@ -1,0 +1,1 @@
+//! `[package.metadata.cuda]` in Cargo.toml. OWNER: toolkit helper.
