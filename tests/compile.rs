@@ -1,1 +1,654 @@
-//! Integration tests: compile.
+//! Integration tests: `cuda_build::compile::Build` against the real nvcc 13.0.
+//!
+//! nvcc runs through a logging wrapper script (it appends its arguments to a
+//! file, then execs the real nvcc), so the tests count exactly which sources
+//! were compiled. Each test works on its own copy of
+//! `tests/fixtures/compile/kernels` so touching headers is safe.
+
+use cuda_build::compile::inspect::{self, FatbinKind};
+use cuda_build::compile::{Artifacts, Build, OutputKind};
+use cuda_build::env::{Env, Var};
+use cuda_build::toolkit::{FoundVia, Toolkit};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+struct Fx {
+    dir: tempfile::TempDir,
+    tk: Toolkit,
+    real_root: PathBuf,
+}
+
+impl Fx {
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+    fn pkg(&self) -> PathBuf {
+        self.root().join("pkg")
+    }
+    fn out(&self) -> PathBuf {
+        self.root().join("out")
+    }
+    fn cache(&self) -> PathBuf {
+        self.root().join("cache")
+    }
+    fn log(&self) -> PathBuf {
+        self.root().join("nvcc.log")
+    }
+    fn env(&self) -> Env {
+        Env::empty().set(Var::CargoManifestDir, self.pkg())
+    }
+    /// A builder for the package copy with the wrapper toolkit, no cargo output.
+    fn build(&self) -> Build {
+        let mut b = Build::new();
+        b.env(self.env())
+            .toolkit(self.tk.clone())
+            .out_dir(self.out())
+            .cache_dir(self.cache())
+            .emit_cargo(false)
+            .arch("90");
+        b
+    }
+    /// nvcc invocations logged so far (and clears the log).
+    fn take_log(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(self.log()).unwrap_or_default();
+        let _ = std::fs::remove_file(self.log());
+        text.lines().map(str::to_string).collect()
+    }
+    /// Logged compiles (invocations naming a .cu file), by file name.
+    fn compiled(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .take_log()
+            .iter()
+            .filter_map(|l| l.split_whitespace().find(|a| a.ends_with(".cu")).map(|a| {
+                Path::new(a).file_name().unwrap().to_string_lossy().into_owned()
+            }))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A fixture package with the given kernels (file names under `kernels/`).
+fn fixture(kernels: &[&str]) -> Option<Fx> {
+    let real_root = workspace_tests::cu13_root()?;
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compile/kernels");
+    let pkg = dir.path().join("pkg");
+    copy_dir(&src.join("include"), &pkg.join("cu/include"));
+    for k in kernels {
+        std::fs::copy(src.join(k), pkg.join("cu").join(k)).unwrap();
+    }
+    let log = dir.path().join("nvcc.log");
+    let wrapper = dir.path().join("bin/nvcc");
+    workspace_tests::write_script(
+        &wrapper,
+        &format!(
+            "echo \"$*\" >> '{}'\nexec '{}' \"$@\"",
+            log.display(),
+            real_root.join("bin/nvcc").display()
+        ),
+    );
+    let tk = Toolkit {
+        root: real_root.clone(),
+        nvcc: wrapper,
+        version: Some(semver::Version::new(13, 0, 88)),
+        found_via: FoundVia::Explicit,
+        include_dirs: vec![real_root.join("include")],
+        lib_dirs: vec![real_root.join("lib")],
+        problems: Vec::new(),
+    };
+    Some(Fx { dir, tk, real_root })
+}
+
+const ALL: &[&str] = &[
+    "vector_add.cu",
+    "saxpy.cu",
+    "reduction.cu",
+    "sgemm.cu",
+    "transpose.cu",
+    "histogram.cu",
+    "scan.cu",
+    "softmax.cu",
+    "layernorm.cu",
+    "nbody.cu",
+    "bitonic.cu",
+    "stencil.cu",
+    "conv2d.cu",
+];
+
+fn kernel<'a>(a: &'a Artifacts, module: &str) -> &'a cuda_build::compile::KernelArtifact {
+    a.kernels.iter().find(|k| k.module == module).unwrap_or_else(|| panic!("no kernel module {module}"))
+}
+
+/// Compiles the generated module with rustc, so its format is checked for real.
+fn rustc_accepts(module: &Path, use_line: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib.rs");
+    std::fs::write(
+        &lib,
+        format!(
+            "#![deny(warnings)]\ninclude!({:?});\npub fn check() -> usize {{ {use_line} }}\n",
+            module.display()
+        ),
+    )
+    .unwrap();
+    let out = cuda_build::process::run(
+        "rustc",
+        [
+            "--edition=2021".as_ref(),
+            "--crate-type=lib".as_ref(),
+            "--emit=metadata".as_ref(),
+            "--out-dir".as_ref(),
+            dir.path().as_os_str(),
+            lib.as_os_str(),
+        ],
+        Duration::from_secs(120),
+    )
+    .expect("rustc runs");
+    assert!(out.status.success(), "generated module does not compile:\n{}", out.combined());
+}
+
+#[test]
+fn fatbin_holds_exactly_the_planned_archs() {
+    let Some(fx) = fixture(&["vector_add.cu", "reduction.cu"]) else { return };
+    let a = fx.build().dir("cu").arch("80;90").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 2);
+    assert_eq!(a.toolkit_version.as_deref(), Some("13.0.88"));
+    let k = kernel(&a, "vector_add");
+    assert_eq!(k.kind, OutputKind::Fatbin);
+    assert_eq!(k.archs, ["sm_80", "sm_90", "compute_90"]);
+    assert_eq!(k.entries, ["vectorAdd"]);
+    let bytes = std::fs::read(&k.output).unwrap();
+    let entries = inspect::read_fatbin(&bytes).unwrap();
+    let mut names: Vec<String> = entries.iter().map(|e| e.target_name()).collect();
+    names.sort();
+    assert_eq!(names, ["compute_90", "sm_80", "sm_90"]);
+    for e in entries.iter().filter(|e| e.kind == FatbinKind::Elf) {
+        // The embedded cubin's own ELF header agrees with the fatbin entry.
+        let cubin = inspect::read_cubin(&bytes[e.payload.clone()]).unwrap();
+        assert_eq!(cubin.arch, e.arch);
+        assert_eq!(cubin.entries, ["vectorAdd"]);
+    }
+    let r = kernel(&a, "reduction");
+    let mut entries = r.entries.clone();
+    entries.sort();
+    assert_eq!(entries, ["reduce_sum_1024", "reduce_sum_256", "reduce_sum_512"]);
+
+    let text = std::fs::read_to_string(&a.module).unwrap();
+    assert_eq!(a.module, fx.out().join("kernels.rs"));
+    assert!(text.contains("pub const TOOLKIT_VERSION: &str = \"13.0.88\";"), "{text}");
+    assert!(text.contains("pub const ARCHS: &[&str] = &[\"sm_80\", \"sm_90\", \"compute_90\"];"));
+    assert!(text.contains("pub mod vector_add {"));
+    assert!(text.contains("pub const SOURCE: &str = \"cu/vector_add.cu\";"));
+    assert!(text.contains("pub const KIND: &str = \"fatbin\";"));
+    assert!(text.contains("pub const ENTRIES: &[&str] = &[\"vectorAdd\"];"));
+    rustc_accepts(&a.module, "vector_add::IMAGE.len() + vector_add::ENTRIES.len() + ARCHS.len()");
+}
+
+#[test]
+fn arch_specific_targets_are_recorded() {
+    let Some(fx) = fixture(&["saxpy.cu"]) else { return };
+    let a = fx.build().dir("cu").arch("90a").try_compile().unwrap();
+    let k = kernel(&a, "saxpy");
+    let bytes = std::fs::read(&k.output).unwrap();
+    let mut names: Vec<String> = inspect::read_fatbin(&bytes).unwrap().iter().map(|e| e.target_name()).collect();
+    names.sort();
+    assert_eq!(names, ["compute_90a", "sm_90a"]);
+}
+
+#[test]
+fn ptx_has_target_version_and_entries() {
+    let Some(fx) = fixture(&["saxpy.cu"]) else { return };
+    let a = fx.build().dir("cu").arch("80;90").output(OutputKind::Ptx).try_compile().unwrap();
+    let k = kernel(&a, "saxpy");
+    assert_eq!(k.output.extension().unwrap(), "ptx");
+    let info = inspect::read_ptx(&std::fs::read_to_string(&k.output).unwrap());
+    // CUDA 13.0 emits PTX ISA 9.0 (cuda-facts.md, PTX ISA table).
+    assert_eq!(info.version, Some((9, 0)));
+    assert_eq!(info.target.as_deref(), Some("sm_90"));
+    assert_eq!(info.entries, ["saxpy", "daxpy"]);
+    assert_eq!(k.archs, ["compute_90"]);
+    let text = std::fs::read_to_string(&a.module).unwrap();
+    assert!(text.contains("pub const PTX: &str = include_str!("));
+    rustc_accepts(&a.module, "saxpy::PTX.len() + saxpy::IMAGE.len()");
+}
+
+#[test]
+fn one_cubin_per_real_arch() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let a = fx.build().dir("cu").arch("80;90a").output(OutputKind::Cubin).try_compile().unwrap();
+    let k = kernel(&a, "vector_add");
+    let names: Vec<String> = k.outputs.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["vector_add.sm_80.cubin", "vector_add.sm_90a.cubin"]);
+    let c80 = inspect::read_cubin(&std::fs::read(&k.outputs[0]).unwrap()).unwrap();
+    let c90 = inspect::read_cubin(&std::fs::read(&k.outputs[1]).unwrap()).unwrap();
+    assert_eq!((c80.sm, c80.arch.to_string()), (80, "80".to_string()));
+    assert_eq!((c90.sm, c90.arch.to_string()), (90, "90a".to_string()));
+    assert_eq!(c90.entries, ["vectorAdd"]);
+    assert_eq!(k.output, k.outputs[1], "IMAGE is the highest arch");
+    let text = std::fs::read_to_string(&a.module).unwrap();
+    assert!(text.contains("pub const CUBINS: &[(&str, &[u8])] = &[(\"sm_80\", include_bytes!("));
+    rustc_accepts(&a.module, "vector_add::CUBINS.len() + vector_add::IMAGE.len()");
+}
+
+fn ar_members(lib: &Path) -> Vec<String> {
+    let out = cuda_build::process::run("ar", ["t".as_ref(), lib.as_os_str()], Duration::from_secs(30)).unwrap();
+    assert!(out.status.success());
+    out.stdout.lines().map(str::to_string).collect()
+}
+
+#[test]
+fn static_library_with_and_without_rdc() {
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else { return };
+    let a = fx.build().dir("cu").output(OutputKind::StaticLib).try_compile().unwrap();
+    let lib = a.library.clone().unwrap();
+    assert_eq!(lib.file_name().unwrap(), "libkernels.a");
+    let mut m = ar_members(&lib);
+    m.sort();
+    assert_eq!(m, ["saxpy.o", "vector_add.o"]);
+    // The host object embeds the device code; its kernels are read from it.
+    assert_eq!(kernel(&a, "vector_add").entries, ["vectorAdd"]);
+
+    let b = fx.build().dir("cu").output(OutputKind::StaticLib).rdc(true).module_name("rdc").try_compile().unwrap();
+    let mut m = ar_members(b.library.as_ref().unwrap());
+    m.sort();
+    assert_eq!(m, ["rdc_dlink.o", "saxpy.o", "vector_add.o"]);
+    let log = fx.take_log().join("\n");
+    assert!(log.contains("-rdc=true") && log.contains("-dlink"), "{log}");
+}
+
+#[test]
+fn incremental_noop_touch_and_header_edit() {
+    let kernels = ["vector_add.cu", "saxpy.cu", "nbody.cu", "stencil.cu", "transpose.cu"];
+    let Some(fx) = fixture(&kernels) else { return };
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 5);
+    assert_eq!(fx.compiled().len(), 5);
+    let module_mtime = std::fs::metadata(&a.module).unwrap().modified().unwrap();
+
+    // Nothing changed: no nvcc at all (not even an arch query), nothing rewritten.
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(fx.take_log(), Vec::<String>::new());
+    assert_eq!(a.stats.up_to_date, 5);
+    assert_eq!(std::fs::metadata(&a.module).unwrap().modified().unwrap(), module_mtime);
+
+    // A header touched but not changed: still nothing to compile.
+    let header = fx.pkg().join("cu/include/vec_math.cuh");
+    let f = std::fs::File::options().write(true).open(&header).unwrap();
+    f.set_modified(std::time::SystemTime::now() + Duration::from_secs(3)).unwrap();
+    drop(f);
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(fx.take_log(), Vec::<String>::new());
+    assert_eq!(a.stats.up_to_date, 5);
+
+    // A header changed: only its two includers recompile.
+    let mut text = std::fs::read_to_string(&header).unwrap();
+    text.push_str("\n__device__ inline float len2(f3 a) { return dot(a, a); }\n");
+    std::fs::write(&header, text).unwrap();
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(fx.compiled(), ["nbody.cu", "stencil.cu"]);
+    assert_eq!((a.stats.compiled, a.stats.up_to_date), (2, 3));
+
+    // A flag change recompiles everything; so does NVCC_APPEND_FLAGS (nvcc reads it itself).
+    fx.build().dir("cu").define("EXTRA", "1").try_compile().unwrap();
+    assert_eq!(fx.compiled().len(), 5);
+    let env = fx.env().set(Var::NvccAppendFlags, "-DAPPENDED=1");
+    fx.build().dir("cu").env(env).try_compile().unwrap();
+    assert_eq!(fx.compiled().len(), 5);
+    // Back to the first settings: served from the cache, no nvcc.
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(fx.take_log(), Vec::<String>::new());
+    assert_eq!(a.stats.from_cache, 5);
+}
+
+#[test]
+fn cache_serves_a_clean_build_and_a_second_checkout() {
+    let Some(fx) = fixture(&["vector_add.cu", "histogram.cu", "softmax.cu"]) else { return };
+    let first = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(first.stats.compiled, 3);
+    let before: Vec<Vec<u8>> = first.kernels.iter().map(|k| std::fs::read(&k.output).unwrap()).collect();
+    fx.take_log();
+
+    // `cargo clean`: OUT_DIR is gone.
+    std::fs::remove_dir_all(fx.out()).unwrap();
+    let again = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(fx.take_log(), Vec::<String>::new(), "no nvcc after clean");
+    assert_eq!(again.stats.from_cache, 3);
+    let after: Vec<Vec<u8>> = again.kernels.iter().map(|k| std::fs::read(&k.output).unwrap()).collect();
+    assert_eq!(before, after);
+    assert_eq!(again.kernels[0].entries, first.kernels[0].entries);
+
+    // Another checkout of the same package elsewhere, sharing the cache.
+    let other = fx.root().join("checkout2");
+    copy_dir(&fx.pkg(), &other);
+    let env = Env::empty().set(Var::CargoManifestDir, &other);
+    let b = fx.build().env(env).out_dir(fx.root().join("out2")).dir("cu").try_compile().unwrap();
+    assert_eq!(fx.take_log(), Vec::<String>::new(), "no nvcc for a second checkout");
+    assert_eq!(b.stats.from_cache, 3);
+
+    // CUDA_BUILD_NO_CACHE=1 turns it off.
+    std::fs::remove_dir_all(fx.out()).unwrap();
+    let env = fx.env().set(Var::CudaBuildNoCache, "1");
+    let c = fx.build().env(env).dir("cu").try_compile().unwrap();
+    assert_eq!(c.stats.compiled, 3);
+}
+
+#[test]
+fn corrupt_cache_entry_is_not_trusted() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    fx.build().dir("cu").try_compile().unwrap();
+    // Damage every cached fatbin (same length, different bytes), as a torn write would.
+    let mut damaged = 0;
+    for e in walk(&fx.cache()) {
+        if e.extension().is_some_and(|x| x == "fatbin") {
+            let mut b = std::fs::read(&e).unwrap();
+            let n = b.len();
+            b[n / 2] ^= 0xff;
+            std::fs::write(&e, b).unwrap();
+            damaged += 1;
+        }
+    }
+    assert_eq!(damaged, 1);
+    std::fs::remove_dir_all(fx.out()).unwrap();
+    fx.take_log();
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 1, "a damaged entry is a miss");
+    let bytes = std::fs::read(&a.kernels[0].output).unwrap();
+    assert!(inspect::read_fatbin(&bytes).is_ok());
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn two_builds_of_the_same_source_at_once() {
+    let Some(fx) = fixture(&["sgemm.cu", "scan.cu"]) else { return };
+    let results: Vec<Artifacts> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..3)
+            .map(|i| {
+                let fx = &fx;
+                s.spawn(move || fx.build().dir("cu").out_dir(fx.root().join(format!("par{i}"))).try_compile().unwrap())
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let first: Vec<Vec<u8>> = results[0].kernels.iter().map(|k| std::fs::read(&k.output).unwrap()).collect();
+    for r in &results[1..] {
+        let these: Vec<Vec<u8>> = r.kernels.iter().map(|k| std::fs::read(&k.output).unwrap()).collect();
+        assert_eq!(these, first);
+    }
+    // The cache holds complete entries only, and no temporaries.
+    assert!(walk(&fx.cache().join("v1/tmp")).is_empty());
+    let a = fx.build().dir("cu").out_dir(fx.root().join("after")).try_compile().unwrap();
+    assert_eq!(a.stats.from_cache, 2);
+}
+
+#[test]
+fn progress_events_reach_the_side_channel() {
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else { return };
+    let p = fx.root().join("progress.jsonl");
+    let env = fx.env().set(Var::CargoCudaProgress, &p);
+    fx.build().dir("cu").env(env.clone()).try_compile().unwrap();
+    fx.build().dir("cu").env(env).try_compile().unwrap();
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let events: Vec<&str> = lines.iter().map(|v| v["event"].as_str().unwrap()).collect();
+    assert_eq!(events.iter().filter(|e| **e == "start").count(), 2);
+    assert_eq!(events.iter().filter(|e| **e == "done").count(), 2);
+    assert_eq!(events.iter().filter(|e| **e == "cached").count(), 2);
+    assert!(lines.iter().all(|v| v["total"] == 2 && v["archs"] == "sm_90,compute_90"));
+    assert!(lines.iter().any(|v| v["file"] == "cu/saxpy.cu"));
+}
+
+#[test]
+fn per_file_flags_and_arch() {
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else { return };
+    let a = fx
+        .build()
+        .dir("cu")
+        .file_arch("cu/saxpy.cu", "80")
+        .file_flag("cu/vector_add.cu", "-DONLY_HERE=1")
+        .try_compile()
+        .unwrap();
+    assert_eq!(kernel(&a, "saxpy").archs, ["sm_80", "compute_80"]);
+    assert_eq!(kernel(&a, "vector_add").archs, ["sm_90", "compute_90"]);
+    let log = fx.take_log();
+    let va = log.iter().find(|l| l.contains("vector_add.cu")).unwrap();
+    let sx = log.iter().find(|l| l.contains("saxpy.cu")).unwrap();
+    assert!(va.contains("-DONLY_HERE=1") && !sx.contains("-DONLY_HERE=1"));
+    let e = fx.build().dir("cu").file_flag("cu/nope.cu", "-G").try_compile().unwrap_err();
+    assert_eq!(e.code, "source-not-found");
+}
+
+#[test]
+fn warnings_are_deduplicated() {
+    let Some(fx) = fixture(&[]) else { return };
+    let hdr = fx.pkg().join("cu/include/warn.cuh");
+    std::fs::write(&hdr, "#pragma once\n__device__ inline int w() { int unused_var; return 1; }\n").unwrap();
+    for n in ["a", "b"] {
+        std::fs::write(
+            fx.pkg().join(format!("cu/{n}.cu")),
+            format!("#include \"include/warn.cuh\"\nextern \"C\" __global__ void k_{n}(int* o) {{ *o = w(); }}\n"),
+        )
+        .unwrap();
+    }
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    let w: Vec<&String> = a.warnings.iter().filter(|w| w.contains("unused_var")).collect();
+    assert_eq!(w.len(), 1, "{:?}", a.warnings);
+    assert!(w[0].contains("warn.cuh"), "{w:?}");
+}
+
+#[test]
+fn docs_rs_without_toolkit_gives_an_empty_module() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let env = fx.env().set(Var::DocsRs, "1").set(Var::Path, "/nonexistent");
+    let a = Build::new()
+        .env(env)
+        .out_dir(fx.out())
+        .emit_cargo(false)
+        .dir("cu")
+        .try_compile()
+        .unwrap();
+    assert!(a.kernels.is_empty() && a.toolkit_version.is_none());
+    let text = std::fs::read_to_string(&a.module).unwrap();
+    assert!(text.contains("pub const IMAGE: &[u8] = &[];") && text.contains("pub const ENTRIES: &[&str] = &[];"));
+    rustc_accepts(&a.module, "vector_add::IMAGE.len() + TOOLKIT_VERSION.len()");
+    // Without DOCS_RS the same setup is an error, not an empty module.
+    let e = Build::new()
+        .env(fx.env().set(Var::Path, "/nonexistent"))
+        .out_dir(fx.out())
+        .emit_cargo(false)
+        .dir("cu")
+        .try_compile()
+        .unwrap_err();
+    assert_eq!(e.code, "nvcc-not-found", "{e}");
+}
+
+// ---- bad input ----
+
+#[test]
+fn missing_source_and_empty_dir() {
+    let Some(fx) = fixture(&[]) else { return };
+    let e = fx.build().file("cu/missing.cu").try_compile().unwrap_err();
+    assert_eq!(e.code, "source-not-found");
+    assert!(e.message.contains("missing.cu") && e.message.contains("does not exist"), "{e}");
+    let e = fx.build().dir("cu").try_compile().unwrap_err();
+    assert_eq!(e.code, "no-cuda-sources");
+    assert!(e.message.contains("holds no .cu files"), "{e}");
+    assert!(fx.take_log().is_empty());
+}
+
+#[test]
+fn syntax_error_shows_file_line_and_command() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    std::fs::write(fx.pkg().join("cu/bad.cu"), "extern \"C\" __global__ void k(float* x) {\n  x[0] = 1.0f\n}\n").unwrap();
+    let e = fx.build().dir("cu").try_compile().unwrap_err();
+    assert_eq!(e.code, "nvcc-failed");
+    assert!(e.message.contains("cu/bad.cu"), "{e}");
+    let shown = e.to_string();
+    assert!(shown.contains("bad.cu(3): error: expected a \";\""), "{shown}");
+    assert!(shown.contains("command: ") && shown.contains("-fatbin") && shown.contains("bad.cu"), "{shown}");
+    // The good source was still built and recorded: fixing bad.cu compiles only it.
+    std::fs::write(fx.pkg().join("cu/bad.cu"), "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }\n").unwrap();
+    fx.take_log();
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(fx.compiled(), ["bad.cu"]);
+    assert_eq!(a.stats.up_to_date, 1);
+    // No cache entry was made for the failure.
+    assert!(walk(&fx.cache().join("v1/tmp")).is_empty());
+}
+
+#[test]
+fn missing_include_dir_and_rejected_flag() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let e = fx.build().dir("cu").include("no/such/dir").try_compile().unwrap_err();
+    assert_eq!(e.code, "include-dir-missing");
+    assert!(e.message.contains("no/such/dir"), "{e}");
+    let e = fx.build().dir("cu").flag("--no-such-flag").try_compile().unwrap_err();
+    assert_eq!(e.code, "nvcc-failed");
+    let shown = e.to_string();
+    assert!(shown.contains("--no-such-flag") && shown.contains("Unknown option"), "{shown}");
+}
+
+/// A tmpfs mounted for the test (root only); unmounted on drop.
+struct Mount(PathBuf);
+impl Mount {
+    fn tmpfs(at: &Path, opts: &str) -> Option<Mount> {
+        std::fs::create_dir_all(at).ok()?;
+        let out = cuda_build::process::run(
+            "mount",
+            ["-t".as_ref(), "tmpfs".as_ref(), "-o".as_ref(), opts.as_ref(), "tmpfs".as_ref(), at.as_os_str()],
+            Duration::from_secs(10),
+        )
+        .ok()?;
+        out.status.success().then(|| Mount(at.to_path_buf()))
+    }
+}
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = cuda_build::process::run("umount", [self.0.as_os_str()], Duration::from_secs(10));
+    }
+}
+
+#[test]
+fn unwritable_out_dir() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    use std::os::unix::fs::PermissionsExt;
+    let ro = fx.root().join("ro");
+    std::fs::create_dir_all(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // Root ignores permission bits; then a read-only tmpfs stands in.
+    let _mount = if std::fs::write(ro.join("probe"), b"").is_ok() {
+        let _ = std::fs::remove_file(ro.join("probe"));
+        match Mount::tmpfs(&ro, "ro,size=1m") {
+            Some(m) => Some(m),
+            None => {
+                eprintln!("skipped unwritable_out_dir: running as root and cannot mount a read-only tmpfs");
+                return;
+            }
+        }
+    } else {
+        None
+    };
+    let e = fx.build().dir("cu").out_dir(ro.join("out")).try_compile().unwrap_err();
+    assert_eq!(e.code, "out-dir-not-writable", "{e}");
+    assert!(e.message.contains(&*ro.to_string_lossy()), "{e}");
+    assert!(fx.take_log().is_empty(), "nothing compiled into a directory that cannot take it");
+}
+
+#[test]
+fn disk_full_is_reported_and_leaves_nothing_trusted() {
+    let Some(fx) = fixture(&["sgemm.cu"]) else { return };
+    // Simulated ENOSPC on our own writes (works without root).
+    let e = fx.build().dir("cu").simulate_write_error(28).try_compile().unwrap_err();
+    assert_eq!(e.code, "disk-full", "{e}");
+    assert!(e.message.contains("no space left on device"), "{e}");
+    assert!(!fx.out().join("kernels.rs").exists());
+    assert!(!fx.out().join("cuda-build/kernels/sgemm.fatbin").exists());
+
+    // A real full file system, when a tmpfs can be mounted (root).
+    let small = fx.root().join("small");
+    let Some(_m) = Mount::tmpfs(&small, "size=8k") else {
+        eprintln!("real ENOSPC part skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    let e = fx.build().dir("cu").out_dir(&small).no_cache().try_compile().unwrap_err();
+    let shown = e.to_string();
+    assert!(
+        e.code == "disk-full" || (e.code == "nvcc-failed" && shown.contains("No space left")),
+        "{shown}"
+    );
+    // Nothing half-written is left where a later build would trust it.
+    let leftovers: Vec<PathBuf> = walk(&small)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "fatbin" || x == "rs"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn sccache_style_wrapper_runs_nvcc() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let wlog = fx.root().join("wrapper.log");
+    let wrapper = fx.root().join("bin/fake-sccache");
+    workspace_tests::write_script(&wrapper, &format!("echo \"$1\" >> '{}'\nexec \"$@\"", wlog.display()));
+    let env = fx.env().set(Var::CudaBuildWrapper, &wrapper);
+    let a = fx.build().dir("cu").env(env).no_cache().try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 1);
+    let logged = std::fs::read_to_string(&wlog).unwrap();
+    assert_eq!(logged.trim(), fx.tk.nvcc.to_string_lossy(), "the wrapper was given nvcc as its first argument");
+    let _ = &fx.real_root;
+}
+
+#[test]
+fn glob_exclude_and_colliding_stems() {
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu", "scan.cu"]) else { return };
+    std::fs::create_dir_all(fx.pkg().join("cu/more")).unwrap();
+    std::fs::write(fx.pkg().join("cu/more/saxpy.cu"), "extern \"C\" __global__ void other(){}\n").unwrap();
+    let a = fx.build().glob("cu/**/*.cu").exclude("scan.cu").try_compile().unwrap();
+    let mut mods: Vec<&str> = a.kernels.iter().map(|k| k.module.as_str()).collect();
+    mods.sort();
+    assert_eq!(mods, ["cu_saxpy", "more_saxpy", "vector_add"]);
+    rustc_accepts(&a.module, "cu_saxpy::ENTRIES.len() + more_saxpy::ENTRIES.len()");
+}
+
+#[test]
+fn full_fixture_set_builds() {
+    let Some(fx) = fixture(ALL) else { return };
+    let a = fx.build().dir("cu").arch("80;90").try_compile().unwrap();
+    assert_eq!(a.kernels.len(), ALL.len());
+    for k in &a.kernels {
+        assert!(!k.entries.is_empty(), "{} has no kernels", k.source.display());
+        let e = inspect::read_fatbin(&std::fs::read(&k.output).unwrap()).unwrap();
+        assert_eq!(e.len(), 3, "{}", k.source.display());
+    }
+    rustc_accepts(&a.module, "conv2d::ENTRIES.len() + stencil::ENTRIES.len()");
+}

@@ -1,2 +1,66 @@
-//! `cargo cuda`. OWNER: cli helper.
-fn main() {}
+//! `cargo cuda`: doctor, build/run/test with one validated CUDA toolchain,
+//! and explained failures. A thin CLI over `cuda-build`.
+//!
+//! Runs as a cargo subcommand (`cargo cuda doctor`: cargo passes `cuda` as
+//! the first argument) and directly (`cargo-cuda doctor`).
+
+mod cb;
+mod cli;
+mod doctor;
+mod explain;
+mod gpu;
+mod info;
+mod progress;
+mod session;
+mod shell;
+mod signals;
+mod style;
+mod workspace;
+mod wrap;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::session::{Overrides, Session};
+use crate::style::{Stream, Style};
+
+fn main() {
+    let args = cli::normalize_args(std::env::args_os().collect());
+    // The driver-probe child answers before anything else is set up: it is
+    // run by cuda_build::probe under a timeout and must stay minimal.
+    if args.get(1).is_some_and(|a| a == cb::DRIVER_PROBE_ARG) {
+        std::process::exit(cb::driver_probe_child_main());
+    }
+    let cli = Cli::parse_from(args);
+    let session = Session::new(cb::Env::from_process());
+    let out = Style::new(&session.env, cli.color, Stream::Stdout);
+    let err = Style::new(&session.env, cli.color, Stream::Stderr);
+
+    if let Some((sub, args)) = cli.command.wrapped() {
+        std::process::exit(wrap::run(sub, args, &session, cli.color));
+    }
+    let code = match &cli.command {
+        Command::Doctor(a) => {
+            let opts = doctor::Options { overrides: overrides(&a.selection), no_workload: a.no_workload };
+            let report = doctor::run(&session, &opts);
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+            } else {
+                doctor::print(&report, &out);
+            }
+            i32::from(!report.ok)
+        }
+        Command::Explain(a) => explain::run(a.input.as_deref(), a.json, &out, &err),
+        Command::Toolkits(a) => info::toolkits(&session, &overrides(&a.selection), a.json, &out),
+        Command::Info(a) => info::info(&session, &overrides(&a.selection), a.json, &out),
+        Command::Env(a) => info::env(&session, &overrides(&a.selection), &err),
+        Command::Build(_) | Command::Run(_) | Command::Test(_) | Command::Check(_) | Command::Bench(_) => {
+            unreachable!("wrapped commands returned above")
+        }
+    };
+    std::process::exit(code);
+}
+
+fn overrides(s: &cli::Selection) -> Overrides {
+    Overrides { toolkit: s.toolkit.clone(), arch: s.arch.clone(), manifest_path: s.manifest_path.clone() }
+}

@@ -110,6 +110,8 @@ vars! {
     LdLibraryPath = "LD_LIBRARY_PATH";
     /// Set on CI systems; detection then never guesses an arch silently.
     Ci = "CI";
+    /// Directory (or file) of libclang, for the `launchers` feature; read by clang-sys.
+    LibclangPath = "LIBCLANG_PATH";
 }
 
 /// Prints `cargo:rerun-if-env-changed=NAME` for every variable this project reads.

@@ -1,8 +1,61 @@
 //! Finding CUDA toolkits: every candidate, where it came from, its version,
 //! and what is wrong with it; then choosing one.
 //!
-//! OWNER: toolkit helper. The types below are the shared contract; keep their
-//! names and public fields stable (other modules use them).
+//! # Precedence
+//!
+//! Candidates are collected in this order (the order of [`FoundVia`]), and
+//! deduplicated by the resolved path of their nvcc (the first rule keeps it):
+//!
+//! 1. an explicit root given in code ([`DiscoverOptions::explicit_root`]);
+//! 2. `NVCC` (a path to nvcc, or a bare name looked up on `PATH`);
+//! 3. `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`, `CUDA_TOOLKIT_ROOT_DIR`, `CUDAToolkit_ROOT`;
+//! 4. every `nvcc` on `PATH`, symlinks resolved (a distro `/usr/bin/nvcc`);
+//!    compiler-cache wrappers (`/usr/lib/ccache/nvcc → ccache`) are skipped;
+//! 5. `/usr/local/cuda` (reported with its symlink target);
+//! 6. every `/usr/local/cuda-X.Y`, newest first, then `/opt/cuda`;
+//! 7. Debian/Ubuntu's `/usr/lib/nvidia-cuda-toolkit` (headers in `/usr/include`);
+//! 8. Python wheels (`site-packages/nvidia/cu13`, or the split
+//!    `nvidia/cuda_nvcc` + `nvidia/cuda_runtime` + `nvidia/cuda_cccl` layout)
+//!    in `VIRTUAL_ENV`, `CONDA_PREFIX`, and — only when nothing was found so
+//!    far, or for [`discover_all`] — the active python's site-packages
+//!    (`CUDA_BUILD_PYTHON`, else `python3` on `PATH`);
+//! 9. a conda toolkit in `CONDA_PREFIX` (headers in `targets/x86_64-linux`).
+//!
+//! # Choosing
+//!
+//! An explicit setting (1–3) always wins, and when it is broken (missing
+//! directory, relative path, nvcc that hangs or crashes…) [`discover`]
+//! returns an error rather than quietly using another toolkit. Otherwise a
+//! project requirement (`[package.metadata.cuda] toolkit = ">=12.4"`) picks
+//! the newest usable toolkit that satisfies it; otherwise the first usable
+//! toolkit in precedence order is chosen.
+//!
+//! # Where the parts are
+//!
+//! nvcc finds its headers, libraries and tools through `bin/nvcc.profile`
+//! (`TOP`, `INCLUDES`, `LIBRARIES`, `PATH`). We read that file the way nvcc
+//! does ([`layout`]), and only when there is none (a wrapper script) ask
+//! `nvcc -v --dryrun`. Each candidate is then checked ([`Problem`]s with
+//! codes `toolkit-incomplete`, `toolkit-mixed-release`, …): cicc, ptxas,
+//! fatbinary and nvlink present and executable; `cuda_runtime.h` and the
+//! CCCL headers present; nvcc, cicc and ptxas from one release.
+//!
+//! ```no_run
+//! use cuda_build::{env::Env, toolkit};
+//! let found = toolkit::discover(&Env::from_process(), &Default::default())?;
+//! for tk in &found.candidates {
+//!     println!("{} {:?} via {:?}", tk.root.display(), tk.version, tk.found_via);
+//! }
+//! let tk = found.into_selected()?;
+//! # Ok::<(), cuda_build::Error>(())
+//! ```
+
+mod discover;
+mod integrity;
+pub mod layout;
+pub mod version;
+
+pub use discover::{discover, discover_all, find, DiscoverOptions};
 
 use std::path::PathBuf;
 

@@ -1,1 +1,160 @@
-fn main() {}
+//! vectorAdd on 50,000 elements, as in NVIDIA's sample, through cudarc.
+//!
+//! The kernel was compiled by build.rs (cuda-build); this program loads the
+//! embedded image, launches it, and checks every element on the CPU. On a
+//! machine without a usable GPU it exits with status 1 and the reason,
+//! explained by cuda-build's diagnosis engine, instead of a panic.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cudarc::driver::{CudaContext, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
+
+// The generated module lists more than this program reads.
+#[allow(dead_code)]
+mod kernels {
+    include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+}
+
+/// Elements, as in NVIDIA's sample.
+const N: usize = 50_000;
+const THREADS_PER_BLOCK: u32 = 256;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => {
+            println!("Test PASSED");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    // cudarc panics when it cannot open libcuda; look before it does.
+    // SAFETY: only dlopen()s the driver library by its usual names.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(explain(
+            "libcuda.so.1: cannot open shared object file: No such file or directory",
+        ));
+    }
+    let ctx = CudaContext::new(0).map_err(|e| explain(&driver_error_text(&e)))?;
+    let name = ctx.name().unwrap_or_else(|_| "?".into());
+    let (major, minor) = ctx.compute_capability().map_err(|e| cuda_err("query", &e))?;
+    println!(
+        "[Vector addition of {N} elements] on GPU 0: {name} (compute capability {major}.{minor})"
+    );
+    println!(
+        "kernel image: {} built by CUDA {} for {}",
+        kernels::vector_add::KIND,
+        kernels::TOOLKIT_VERSION,
+        kernels::vector_add::ARCHS.join(", ")
+    );
+
+    let module = ctx
+        .load_module(Ptx::from_binary(kernels::vector_add::IMAGE.to_vec()))
+        .map_err(|e| explain(&driver_error_text(&e)))?;
+    let func = module
+        .load_function("vectorAdd")
+        .map_err(|e| cuda_err("cuModuleGetFunction(vectorAdd)", &e))?;
+
+    let a = random_vec(N, 1);
+    let b = random_vec(N, 2);
+    let stream = ctx.default_stream();
+    let c = launch(&stream, &func, &a, &b).map_err(|e| cuda_err("vectorAdd", &e))?;
+
+    // a + b is exactly rounded on both sides, so the results must be equal.
+    if let Some(i) = (0..N).find(|&i| c[i] != a[i] + b[i]) {
+        return Err(format!(
+            "Result verification failed at element {i}: GPU {} != CPU {} ({} + {})",
+            c[i],
+            a[i] + b[i],
+            a[i],
+            b[i]
+        ));
+    }
+    println!("verified {N} elements: every result equals the CPU sum exactly");
+    Ok(())
+}
+
+fn launch(
+    stream: &Arc<cudarc::driver::CudaStream>,
+    func: &cudarc::driver::CudaFunction,
+    a: &[f32],
+    b: &[f32],
+) -> Result<Vec<f32>, DriverError> {
+    let d_a = stream.clone_htod(a)?;
+    let d_b = stream.clone_htod(b)?;
+    let mut d_c = stream.alloc_zeros::<f32>(a.len())?;
+    let n = a.len() as i32;
+    let blocks = (a.len() as u32).div_ceil(THREADS_PER_BLOCK);
+    println!("CUDA kernel launch with {blocks} blocks of {THREADS_PER_BLOCK} threads");
+    let cfg = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (THREADS_PER_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut builder = stream.launch_builder(func);
+    builder.arg(&d_a).arg(&d_b).arg(&mut d_c).arg(&n);
+    // SAFETY: vectorAdd(const float*, const float*, float*, int) matches the
+    // arguments, and every index it touches is below n = len of each buffer.
+    unsafe { builder.launch(cfg) }?;
+    stream.clone_dtoh(&d_c)
+}
+
+/// Uniform values in [0, 1) from a fixed seed (xorshift64*).
+fn random_vec(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect()
+}
+
+/// `CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected`, the shape the
+/// diagnosis engine and people's logs use.
+fn driver_error_text(e: &DriverError) -> String {
+    let text = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{:?}: {text}", e.0)
+}
+
+fn cuda_err(what: &str, e: &DriverError) -> String {
+    format!("error: {what} failed: {}", driver_error_text(e))
+}
+
+/// Explains a driver-layer failure with cuda-build's probe and diagnosis.
+fn explain(failure: &str) -> String {
+    let env = cuda_build::env::Env::from_process();
+    // The driver API is what just failed; nvidia-smi and /proc say why.
+    let options = cuda_build::probe::ProbeOptions {
+        timeout: Duration::from_millis(1500),
+        skip_driver_api: true,
+        ..Default::default()
+    };
+    let report = cuda_build::probe::probe(&env, &options);
+    let ctx = cuda_build::diagnose::Context {
+        probe: Some(report),
+        ..Default::default()
+    };
+    let mut out = format!("error: no usable CUDA GPU: {failure}");
+    match cuda_build::diagnose::diagnose(failure, &ctx).first() {
+        Some(d) => {
+            out.push('\n');
+            out.push_str(&cuda_build::diagnose::render(d));
+        }
+        None => out.push_str("\n  = help: run `cargo cuda doctor` for a full check"),
+    }
+    out
+}

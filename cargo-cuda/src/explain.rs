@@ -1,0 +1,187 @@
+//! `cargo cuda explain`: a log in, causes out; or a code in, its long
+//! explanation out (like `rustc --explain`).
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::cb::{self, Error};
+use crate::style::{Style, Tone};
+
+/// What the argument names.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Input<'a> {
+    /// Standard input (`-` or nothing).
+    Stdin,
+    /// A log file.
+    File(&'a Path),
+    /// A diagnosis code.
+    Code(&'a str),
+}
+
+/// A file wins over a code of the same name; a code is kebab-case ASCII.
+pub fn classify(arg: Option<&OsStr>) -> Input<'_> {
+    let Some(arg) = arg else { return Input::Stdin };
+    if arg == "-" {
+        return Input::Stdin;
+    }
+    let path = Path::new(arg);
+    if path.exists() {
+        return Input::File(path);
+    }
+    match arg.to_str() {
+        Some(s) if looks_like_code(s) => Input::Code(s),
+        _ => Input::File(path),
+    }
+}
+
+fn looks_like_code(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && s.contains('-')
+}
+
+/// Codes near `wanted`: sharing a word, or a small edit distance.
+pub fn close_matches(wanted: &str, codes: &[&'static str]) -> Vec<&'static str> {
+    let words: Vec<&str> = wanted.split('-').filter(|w| w.len() > 2).collect();
+    let mut scored: Vec<(usize, &'static str)> = codes
+        .iter()
+        .filter_map(|&c| {
+            let d = edit_distance(wanted, c);
+            let shares = c.split('-').any(|w| words.contains(&w));
+            (d <= wanted.len().max(3) / 3 || shares).then_some((d, c))
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(5).map(|(_, c)| c).collect()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// `cargo cuda explain`; returns the exit code.
+pub fn run(arg: Option<&OsStr>, json: bool, out: &Style, err: &Style) -> i32 {
+    match classify(arg) {
+        Input::Code(code) => explain_code(code, json, out, err),
+        Input::Stdin => {
+            let mut bytes = Vec::new();
+            if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
+                eprintln!("{}", err.error(&format!("could not read standard input: {e}")));
+                return 1;
+            }
+            explain_log(&String::from_utf8_lossy(&bytes), json, out)
+        }
+        Input::File(path) => match std::fs::read(path) {
+            Ok(bytes) => explain_log(&String::from_utf8_lossy(&bytes), json, out),
+            Err(e) => {
+                let e = Error::new(
+                    "invalid-argument",
+                    format!("could not read log file `{}`: {e}", path.display()),
+                )
+                .with_help("pass a log file, `-` to read standard input, or a code such as `nvcc-not-found`");
+                eprintln!("{}", err.cuda_error(&e));
+                1
+            }
+        },
+    }
+}
+
+fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
+    if let Some(doc) = cb::lookup_code(code) {
+        if json {
+            let v = json!({"code": doc.code, "title": doc.title, "layer": doc.layer, "explanation": doc.explanation});
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        } else {
+            println!("{}", out.bold(&format!("{}: {}", doc.code, doc.title)));
+            println!();
+            println!("{}", doc.explanation.trim_end());
+        }
+        return 0;
+    }
+    let codes: Vec<&'static str> = cb::all_codes().iter().map(|c| c.code).collect();
+    let close = close_matches(code, &codes);
+    let mut e = Error::new("unknown-code", format!("`{code}` is not a known diagnosis code"));
+    if close.is_empty() {
+        e = e.with_help(format!("known codes: {}", codes.join(", ")));
+    } else {
+        e = e.with_help(format!("did you mean: {}?", close.join(", ")));
+    }
+    eprintln!("{}", err.cuda_error(&e));
+    1
+}
+
+fn explain_log(text: &str, json: bool, out: &Style) -> i32 {
+    let found = cb::diagnose(text, &cb::Context::default());
+    if json {
+        let list: Vec<_> = found
+            .iter()
+            .map(|d| {
+                json!({
+                    "code": d.code,
+                    "title": d.title,
+                    "evidence": d.evidence,
+                    "cause": d.cause,
+                    "fix": d.fix,
+                    "layer": d.layer,
+                    "confidence": d.confidence,
+                    "alternatives": d.alternatives,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&json!({"diagnoses": list})).unwrap_or_default());
+    } else if found.is_empty() {
+        println!("no known CUDA failure found");
+    } else {
+        for (i, d) in found.iter().enumerate() {
+            if i > 0 {
+                println!();
+            }
+            println!("{}", cb::render(d));
+        }
+        if found.len() > 1 {
+            println!();
+            println!("{}", out.status(Tone::Note, "Note", "diagnoses are listed most likely first"));
+        }
+    }
+    if found.is_empty() {
+        1
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_codes_files_and_stdin() {
+        assert_eq!(classify(None), Input::Stdin);
+        assert_eq!(classify(Some(OsStr::new("-"))), Input::Stdin);
+        assert_eq!(classify(Some(OsStr::new("nvcc-not-found"))), Input::Code("nvcc-not-found"));
+        assert_eq!(classify(Some(OsStr::new("/etc/hostname"))), Input::File(Path::new("/etc/hostname")));
+        assert_eq!(classify(Some(OsStr::new("build.log"))), Input::File(Path::new("build.log")));
+    }
+
+    #[test]
+    fn close_matches_find_typos_and_shared_words() {
+        let codes = ["nvcc-not-found", "ptx-isa-too-new", "host-compiler-too-new", "driver-not-loaded"];
+        assert_eq!(close_matches("nvcc-not-fund", &codes)[0], "nvcc-not-found");
+        let m = close_matches("compiler-too-old", &codes);
+        assert!(m.contains(&"host-compiler-too-new"), "{m:?}");
+        assert!(close_matches("zzzz-qqqq", &codes).is_empty());
+    }
+}

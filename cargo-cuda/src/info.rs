@@ -1,0 +1,338 @@
+//! `cargo cuda toolkits`, `info` and `env`: what was found, shown to people
+//! and to scripts.
+
+use serde_json::{json, Value};
+
+use crate::cb::{self, ArchPlan, ArchSource, Discovery, FoundVia, ProbeMethod, Severity, Toolkit};
+use crate::session::{Overrides, ProjectWants, Session};
+use crate::shell;
+use crate::style::{Style, Tone};
+
+/// How a toolkit was found, in words (`CUDA_HOME`, `PATH (/usr/bin)`).
+pub fn found_via_name(f: &FoundVia) -> String {
+    match f {
+        FoundVia::Explicit => "explicit (--toolkit)".into(),
+        FoundVia::EnvVar(name) => name.clone(),
+        FoundVia::Path(dir) => format!("PATH ({})", dir.display()),
+        FoundVia::UsrLocalCuda(target) => format!("/usr/local/cuda -> {}", target.display()),
+        FoundVia::Versioned => "versioned install".into(),
+        FoundVia::OptCuda => "/opt/cuda".into(),
+        FoundVia::Distro => "distro package".into(),
+        FoundVia::PythonWheel(site) => format!("Python wheel ({})", site.display()),
+        FoundVia::Conda(prefix) => format!("conda ({})", prefix.display()),
+    }
+}
+
+/// Where arch targets came from, in words.
+pub fn source_name(s: &ArchSource) -> &'static str {
+    match s {
+        ArchSource::Explicit => "--arch",
+        ArchSource::CudaArchs => "CUDA_ARCHS",
+        ArchSource::CmakeCudaArchs => "CUDAARCHS",
+        ArchSource::CudaComputeCap => "CUDA_COMPUTE_CAP",
+        ArchSource::CargoMetadata => "[package.metadata.cuda] arch",
+        ArchSource::Detected => "detected GPUs",
+        ArchSource::Fallback => "fallback arch",
+    }
+}
+
+/// How the driver was probed, in words.
+pub fn method_name(m: ProbeMethod) -> &'static str {
+    match m {
+        ProbeMethod::DriverApi => "driver-api",
+        ProbeMethod::NvidiaSmi => "nvidia-smi",
+        ProbeMethod::ProcFs => "procfs",
+    }
+}
+
+fn version_string(t: &Toolkit) -> Option<String> {
+    t.version.as_ref().map(|v| v.to_string())
+}
+
+fn toolkit_json(t: &Toolkit, selected: bool) -> Value {
+    json!({
+        "root": t.root,
+        "nvcc": t.nvcc,
+        "version": version_string(t),
+        "found_via": found_via_name(&t.found_via),
+        "selected": selected,
+        "problems": t.problems,
+    })
+}
+
+/// `cargo cuda toolkits`.
+pub fn toolkits(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 {
+    let discovery = match discover(session, o) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("{}", style.cuda_error(&e));
+            return 1;
+        }
+    };
+    if json {
+        let list: Vec<Value> = discovery
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(i, t)| toolkit_json(t, discovery.selected == Some(i)))
+            .collect();
+        let out = json!({
+            "toolkits": list,
+            "selected": discovery.selected,
+            "reason": discovery.reason,
+            "conflicts": discovery.conflicts,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return if discovery.selected.is_some() { 0 } else { 1 };
+    }
+    if discovery.candidates.is_empty() {
+        println!("{}", style.status(Tone::Bad, "None", "no CUDA toolkit was found"));
+    }
+    for (i, t) in discovery.candidates.iter().enumerate() {
+        let chosen = discovery.selected == Some(i);
+        let (tone, word) = if chosen {
+            (Tone::Good, "Selected")
+        } else if t.is_broken() {
+            (Tone::Bad, "Broken")
+        } else {
+            (Tone::Note, "Found")
+        };
+        let version = version_string(t).unwrap_or_else(|| "unknown version".into());
+        println!(
+            "{}",
+            style.status(tone, word, &format!("{version} at {} [{}]", t.root.display(), found_via_name(&t.found_via)))
+        );
+        println!("{:>12} nvcc: {}", "", t.nvcc.display());
+        for p in &t.problems {
+            print_problem(p, style);
+        }
+    }
+    println!();
+    println!("{}", style.status(Tone::Note, "Why", &discovery.reason));
+    for c in &discovery.conflicts {
+        print_problem(c, style);
+    }
+    if discovery.selected.is_some() {
+        0
+    } else {
+        1
+    }
+}
+
+fn print_problem(p: &cb::Problem, style: &Style) {
+    let (tone, word) = match p.severity {
+        Severity::Error => (Tone::Bad, "error"),
+        Severity::Warning => (Tone::Warn, "warning"),
+    };
+    println!("{:>12} {}: {}", "", style.paint(tone, &format!("{word}[{}]", p.code)), p.message);
+    if let Some(fix) = &p.fix {
+        println!("{:>12}   = help: {fix}", "");
+    }
+}
+
+fn discover(session: &Session, o: &Overrides) -> Result<Discovery, cb::Error> {
+    let wants = ProjectWants::for_current(o.manifest_path.as_deref())?;
+    session.discover(o, &wants)
+}
+
+/// Everything `info` reports, gathered once.
+pub struct InfoData {
+    /// Discovery (or why it failed).
+    pub discovery: Result<Discovery, cb::Error>,
+    /// The plan for the selected toolkit (or why it failed).
+    pub plan: Option<Result<ArchPlan, cb::Error>>,
+}
+
+/// Gathers discovery and the plan for the selected toolkit.
+pub fn gather(session: &Session, o: &Overrides) -> InfoData {
+    let wants = ProjectWants::for_current(o.manifest_path.as_deref()).unwrap_or_default();
+    let discovery = session.discover(o, &wants);
+    let plan = discovery
+        .as_ref()
+        .ok()
+        .and_then(|d| d.selected.and_then(|i| d.candidates.get(i)))
+        .map(|t| session.plan(t, o, &wants));
+    InfoData { discovery, plan }
+}
+
+/// The `info --json` document.
+pub fn info_json(session: &Session, data: &InfoData) -> Value {
+    let probe = session.probe();
+    let (toolkit, toolkits, reason) = match &data.discovery {
+        Ok(d) => {
+            let selected = d.selected.and_then(|i| d.candidates.get(i));
+            let list: Vec<Value> = d
+                .candidates
+                .iter()
+                .enumerate()
+                .map(|(i, t)| toolkit_json(t, d.selected == Some(i)))
+                .collect();
+            (selected.map(|t| toolkit_json(t, true)), list, Some(d.reason.clone()))
+        }
+        Err(_) => (None, Vec::new(), None),
+    };
+    let gpus: Vec<Value> = probe
+        .gpus
+        .iter()
+        .map(|g| {
+            json!({
+                "index": g.index,
+                "name": g.name,
+                "compute_capability": format!("{}.{}", g.compute_capability.major, g.compute_capability.minor),
+                "total_memory": g.total_memory,
+            })
+        })
+        .collect();
+    let driver = probe.driver.as_ref().map(|d| {
+        json!({
+            "version": d.version,
+            "cuda_version": d.cuda_version.map(|(a, b)| format!("{a}.{b}")),
+            "found_via": method_name(d.found_via),
+        })
+    });
+    let (arch, gencode) = match &data.plan {
+        Some(Ok(plan)) => (
+            json!({
+                "targets": cb::targets_display(plan),
+                "ptx": plan.ptx.as_ref().map(|a| a.compute_name()),
+                "found_via": source_name(&plan.source),
+                "warnings": plan.warnings,
+            }),
+            json!(cb::gencode_flags(plan)),
+        ),
+        _ => (Value::Null, json!([])),
+    };
+    let mut errors: Vec<Value> = Vec::new();
+    if let Err(e) = &data.discovery {
+        errors.push(json!(e));
+    }
+    if let Some(Err(e)) = &data.plan {
+        errors.push(json!(e));
+    }
+    json!({
+        "toolkit": toolkit,
+        "toolkits": toolkits,
+        "toolkit_reason": reason,
+        "gpus": gpus,
+        "driver": driver,
+        "arch": arch,
+        "gencode": gencode,
+        "errors": errors,
+    })
+}
+
+/// `cargo cuda info`.
+pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 {
+    let data = gather(session, o);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&info_json(session, &data)).unwrap_or_default());
+        return 0;
+    }
+    match &data.discovery {
+        Ok(d) => match d.selected.and_then(|i| d.candidates.get(i)) {
+            Some(t) => {
+                let v = version_string(t).unwrap_or_else(|| "unknown version".into());
+                println!("{}", style.status(Tone::Good, "Toolkit", &format!("CUDA {v} at {}", t.root.display())));
+                println!("{:>12} found via {}: {}", "", found_via_name(&t.found_via), d.reason);
+                println!("{:>12} nvcc: {}", "", t.nvcc.display());
+                let others = d.candidates.len().saturating_sub(1);
+                if others > 0 {
+                    println!("{:>12} {others} other toolkit(s): see `cargo cuda toolkits`", "");
+                }
+            }
+            None => println!("{}", style.status(Tone::Bad, "Toolkit", &format!("none selected: {}", d.reason))),
+        },
+        Err(e) => println!("{}", style.cuda_error(e)),
+    }
+    let probe = session.probe();
+    match &probe.driver {
+        Some(d) => println!(
+            "{}",
+            style.status(
+                Tone::Good,
+                "Driver",
+                &format!(
+                    "{} (supports CUDA {}) via {}",
+                    d.version.as_deref().unwrap_or("unknown version"),
+                    d.cuda_version.map_or("?".to_string(), |(a, b)| format!("{a}.{b}")),
+                    method_name(d.found_via)
+                )
+            )
+        ),
+        None => println!("{}", style.status(Tone::Warn, "Driver", "none found (no NVIDIA driver, or not visible here)")),
+    }
+    if probe.gpus.is_empty() {
+        println!("{}", style.status(Tone::Warn, "GPUs", "none visible"));
+    }
+    for g in &probe.gpus {
+        println!(
+            "{}",
+            style.status(
+                Tone::Good,
+                "GPU",
+                &format!("#{} {} (compute capability {}.{})", g.index, g.name, g.compute_capability.major, g.compute_capability.minor)
+            )
+        );
+    }
+    match &data.plan {
+        Some(Ok(plan)) => {
+            println!(
+                "{}",
+                style.status(Tone::Good, "Arch", &format!("{} (from {})", cb::targets_display(plan).join(" "), source_name(&plan.source)))
+            );
+            for f in cb::gencode_flags(plan) {
+                println!("{:>12} {f}", "");
+            }
+            for w in &plan.warnings {
+                println!("{:>12} {}", "", style.warning(w));
+            }
+        }
+        Some(Err(e)) => println!("{}", style.cuda_error(e)),
+        None => {}
+    }
+    0
+}
+
+/// The `export` lines for the selected toolkit.
+pub fn env_lines(t: &Toolkit) -> Vec<String> {
+    let root = t.root.to_string_lossy();
+    let mut lines = vec![shell::export("CUDA_HOME", &root), shell::export("CUDA_PATH", &root)];
+    let bin = t.nvcc.parent().map(|p| p.to_path_buf()).unwrap_or_else(|| t.root.join("bin"));
+    lines.push(format!("export PATH={}:\"$PATH\"", shell::quote(&bin.to_string_lossy())));
+    let mut libs: Vec<String> = t.lib_dirs.iter().map(|d| d.to_string_lossy().into_owned()).collect();
+    if libs.is_empty() {
+        libs.extend(
+            ["lib64", "lib"]
+                .iter()
+                .map(|d| t.root.join(d))
+                .filter(|d| d.is_dir())
+                .map(|d| d.to_string_lossy().into_owned()),
+        );
+    }
+    if !libs.is_empty() {
+        let quoted: Vec<String> = libs.iter().map(|l| shell::quote(l)).collect();
+        lines.push(format!(
+            "export LD_LIBRARY_PATH={}\"${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\"",
+            quoted.join(":")
+        ));
+    }
+    lines
+}
+
+/// `cargo cuda env --shell`.
+pub fn env(session: &Session, o: &Overrides, style: &Style) -> i32 {
+    let selected = discover(session, o).and_then(cb::into_selected);
+    match selected {
+        Ok(t) => {
+            println!("# CUDA {} ({})", t.version.as_ref().map_or("?".into(), |v| v.to_string()), found_via_name(&t.found_via));
+            for l in env_lines(&t) {
+                println!("{l}");
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("{}", style.cuda_error(&e));
+            1
+        }
+    }
+}

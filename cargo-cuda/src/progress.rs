@@ -1,0 +1,223 @@
+//! Kernel-build progress from cuda-build's side channel.
+//!
+//! cargo captures build-script output, so cuda-build appends one JSON line
+//! per event to the file named by `CARGO_CUDA_PROGRESS`:
+//! `{"event":"start"|"done"|"cached"|"failed","file":"…","archs":"sm_80,sm_90","done":3,"total":12}`.
+//! We tail that file and, once a kernel build has run for more than
+//! [`SHOW_AFTER`], show files done/total and the current file on stderr.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::style::{Style, Tone};
+
+/// Quick kernel builds stay silent; slower ones show progress.
+pub const SHOW_AFTER: Duration = Duration::from_secs(2);
+
+/// One parsed progress event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// start, done, cached or failed.
+    pub event: String,
+    /// The source file.
+    pub file: String,
+    /// Its archs, e.g. `sm_80,sm_90`.
+    pub archs: String,
+    /// Files finished so far.
+    pub done: u64,
+    /// Files in this build.
+    pub total: u64,
+}
+
+/// Parses one line of the side channel; anything malformed is ignored.
+pub fn parse_event(line: &str) -> Option<Event> {
+    let v: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
+    let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
+    let n = |k: &str| v.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
+    let event = s("event");
+    if event.is_empty() {
+        return None;
+    }
+    Some(Event { event, file: s("file"), archs: s("archs"), done: n("done"), total: n("total") })
+}
+
+/// What the progress line says now.
+#[derive(Debug, Default)]
+pub struct State {
+    first_start: Option<Instant>,
+    current: Option<(String, String)>,
+    done: u64,
+    total: u64,
+}
+
+impl State {
+    /// Applies one event.
+    pub fn apply(&mut self, e: &Event, now: Instant) {
+        self.done = e.done;
+        self.total = e.total.max(e.done);
+        if e.event == "start" {
+            self.first_start.get_or_insert(now);
+            self.current = Some((e.file.clone(), e.archs.clone()));
+        } else if self.current.as_ref().is_some_and(|(f, _)| *f == e.file) {
+            self.current = None;
+        }
+        if self.total > 0 && self.done >= self.total {
+            // This kernel build is over; the next one starts its own clock.
+            self.first_start = None;
+            self.current = None;
+        }
+    }
+
+    /// The line to show, once the build has run longer than [`SHOW_AFTER`].
+    pub fn line(&self, now: Instant) -> Option<String> {
+        let started = self.first_start?;
+        if now.duration_since(started) < SHOW_AFTER {
+            return None;
+        }
+        let (file, archs) = self.current.as_ref()?;
+        let archs = if archs.is_empty() { String::new() } else { format!(" ({archs})") };
+        Some(format!("{}/{} {file}{archs}", self.done, self.total))
+    }
+}
+
+/// The stderr we share with cargo's teed output, so a progress line is
+/// cleared before cargo's text is written and never splits it.
+pub struct Terminal {
+    inner: Mutex<TermState>,
+    tty: bool,
+    style: Style,
+}
+
+struct TermState {
+    shown: Option<String>,
+}
+
+impl Terminal {
+    /// A terminal on our stderr; `tty` selects an in-place line over plain lines.
+    pub fn new(tty: bool, style: Style) -> Arc<Terminal> {
+        Arc::new(Terminal { inner: Mutex::new(TermState { shown: None }), tty, style })
+    }
+
+    /// Writes cargo's stderr bytes, clearing our progress line first.
+    pub fn write_passthrough(&self, bytes: &[u8]) {
+        let mut st = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut err = std::io::stderr().lock();
+        if self.tty && st.shown.take().is_some() {
+            let _ = err.write_all(b"\r\x1b[K");
+        }
+        let _ = err.write_all(bytes);
+        let _ = err.flush();
+    }
+
+    /// Shows (or clears, with `None`) the progress line.
+    pub fn show(&self, line: Option<String>) {
+        let mut st = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if st.shown == line {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        match &line {
+            Some(l) => {
+                let text = self.style.status(Tone::Note, "Kernels", l);
+                if self.tty {
+                    let _ = write!(err, "\r\x1b[K{text}");
+                } else {
+                    let _ = writeln!(err, "{text}");
+                }
+            }
+            None if self.tty && st.shown.is_some() => {
+                let _ = err.write_all(b"\r\x1b[K");
+            }
+            None => {}
+        }
+        let _ = err.flush();
+        st.shown = line;
+    }
+}
+
+/// Tails the progress file on a thread until [`Tail::stop`].
+pub struct Tail {
+    stop: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Tail {
+    /// Starts tailing `path` and drawing on `term`.
+    pub fn start(path: PathBuf, term: Arc<Terminal>) -> Tail {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut state = State::default();
+            let mut offset = 0u64;
+            let mut partial = String::new();
+            while !flag.load(Ordering::SeqCst) {
+                if let Ok(mut f) = std::fs::File::open(&path) {
+                    if f.seek(SeekFrom::Start(offset)).is_ok() {
+                        let mut buf = Vec::new();
+                        if let Ok(n) = f.read_to_end(&mut buf) {
+                            offset += n as u64;
+                            partial.push_str(&String::from_utf8_lossy(&buf));
+                        }
+                    }
+                }
+                while let Some(nl) = partial.find('\n') {
+                    let line: String = partial.drain(..=nl).collect();
+                    if let Some(e) = parse_event(&line) {
+                        state.apply(&e, Instant::now());
+                    }
+                }
+                term.show(state.line(Instant::now()));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            term.show(None);
+        });
+        Tail { stop, handle: Some(handle) }
+    }
+
+    /// Stops the thread and clears the line.
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(event: &str, file: &str, done: u64, total: u64) -> Event {
+        parse_event(&format!(
+            r#"{{"event":"{event}","file":"{file}","archs":"sm_80,sm_90","done":{done},"total":{total}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn parses_events_and_ignores_garbage() {
+        assert_eq!(ev("start", "cu/a.cu", 0, 3).archs, "sm_80,sm_90");
+        assert_eq!(parse_event("not json"), None);
+        assert_eq!(parse_event("{}"), None);
+    }
+
+    #[test]
+    fn silent_for_quick_builds_then_shows_current_file() {
+        let t0 = Instant::now();
+        let mut s = State::default();
+        s.apply(&ev("start", "cu/a.cu", 0, 3), t0);
+        assert_eq!(s.line(t0 + Duration::from_millis(500)), None);
+        s.apply(&ev("done", "cu/a.cu", 1, 3), t0 + Duration::from_secs(1));
+        s.apply(&ev("start", "cu/sgemm.cu", 1, 3), t0 + Duration::from_secs(1));
+        assert_eq!(
+            s.line(t0 + Duration::from_secs(3)).as_deref(),
+            Some("1/3 cu/sgemm.cu (sm_80,sm_90)")
+        );
+        s.apply(&ev("cached", "cu/b.cu", 2, 3), t0 + Duration::from_secs(3));
+        s.apply(&ev("done", "cu/sgemm.cu", 3, 3), t0 + Duration::from_secs(4));
+        assert_eq!(s.line(t0 + Duration::from_secs(5)), None, "finished builds show nothing");
+    }
+}

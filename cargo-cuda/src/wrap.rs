@@ -1,0 +1,431 @@
+//! `cargo cuda build|run|test|check|bench`: resolve the toolchain once,
+//! refuse early what would certainly fail, run cargo with one environment for
+//! every build script, stream its output, and explain a failure.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use crate::cb::{self, ArchPlan, Error, Toolkit, Var};
+use crate::cli::WrapArgs;
+use crate::progress::{Tail, Terminal};
+use crate::session::{self, Overrides, ProjectWants, Session};
+use crate::signals;
+use crate::style::{ColorChoice, Stream, Style, Tone};
+use crate::workspace;
+
+/// Keep at most this much of cargo's stderr for diagnosis (the tail matters most).
+const KEEP_STDERR: usize = 32 << 20;
+
+/// Our own flags, pulled out of the arguments that otherwise go to cargo.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Split {
+    /// `--arch`.
+    pub arch: Option<String>,
+    /// `--toolkit`.
+    pub toolkit: Option<PathBuf>,
+    /// `--manifest-path` (also left in `cargo_args`: cargo needs it too).
+    pub manifest_path: Option<PathBuf>,
+    /// What cargo gets.
+    pub cargo_args: Vec<OsString>,
+}
+
+/// Splits `--arch`/`--toolkit` (ours) from cargo's arguments. Only before a
+/// `--`: after it, everything belongs to the program `cargo run` starts.
+pub fn split_args(args: &[OsString]) -> Result<Split, Error> {
+    let mut out = Split::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a == "--" {
+            out.cargo_args.extend(args[i..].iter().cloned());
+            break;
+        }
+        let s = a.to_string_lossy();
+        let mut take = |name: &str| -> Result<Option<OsString>, Error> {
+            if s == name {
+                i += 1;
+                return args.get(i).cloned().map(Some).ok_or_else(|| {
+                    Error::new("invalid-argument", format!("{name} needs a value"))
+                        .with_help(format!("for example: cargo cuda build {name} {}", example(name)))
+                });
+            }
+            Ok(s.strip_prefix(&format!("{name}=")).map(OsString::from))
+        };
+        if let Some(v) = take("--arch")? {
+            out.arch = Some(v.to_string_lossy().into_owned());
+        } else if let Some(v) = take("--toolkit")? {
+            out.toolkit = Some(PathBuf::from(v));
+        } else if let Some(v) = take("--manifest-path")? {
+            out.manifest_path = Some(PathBuf::from(&v));
+            out.cargo_args.push("--manifest-path".into());
+            out.cargo_args.push(v);
+        } else {
+            out.cargo_args.push(a.clone());
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+fn example(flag: &str) -> &'static str {
+    match flag {
+        "--arch" => "80;90",
+        "--toolkit" => "/usr/local/cuda-13.0",
+        _ => "path/to/Cargo.toml",
+    }
+}
+
+/// The environment every build script sees.
+pub fn child_env(
+    toolkit: &Toolkit,
+    plan: Option<&ArchPlan>,
+    env: &cb::Env,
+    progress: Option<&std::path::Path>,
+) -> Vec<(&'static str, OsString)> {
+    let root = toolkit.root.clone().into_os_string();
+    let mut vars: Vec<(&'static str, OsString)> = vec![
+        ("CUDA_HOME", root.clone()),
+        ("CUDA_PATH", root.clone()),
+        ("NVCC", toolkit.nvcc.clone().into_os_string()),
+    ];
+    // Other spellings only where already set: a stale value would contradict us.
+    for var in [Var::CudaRoot, Var::CudaToolkitRootDir, Var::CudaToolkitRoot] {
+        if env.get_os(var).is_some() {
+            vars.push((var.name(), root.clone()));
+        }
+    }
+    let mut path_dirs: Vec<PathBuf> = Vec::new();
+    if let Some(bin) = toolkit.nvcc.parent() {
+        path_dirs.push(bin.to_path_buf());
+    }
+    let root_bin = toolkit.root.join("bin");
+    if !path_dirs.contains(&root_bin) {
+        path_dirs.push(root_bin);
+    }
+    let old = env.get_os(Var::Path).unwrap_or_default();
+    path_dirs.extend(std::env::split_paths(old).filter(|d| !path_dirs.contains(d)).collect::<Vec<_>>());
+    if let Ok(p) = std::env::join_paths(&path_dirs) {
+        vars.push(("PATH", p));
+    }
+    if let Some(plan) = plan {
+        vars.push(("CUDA_ARCHS", session::plan_to_cuda_archs(plan).into()));
+        if let Some(cc) = session::compute_cap(plan) {
+            vars.push(("CUDA_COMPUTE_CAP", cc.to_string().into()));
+        }
+    }
+    if let Some(v) = toolkit.version.as_ref().and_then(session::cudarc_version) {
+        vars.push(("CUDARC_CUDA_VERSION", v.into()));
+    }
+    if let Some(p) = progress {
+        vars.push(("CARGO_CUDA_PROGRESS", p.as_os_str().to_owned()));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        vars.push(("CARGO_CUDA_PROBE", exe.into_os_string()));
+    }
+    vars
+}
+
+/// Runs one wrapped cargo command; returns the exit code.
+pub fn run(sub: &str, args: &WrapArgs, session: &Session, color: Option<ColorChoice>) -> i32 {
+    let err_style = Style::new(&session.env, color, Stream::Stderr);
+    match prepare_and_run(sub, args, session, color, &err_style) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{}", err_style.cuda_error(&e));
+            1
+        }
+    }
+}
+
+fn prepare_and_run(
+    sub: &str,
+    args: &WrapArgs,
+    session: &Session,
+    color: Option<ColorChoice>,
+    style: &Style,
+) -> Result<i32, Error> {
+    let split = split_args(&args.cargo_args)?;
+    let overrides = Overrides {
+        arch: args.arch.clone().or(split.arch.clone()),
+        toolkit: args.toolkit.clone().or(split.toolkit.clone()),
+        manifest_path: split.manifest_path.clone(),
+    };
+    if let Some(p) = &overrides.manifest_path {
+        workspace::check_manifest_path(p)?;
+    }
+    let cargo = workspace::find_cargo(&session.env)?;
+
+    // The workspace tells us which packages build GPU code and what they ask for.
+    // If cargo metadata fails, cargo itself will say why in a moment.
+    let ws = workspace::load(&session.env, &cargo, overrides.manifest_path.as_deref()).ok();
+    let uses_cuda = ws.as_ref().map_or(true, |w| !w.cuda_packages.is_empty());
+    let strict = uses_cuda || overrides.arch.is_some() || overrides.toolkit.is_some();
+    let wants = match &ws {
+        Some(w) => {
+            let dirs: Vec<PathBuf> = w
+                .cuda_packages
+                .iter()
+                .filter_map(|p| p.manifest_path.parent().map(|d| d.to_path_buf()))
+                .collect();
+            ProjectWants::read(&dirs)?
+        }
+        None => ProjectWants::for_current(overrides.manifest_path.as_deref())?,
+    };
+
+    let setup = resolve(session, &overrides, &wants);
+    let (toolkit, plan) = match setup {
+        Ok(s) => s,
+        Err(e) if strict => return Err(e),
+        Err(e) => {
+            eprintln!(
+                "{}",
+                style.warning(&format!(
+                    "no package in this workspace uses cuda-build or cudarc, and no CUDA toolchain is ready ({}); running cargo unchanged",
+                    e.message
+                ))
+            );
+            return spawn_cargo(&cargo, sub, &split.cargo_args, &[], session, None, style);
+        }
+    };
+    if let Some(plan) = &plan {
+        for w in &plan.warnings {
+            eprintln!("{}", style.warning(w));
+        }
+    }
+    if wants.arch_conflict && overrides.arch.is_none() {
+        eprintln!(
+            "{}",
+            style.warning("packages set different `[package.metadata.cuda] arch`; each build script keeps its own (pass --arch to use one for all)")
+        );
+    }
+    eprintln!("{}", style.status(Tone::Good, "CUDA", &describe(&toolkit, plan.as_ref())));
+
+    let progress_dir = tempfile::Builder::new().prefix("cargo-cuda-").tempdir().ok();
+    let progress_file = progress_dir.as_ref().map(|d| d.path().join("progress.jsonl"));
+    // With conflicting per-package arch settings, no single CUDA_ARCHS is exported.
+    let export_plan = if wants.arch_conflict && overrides.arch.is_none() { None } else { plan.as_ref() };
+    let mut vars = child_env(&toolkit, export_plan, &session.env, progress_file.as_deref());
+    // We pipe cargo's stderr; keep its colours when our own stderr shows them.
+    if session.env.get_os(Var::CargoTermColor).is_none() || color.is_some() {
+        let c = if style.colored() { "always" } else { "never" };
+        vars.push(("CARGO_TERM_COLOR", c.into()));
+    }
+    let context = cb::Context {
+        toolkits: vec![toolkit.clone()],
+        selected: Some(0),
+        probe: None,
+    };
+    spawn_cargo(&cargo, sub, &split.cargo_args, &vars, session, progress_file.map(|p| (p, context)), style)
+}
+
+/// Discovery, integrity and plan: everything that must be right before cargo starts.
+fn resolve(
+    session: &Session,
+    overrides: &Overrides,
+    wants: &ProjectWants,
+) -> Result<(Toolkit, Option<ArchPlan>), Error> {
+    let discovery = session.discover(overrides, wants)?;
+    let toolkit = cb::into_selected(discovery)?;
+    let errors: Vec<&cb::Problem> =
+        toolkit.problems.iter().filter(|p| p.severity == cb::Severity::Error).collect();
+    if let Some(first) = errors.first() {
+        let mut e = Error::new(
+            first.code,
+            format!("the selected CUDA toolkit at `{}` is broken: {}", toolkit.root.display(), first.message),
+        );
+        for p in &errors[1..] {
+            e = e.with_detail(format!("also: {}", p.message));
+        }
+        for p in &errors {
+            if let Some(fix) = &p.fix {
+                e = e.with_help(fix.clone());
+            }
+        }
+        return Err(e.with_help("run `cargo cuda doctor` for the full check"));
+    }
+    let plan = session.plan(&toolkit, overrides, wants)?;
+    Ok((toolkit, Some(plan)))
+}
+
+fn describe(toolkit: &Toolkit, plan: Option<&ArchPlan>) -> String {
+    let version = toolkit.version.as_ref().map_or("(unknown version)".to_string(), |v| v.to_string());
+    let mut s = format!("{version} at {}", toolkit.root.display());
+    if let Some(plan) = plan {
+        s.push_str(&format!(
+            ", targets {} (from {})",
+            cb::targets_display(plan).join(" "),
+            crate::info::source_name(&plan.source)
+        ));
+    }
+    s
+}
+
+fn spawn_cargo(
+    cargo: &std::path::Path,
+    sub: &str,
+    cargo_args: &[OsString],
+    vars: &[(&'static str, OsString)],
+    session: &Session,
+    progress: Option<(PathBuf, cb::Context)>,
+    style: &Style,
+) -> Result<i32, Error> {
+    let mut cmd = Command::new(cargo);
+    cmd.arg(sub).args(cargo_args).stdout(Stdio::inherit()).stderr(Stdio::piped());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    // Our handlers must be in place before the child exists; exec resets them
+    // to the default in the child, so cargo itself still dies on Ctrl-C.
+    signals::install_handlers();
+    let mut child = cmd.spawn().map_err(|e| {
+        Error::new("cargo-not-found", format!("could not start `{}`: {e}", cargo.display()))
+            .with_help("check that CARGO (or `cargo` on PATH) is a working cargo executable")
+    })?;
+
+    let term = Terminal::new(std::io::stderr().is_terminal(), *style);
+    let kept = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let tee = {
+        let mut stderr = child.stderr.take().expect("stderr was piped");
+        let term = term.clone();
+        let kept = kept.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 16 * 1024];
+            loop {
+                match stderr.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        term.write_passthrough(&buf[..n]);
+                        let mut k = kept.lock().unwrap_or_else(|p| p.into_inner());
+                        k.extend_from_slice(&buf[..n]);
+                        if k.len() > KEEP_STDERR {
+                            let cut = k.len() - KEEP_STDERR;
+                            k.drain(..cut);
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                }
+            }
+        })
+    };
+    let tail = progress.as_ref().map(|(p, _)| Tail::start(p.clone(), term.clone()));
+
+    // We outlive cargo whatever arrives: SIGINT is only recorded (cargo got
+    // it from the terminal too); SIGTERM is passed to cargo's whole tree.
+    let mut forwarded = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(Error::new("cargo-failed", format!("waiting for cargo failed: {e}")))
+            }
+        }
+        if signals::terminated() && !forwarded {
+            forwarded = true;
+            signals::signal_all(&signals::process_tree(child.id()), libc::SIGTERM);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    };
+    if let Some(t) = tail {
+        t.stop();
+    }
+    let _ = tee.join();
+
+    if let Some(code) = signals::exit_code() {
+        return Ok(code);
+    }
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return Ok(128 + sig);
+        }
+    }
+    if status.success() {
+        return Ok(0);
+    }
+    let text = String::from_utf8_lossy(&kept.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
+    let mut ctx = progress.map(|(_, c)| c).unwrap_or_default();
+    ctx.probe = Some(session.probe().clone());
+    let found = cb::diagnose(&text, &ctx);
+    if !found.is_empty() {
+        eprintln!();
+        eprintln!(
+            "{}",
+            style.status(Tone::Note, "Diagnosis", "`cargo cuda` found the likely cause:")
+        );
+        for d in &found {
+            eprintln!("{}", cb::render(d));
+        }
+    }
+    Ok(status.code().unwrap_or(101))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn splits_our_flags_from_cargos() {
+        let s = split_args(&os(&[
+            "--release", "--arch=80;90", "--manifest-path", "x/Cargo.toml", "--toolkit", "/opt/cuda",
+            "--", "--arch", "70",
+        ]))
+        .unwrap();
+        assert_eq!(s.arch.as_deref(), Some("80;90"));
+        assert_eq!(s.toolkit, Some(PathBuf::from("/opt/cuda")));
+        assert_eq!(s.manifest_path, Some(PathBuf::from("x/Cargo.toml")));
+        assert_eq!(
+            s.cargo_args,
+            os(&["--release", "--manifest-path", "x/Cargo.toml", "--", "--arch", "70"])
+        );
+    }
+
+    #[test]
+    fn flag_without_value_is_an_error() {
+        let e = split_args(&os(&["--arch"])).unwrap_err();
+        assert!(e.message.contains("--arch needs a value"), "{e}");
+    }
+
+    #[test]
+    fn child_env_points_everything_at_one_toolkit() {
+        let tk = Toolkit {
+            root: PathBuf::from("/opt/cuda-13.0"),
+            nvcc: PathBuf::from("/opt/cuda-13.0/bin/nvcc"),
+            version: Some(semver::Version::new(13, 0, 88)),
+            found_via: cb::FoundVia::Explicit,
+            include_dirs: vec![],
+            lib_dirs: vec![],
+            problems: vec![],
+        };
+        let plan = ArchPlan {
+            sass: vec![cb::Arch::new(8, 0), cb::Arch::new(9, 0)],
+            ptx: Some(cb::Arch::new(9, 0)),
+            source: cb::ArchSource::Explicit,
+            warnings: vec![],
+        };
+        let env = cb::Env::empty()
+            .set(Var::Path, "/usr/bin:/opt/cuda-12.4/bin")
+            .set(Var::CudaRoot, "/opt/cuda-12.4");
+        let vars = child_env(&tk, Some(&plan), &env, Some(std::path::Path::new("/tmp/p.jsonl")));
+        let get = |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_str().unwrap().to_string());
+        assert_eq!(get("CUDA_HOME").as_deref(), Some("/opt/cuda-13.0"));
+        assert_eq!(get("CUDA_PATH").as_deref(), Some("/opt/cuda-13.0"));
+        assert_eq!(get("CUDA_ROOT").as_deref(), Some("/opt/cuda-13.0"));
+        assert_eq!(get("NVCC").as_deref(), Some("/opt/cuda-13.0/bin/nvcc"));
+        assert_eq!(get("PATH").as_deref(), Some("/opt/cuda-13.0/bin:/usr/bin:/opt/cuda-12.4/bin"));
+        assert_eq!(get("CUDA_ARCHS").as_deref(), Some("80-real;90"));
+        assert_eq!(get("CUDA_COMPUTE_CAP").as_deref(), Some("90"));
+        assert_eq!(get("CUDARC_CUDA_VERSION").as_deref(), Some("13000"));
+        assert_eq!(get("CARGO_CUDA_PROGRESS").as_deref(), Some("/tmp/p.jsonl"));
+        assert_eq!(get("CUDA_TOOLKIT_ROOT_DIR"), None, "unset spellings stay unset");
+    }
+}

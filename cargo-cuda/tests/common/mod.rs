@@ -1,0 +1,70 @@
+//! Helpers for running the built `cargo-cuda` binary in a controlled environment.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The binary under test, with every variable cuda-build reads removed
+/// (except PATH, HOME and CARGO), so the host's settings cannot leak in.
+pub fn cargo_cuda() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-cuda"));
+    for var in cuda_build::env::Var::ALL {
+        if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
+            cmd.env_remove(var.name());
+        }
+    }
+    cmd.env_remove("CARGO_TARGET_DIR");
+    cmd
+}
+
+/// The workspace root (the directory above cargo-cuda/).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The cargo running these tests (cargo sets CARGO for them), else `cargo`.
+pub fn real_cargo() -> PathBuf {
+    std::env::var_os("CARGO").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("cargo"))
+}
+
+/// stdout and stderr as text.
+pub fn text(out: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Parses stdout as JSON, with the whole output in the panic message if it is not.
+pub fn json(out: &Output) -> serde_json::Value {
+    let (stdout, stderr) = text(out);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"))
+}
+
+/// Whether this machine has an NVIDIA driver loaded (then driver checks pass).
+pub fn has_driver() -> bool {
+    Path::new("/proc/driver/nvidia/version").exists()
+}
+
+/// A fake cargo: `cargo metadata` goes to the real cargo, anything else runs `body`.
+pub fn fake_cargo(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("fake-cargo");
+    let real = real_cargo();
+    workspace_tests::write_script(
+        &path,
+        &format!(
+            "if [ \"$1\" = metadata ]; then exec '{}' \"$@\"; fi\n{body}",
+            real.display()
+        ),
+    );
+    path
+}
+
+/// A minimal package with no CUDA dependency.
+pub fn plain_package(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"plain\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "").unwrap();
+    dir.join("Cargo.toml")
+}

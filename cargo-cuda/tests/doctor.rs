@@ -1,0 +1,137 @@
+//! `cargo cuda doctor` against the real CUDA 13.0 toolkit and the mixed-release one.
+
+mod common;
+
+use common::{cargo_cuda, has_driver, json, text};
+use serde_json::Value;
+
+fn checks_of<'a>(report: &'a Value, layer: &str) -> Vec<&'a Value> {
+    report["checks"].as_array().unwrap().iter().filter(|c| c["layer"] == layer).collect()
+}
+
+fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no check {id} in {report:#}"))
+}
+
+#[test]
+fn doctor_json_on_ci_with_the_real_toolkit() {
+    let Some(root) = workspace_tests::cu13_root() else { return };
+    let out = cargo_cuda()
+        .args(["doctor", "--json", "--no-workload"])
+        .env("CUDA_HOME", &root)
+        .env("CUDA_ARCHS", "90")
+        .output()
+        .unwrap();
+    let report = json(&out);
+
+    // Schema: {"ok": bool, "checks": [{"id","layer","status","summary","fix", ...}]}.
+    assert!(report["ok"].is_boolean(), "{report:#}");
+    let checks = report["checks"].as_array().unwrap();
+    assert!(checks.len() >= 10, "{report:#}");
+    for c in checks {
+        assert!(c["id"].is_string() && c["summary"].is_string(), "{c:#}");
+        assert!(c.get("fix").is_some(), "fix key missing: {c:#}");
+        assert!(c["evidence"].is_array(), "{c:#}");
+        assert!(["pass", "warn", "fail", "skip"].contains(&c["status"].as_str().unwrap()), "{c:#}");
+        assert!(
+            ["driver", "toolkit", "compatibility", "compile", "run"].contains(&c["layer"].as_str().unwrap()),
+            "{c:#}"
+        );
+    }
+
+    // The toolkit, compatibility and compile layers pass (nothing fails, something passes).
+    for layer in ["toolkit", "compatibility", "compile"] {
+        let cs = checks_of(&report, layer);
+        assert!(cs.iter().all(|c| c["status"] != "fail"), "{layer} failed: {cs:#?}");
+        assert!(cs.iter().any(|c| c["status"] == "pass"), "{layer} has no pass: {cs:#?}");
+    }
+    let selected = check(&report, "toolkit.selected");
+    assert!(selected["summary"].as_str().unwrap().contains("13.0.88"), "{selected:#}");
+    assert!(selected["evidence"].to_string().contains("CUDA_HOME"), "{selected:#}");
+    let compile = check(&report, "compile.vector-add");
+    assert_eq!(compile["status"], "pass", "{compile:#}");
+    assert!(compile["summary"].as_str().unwrap().contains("sm_90"), "{compile:#}");
+    assert_eq!(check(&report, "compat.arch")["status"], "pass");
+
+    if has_driver() {
+        eprintln!("note: this machine has an NVIDIA driver; the no-GPU assertions do not apply");
+        return;
+    }
+    // No GPU here: the driver layer fails, once, with the cause and the fix.
+    let km = check(&report, "driver.kernel-module");
+    assert_eq!(km["status"], "fail", "{km:#}");
+    assert_eq!(km["code"], "driver-not-loaded");
+    assert!(km["summary"].as_str().unwrap().contains("no NVIDIA driver"), "{km:#}");
+    assert!(km["evidence"].to_string().contains("/proc/driver/nvidia/version does not exist"), "{km:#}");
+    let fix = km["fix"].as_str().unwrap();
+    assert!(fix.contains("install the NVIDIA driver") && fix.contains("580.65.06"), "{fix}");
+    assert_eq!(check(&report, "driver.gpus")["status"], "skip");
+    assert_eq!(check(&report, "run.vector-add")["status"], "skip");
+    assert_eq!(report["ok"], false);
+    assert!(!out.status.success(), "doctor must exit nonzero when a check fails");
+}
+
+#[test]
+fn doctor_human_output_is_plain_when_piped_and_coloured_on_request() {
+    let Some(root) = workspace_tests::cu13_root() else { return };
+    let run = |extra: &[(&str, &str)]| {
+        let mut cmd = cargo_cuda();
+        cmd.args(["doctor", "--no-workload"]).env("CUDA_HOME", &root).env("CUDA_ARCHS", "90");
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        text(&cmd.output().unwrap()).0
+    };
+    let plain = run(&[]);
+    assert!(!plain.contains('\x1b'), "piped output must not be coloured:\n{plain}");
+    assert!(plain.contains("toolkit.selected") && plain.contains("[compile]"), "{plain}");
+    assert!(plain.lines().last().unwrap().contains("doctor:"), "{plain}");
+    let coloured = run(&[("CARGO_TERM_COLOR", "always")]);
+    assert!(coloured.contains("\x1b[1;32m"), "CARGO_TERM_COLOR=always must colour:\n{coloured}");
+    let no_color = run(&[("NO_COLOR", "1")]);
+    assert!(!no_color.contains('\x1b'));
+}
+
+#[test]
+fn doctor_flags_the_mixed_release_toolkit() {
+    let Some(root) = workspace_tests::mixed_root() else { return };
+    let out = cargo_cuda()
+        .args(["doctor", "--json", "--no-workload"])
+        .env("CUDA_HOME", &root)
+        .env("CUDA_ARCHS", "90")
+        .output()
+        .unwrap();
+    let report = json(&out);
+    assert_eq!(report["ok"], false);
+    assert!(!out.status.success());
+    let integrity = check(&report, "toolkit.integrity");
+    assert_eq!(integrity["status"], "fail", "{integrity:#}");
+    let summary = integrity["summary"].as_str().unwrap();
+    assert!(summary.contains("13.0.88") && summary.contains("13.5.37"), "{summary}");
+    assert!(integrity["fix"].as_str().unwrap().contains("nvidia-nvvm"), "{integrity:#}");
+    // The real compile fails too, in ptxas, and says so.
+    let compile = check(&report, "compile.vector-add");
+    assert_eq!(compile["status"], "fail", "{compile:#}");
+    assert!(compile.to_string().contains("Unsupported .version"), "{compile:#}");
+}
+
+#[test]
+fn doctor_without_any_toolkit_fails_the_toolkit_layer_and_skips_what_needs_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = cargo_cuda()
+        .args(["doctor", "--json", "--no-workload"])
+        .env("PATH", empty.path())
+        .env("CARGO_CUDA_SYSROOT", empty.path())
+        .output()
+        .unwrap();
+    let report = json(&out);
+    let sel = check(&report, "toolkit.selected");
+    assert_eq!(sel["status"], "fail", "{sel:#}");
+    assert_eq!(check(&report, "compile.vector-add")["status"], "skip");
+    assert!(!out.status.success());
+}

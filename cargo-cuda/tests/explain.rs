@@ -1,0 +1,117 @@
+//! `cargo cuda explain`: logs (file or stdin) and codes, text and JSON, exit codes.
+
+mod common;
+
+use std::io::Write;
+use std::process::Stdio;
+
+use common::{cargo_cuda, json, text, workspace_root};
+
+fn explain_stdin(input: &str, args: &[&str]) -> std::process::Output {
+    let mut child = cargo_cuda()
+        .arg("explain")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Every real-tool log in the corpus, through the CLI, gives its expected code first.
+#[test]
+fn corpus_logs_give_their_codes_through_the_cli() {
+    let dir = workspace_root().join("tests/corpus/real");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("txt") {
+            continue;
+        }
+        let body = std::fs::read_to_string(&path).unwrap();
+        let Some(expect) = body.lines().find_map(|l| l.strip_prefix("# expect: ")) else { continue };
+        let out = cargo_cuda().arg("explain").arg(&path).arg("--json").output().unwrap();
+        let v = json(&out);
+        let diags = v["diagnoses"].as_array().unwrap();
+        if expect.trim() == "none" {
+            assert!(diags.is_empty(), "{}: {v:#}", path.display());
+            assert_eq!(out.status.code(), Some(1));
+            continue;
+        }
+        assert_eq!(diags.first().map(|d| d["code"].clone()), Some(expect.trim().into()), "{}: {v:#}", path.display());
+        assert_eq!(out.status.code(), Some(0), "{}", path.display());
+        for key in ["code", "title", "evidence", "cause", "fix"] {
+            assert!(diags[0].get(key).is_some(), "missing {key}: {:#}", diags[0]);
+        }
+        assert!(diags[0]["fix"].is_array());
+        n += 1;
+    }
+    assert!(n >= 5, "expected corpus logs in {}", dir.display());
+}
+
+/// The real nvcc 13.0 refusing sm_70, piped through stdin inside cargo's build-script wrapper.
+#[test]
+fn real_nvcc_error_from_stdin() {
+    let Some(nvcc) = workspace_tests::nvcc13() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cu = dir.path().join("k.cu");
+    std::fs::write(&cu, "__global__ void k() {}\n").unwrap();
+    let out = std::process::Command::new(&nvcc)
+        .args(["-arch=sm_70", "-c"])
+        .arg(&cu)
+        .arg("-o")
+        .arg(dir.path().join("k.o"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let nvcc_err = String::from_utf8_lossy(&out.stderr);
+    let log = format!(
+        "   Compiling vector-add v0.1.0\r\n\x1b[1m\x1b[31merror\x1b[0m: failed to run custom build command for `vector-add v0.1.0`\r\n\
+         --- stderr\r\n{nvcc_err}\r\n"
+    );
+    let out = explain_stdin(&log, &["-"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("arch-dropped-by-nvcc"), "{stdout}");
+    assert!(stdout.contains("sm_70"), "the evidence line is shown: {stdout}");
+}
+
+#[test]
+fn nothing_recognised_exits_1_and_says_so() {
+    let out = explain_stdin("   Compiling foo v0.1.0\n    Finished dev profile\n", &[]);
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout.trim(), "no known CUDA failure found");
+    let out = explain_stdin("all good\n", &["--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json(&out)["diagnoses"], serde_json::json!([]));
+}
+
+#[test]
+fn explain_code_prints_the_long_explanation() {
+    let out = cargo_cuda().args(["explain", "ptx-too-new-for-driver"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.starts_with("ptx-too-new-for-driver: "), "{stdout}");
+    assert!(stdout.lines().count() > 5, "the long explanation follows the title: {stdout}");
+    assert!(stdout.contains("Fix"), "{stdout}");
+}
+
+#[test]
+fn unknown_code_lists_close_matches() {
+    let out = cargo_cuda().args(["explain", "nvcc-not-fund"]).output().unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("`nvcc-not-fund` is not a known diagnosis code"), "{stderr}");
+    assert!(stderr.contains("did you mean: nvcc-not-found"), "{stderr}");
+}
+
+#[test]
+fn missing_log_file_is_a_clear_error() {
+    let out = cargo_cuda().args(["explain", "/nonexistent/build.log"]).output().unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("could not read log file `/nonexistent/build.log`"), "{stderr}");
+}

@@ -1,0 +1,608 @@
+//! The catalogue of diagnosis codes, each with a long explanation (what it
+//! means, how to confirm it, how to fix it), like `rustc --explain`.
+//!
+//! Codes are stable: once published, a code keeps its meaning. New causes get
+//! new codes.
+//!
+//! ```
+//! use cuda_build::diagnose::codes;
+//! let doc = codes::lookup("ptx-too-new-for-driver").unwrap();
+//! assert!(doc.explanation.contains("Fix"));
+//! assert!(codes::all().iter().all(|d| codes::lookup(d.code).is_some()));
+//! ```
+
+use super::Layer;
+
+/// The documentation of one diagnosis code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct CodeDoc {
+    /// The stable kebab-case code.
+    pub code: &'static str,
+    /// A one-line title.
+    pub title: &'static str,
+    /// The layer of the stack it is about.
+    pub layer: Layer,
+    /// What it means, how to confirm it, how to fix it (plain text, several paragraphs).
+    pub explanation: &'static str,
+}
+
+/// Every documented code, grouped by layer.
+pub fn all() -> &'static [CodeDoc] {
+    CODES
+}
+
+/// The documentation of one code, if it exists.
+pub fn lookup(code: &str) -> Option<&'static CodeDoc> {
+    let code = code.trim();
+    CODES.iter().find(|d| d.code.eq_ignore_ascii_case(code))
+}
+
+const fn doc(
+    code: &'static str,
+    layer: Layer,
+    title: &'static str,
+    explanation: &'static str,
+) -> CodeDoc {
+    CodeDoc {
+        code,
+        title,
+        layer,
+        explanation,
+    }
+}
+
+use Layer::*;
+
+const CODES: &[CodeDoc] = &[
+    // ---------------------------------------------------------------- toolkit
+    doc(
+        "nvcc-not-found",
+        Toolkit,
+        "No CUDA toolkit (nvcc) was found",
+        "\
+nvcc, the CUDA compiler, could not be found or started. Messages: `nvcc: command not found`,
+`'nvcc' is not recognized as an internal or external command`, `No CMAKE_CUDA_COMPILER could be
+found`, `CUDA_HOME environment variable is not set`, or cuda-build's own `error[nvcc-not-found]`.
+
+Confirm: `cargo cuda toolkits` lists every toolkit cuda-build can see and why each was or was not
+chosen. `ls /usr/local/cuda*/bin/nvcc` shows the usual installs.
+
+Fix:
+  - If a toolkit is installed, point CUDA_HOME (or NVCC) at it: CUDA_HOME=/usr/local/cuda-12.4.
+  - Otherwise install one: NVIDIA's runfile/deb (`cuda-toolkit-13-0`), conda (`cuda-nvcc`),
+    or the Python wheels (`pip install nvidia-cuda-nvcc`).
+  - The driver alone (nvidia-smi works) is not a toolkit: it has no nvcc.",
+    ),
+    doc(
+        "cuda-home-invalid",
+        Environment,
+        "CUDA_HOME (or a sibling variable) points at no toolkit",
+        "\
+A variable that selects the toolkit (NVCC, CUDA_HOME, CUDA_PATH, CUDA_ROOT, CUDA_TOOLKIT_ROOT_DIR)
+names a directory that does not exist or has no bin/nvcc. An explicit setting wins over every
+other search, so a stale value breaks the build even when another toolkit is installed.
+
+Confirm: `echo $CUDA_HOME; ls $CUDA_HOME/bin/nvcc`, and `cargo cuda env`.
+
+Fix: set the variable to the directory that holds bin/nvcc (the one `cargo cuda toolkits`
+lists), or unset it to let discovery choose.",
+    ),
+    doc(
+        "toolkit-incomplete",
+        Toolkit,
+        "The CUDA toolkit is missing a component, or mixes releases",
+        "\
+The toolkit nvcc belongs to lacks a part the compile needs, or its parts come from different
+CUDA releases. Typical messages:
+  - `fatal error: nv/target: No such file or directory` (the CCCL headers: nv/, cuda/std, cub,
+    thrust are a separate component: cuda-cccl, or the nvidia-cuda-cccl wheel);
+  - `fatal error: cuda_runtime.h: No such file or directory` (nvcc runs without its include dir:
+    a broken nvcc.profile, a copied nvcc, or the cudart component is missing);
+  - `ptxas /tmp/tmpxft_..., line 9; fatal   : Unsupported .version 9.5; current version is '9.0'`
+    inside one nvcc run: nvcc's own cicc (nvvm) is from a newer release than its ptxas. This is
+    what `pip install nvidia-cuda-nvcc==13.0.88` gives when the nvvm wheel resolves to 13.5;
+  - `cicc: not found`, `cannot find -lcudart`, missing libdevice.
+
+Confirm: `cargo cuda doctor` checks the toolkit's layout and component versions;
+`ls $CUDA_HOME/include/nv/target $CUDA_HOME/include/cuda_runtime.h`;
+`$CUDA_HOME/nvvm/bin/cicc --version` vs `nvcc --version`.
+
+Fix: install the missing component for the same release (apt `cuda-cccl-13-0`,
+`cuda-cudart-dev-13-0`; pip `nvidia-cuda-cccl==13.0.*`), or pin every wheel to one release
+(`pip install 'nvidia-cuda-nvcc==13.0.*' 'nvidia-nvvm==13.0.*' 'nvidia-cuda-crt==13.0.*'`).",
+    ),
+    doc(
+        "ptxas-too-old",
+        Toolkit,
+        "ptxas is older than the compiler that wrote the PTX",
+        "\
+ptxas refused a PTX file whose `.version` is newer than it knows:
+`ptxas va.ptx, line 9; fatal   : Unsupported .version 9.0; current version is '7.8'`. Each CUDA
+release emits one PTX ISA version (12.8: 8.7, 12.9: 8.8, 13.0: 9.0) and its ptxas accepts up to
+that version. The PTX here came from a newer nvcc/NVRTC than this ptxas.
+
+Confirm: `head -20 file.ptx | grep .version` and `ptxas --version`.
+
+Fix: assemble with the ptxas of the release that wrote the PTX (or newer), or regenerate the PTX
+with the older toolkit. At run time the same mismatch against the driver's JIT is
+ptx-too-new-for-driver; inside one nvcc run it is toolkit-incomplete (mixed releases).",
+    ),
+    // ---------------------------------------------------------- build config
+    doc(
+        "arch-too-new-for-nvcc",
+        BuildConfig,
+        "This nvcc does not know the requested GPU architecture",
+        "\
+nvcc rejected an architecture it predates: `nvcc fatal   : Unsupported gpu architecture
+'compute_89'` or `nvcc fatal   : Value 'sm_89' is not defined for option 'gpu-architecture'`.
+Each architecture first appears in one CUDA release: sm_89/sm_90 in 11.8, sm_90a in 12.0,
+sm_100/sm_120 in 12.8, sm_103/sm_121 in 12.9, sm_110 in 13.0. An architecture no release knows
+(sm_200) is most likely a typo.
+
+Confirm: `nvcc --list-gpu-arch` prints what this nvcc supports; `nvcc --version` its release.
+
+Fix: use a newer toolkit (set CUDA_HOME to it), or remove the architecture from the arch list
+(CUDA_ARCHS, [package.metadata.cuda] arch, Build::arch).",
+    ),
+    doc(
+        "arch-dropped-by-nvcc",
+        BuildConfig,
+        "This nvcc no longer targets the requested GPU architecture",
+        "\
+nvcc rejected an architecture that older releases supported: `nvcc fatal   : Unsupported gpu
+architecture 'sm_70'`. CUDA 11.0 dropped sm_30; 12.0 dropped sm_35/sm_37; 13.0 dropped Maxwell,
+Pascal and Volta (sm_50 to sm_72). CUDA 13.0 targets sm_75 and newer.
+
+Confirm: `nvcc --list-gpu-code`; `nvidia-smi --query-gpu=name,compute_cap --format=csv`.
+
+Fix: if you still need that GPU, build with the last toolkit that targets it (CUDA 12.9 for
+sm_50..sm_72, 11.8 for sm_35/sm_37) and a driver that supports that toolkit; otherwise drop the
+architecture from the arch list (CUDA_ARCHS, [package.metadata.cuda] arch).",
+    ),
+    doc(
+        "arch-invalid",
+        BuildConfig,
+        "nvcc was given something that is not an architecture name",
+        "\
+nvcc rejected an architecture value that is not a well-formed name at all: `compute_80+PTX`
+(CMake's `80+PTX` spelling passed straight to nvcc), `compute_` (an empty variable), `[sm_61]`
+(brackets copied from documentation), or `arch`. nvcc wants `sm_XY`, `compute_XY` or `lto_XY`,
+optionally with an `a`/`f` suffix.
+
+Confirm: look at the -arch / -gencode values in the failing command line (`cargo cuda build -v`).
+
+Fix: write the arch list in one of the accepted forms (CUDA_ARCHS=80;86+PTX is parsed by
+cuda-build, which then passes nvcc proper -gencode flags), or fix the variable that came out empty.",
+    ),
+    doc(
+        "arch-feature-needs-higher-target",
+        BuildConfig,
+        "The code uses an instruction the compile target lacks",
+        "\
+ptxas refused an instruction that the target architecture does not have:
+  - `Feature 'cp.async.bulk' requires .target sm_90 or higher`,
+  - `Feature '.bf16' requires .target sm_80 or higher`,
+  - `Instruction 'wgmma.fence' not supported on .target 'sm_90'`: wgmma, setmaxnreg and tcgen05
+    exist only in the arch-specific targets (sm_90a, sm_100a); plain sm_90 lacks them.
+Usually one entry of the arch list (often a fallback such as sm_75) is lower than the code needs.
+
+Confirm: the ptxas line names the feature and the target it needs; check which -gencode
+produced it (`cargo cuda build -v`).
+
+Fix: raise that target (CUDA_ARCHS=90a for wgmma, 90 for cp.async.bulk, 80 for bf16), or guard
+the code with `#if __CUDA_ARCH__ >= 900` (and `__CUDA_ARCH_FEAT_SM90_ALL` for 90a features) so
+lower targets compile a fallback.",
+    ),
+    doc(
+        "arch-not-detected",
+        BuildConfig,
+        "No GPU was visible to choose the architecture from",
+        "\
+The build asked for the architecture of the local GPU (`-arch=native`, CMake's detection, or
+cuda-build's default) and none was visible: `nvcc warning : Cannot find valid GPU for
+'-arch=native', default arch is used`. Common on CI, in docker build, and on machines whose
+driver is broken; nvcc then falls back to its default architecture, which may not match the GPU
+the program will run on.
+
+Confirm: `nvidia-smi -L`; `cargo cuda doctor`.
+
+Fix: name the architecture explicitly: CUDA_ARCHS=86 (or 80;86;90, or `all-major`),
+[package.metadata.cuda] arch = \"86\", or Build::arch(\"86\").",
+    ),
+    // ---------------------------------------------------------- host compiler
+    doc(
+        "host-compiler-unsupported",
+        HostCompiler,
+        "nvcc does not accept this host compiler version",
+        "\
+nvcc's include/crt/host_config.h refuses host compilers newer (or older) than the release was
+tested with: `#error -- unsupported GNU version! gcc versions later than 15 are not supported!`,
+`unsupported clang version! clang version must be less than 21`, or `unsupported Microsoft
+Visual Studio version!`. Limits: CUDA 12.4-12.6 accept gcc <= 13, 12.8/12.9 gcc <= 14, 13.x gcc
+<= 15.
+
+Confirm: `g++ --version` (or the compiler in NVCC_CCBIN / -ccbin) against the limit in the message.
+
+Fix: install a supported compiler and point nvcc at it: NVCC_CCBIN=g++-13 (or Build::ccbin),
+or use a newer CUDA toolkit. `-allow-unsupported-compiler` skips the check at your own risk.",
+    ),
+    doc(
+        "host-compiler-not-found",
+        HostCompiler,
+        "nvcc could not run its host compiler",
+        "\
+nvcc needs a host C++ compiler (g++, clang++ or cl.exe) and could not start it:
+`nvcc fatal   : Failed to preprocess host compiler properties.` after `g++-15: No such file or
+directory`, or `nvcc fatal   : Cannot find compiler 'cl.exe' in PATH`.
+
+Confirm: `which g++` (or the NVCC_CCBIN / -ccbin value); on Windows run from a
+\"Developer Command Prompt\" or check `where cl`.
+
+Fix: install a host compiler (`apt install g++`, Visual Studio's C++ workload), or fix
+NVCC_CCBIN / -ccbin to name one that exists.",
+    ),
+    // --------------------------------------------------------------- runtime
+    doc(
+        "no-kernel-image-for-device",
+        Runtime,
+        "The binary has no code for this GPU",
+        "\
+The driver found no SASS for the GPU's architecture and no PTX it could JIT:
+`CUDA_ERROR_NO_BINARY_FOR_GPU` (209), `cudaErrorNoKernelImageForDevice`, \"no kernel image is
+available for execution on the device\", or PyTorch's \"with CUDA capability sm_120 is not
+compatible with the current PyTorch installation\". SASS for sm_XY runs only on X.Y and later
+minors of the same major (sm_80 runs on 8.6, not on 9.0); PTX runs on any later GPU if the
+driver can JIT it.
+
+Confirm: `nvidia-smi --query-gpu=name,compute_cap --format=csv` for the GPU; `cuobjdump
+--list-elf --list-ptx <binary>` for what the binary holds.
+
+Fix: add the GPU's architecture to the arch list (CUDA_ARCHS=120), or embed PTX for the newest
+architecture (120+PTX) so newer GPUs can JIT it. If the toolkit is too old for the GPU, use a
+newer one. Other causes: a fatbin stripped of its PTX, an old cached build, or the PTX JIT
+disabled (CUDA_DISABLE_PTX_JIT=1).",
+    ),
+    doc(
+        "ptx-too-new-for-driver",
+        Runtime,
+        "The driver cannot JIT PTX from a newer toolkit",
+        "\
+The module carries PTX whose ISA version is newer than the installed driver's JIT understands:
+`CUDA_ERROR_UNSUPPORTED_PTX_VERSION` (222), \"the provided PTX was compiled with an unsupported
+toolchain.\", or the JIT log `ptxas application ptx input, line 9; fatal   : Unsupported
+.version 8.7; current version is '8.4'`. A driver JITs PTX up to the ISA of the CUDA version it
+supports (R535: CUDA 12.2, ISA 8.2; R570: 12.8, ISA 8.7; R580: 13.0, ISA 9.0). Minor-version
+compatibility covers SASS, not PTX.
+
+Confirm: `nvidia-smi` shows the driver's CUDA version; `grep .version` in the PTX (or the
+toolkit's release) shows the ISA.
+
+Fix: build SASS for the GPU's exact architecture (CUDA_ARCHS=89) so no JIT is needed, build
+with a toolkit no newer than the driver's CUDA version, or upgrade the driver.",
+    ),
+    doc(
+        "ptx-jit-failed",
+        Runtime,
+        "The driver's PTX JIT compilation failed",
+        "\
+The driver tried to JIT-compile PTX and failed: `CUDA_ERROR_INVALID_PTX` (218), \"a PTX JIT
+compilation failed\", or JIT disabled (223). Causes: PTX from a newer toolkit on drivers that
+report 218 instead of 222, PTX that uses instructions the GPU lacks, hand-written PTX with
+errors, or CUDA_DISABLE_PTX_JIT=1.
+
+Confirm: load the module with the JIT error log enabled (CU_JIT_ERROR_LOG_BUFFER) or run
+`ptxas -arch=sm_XY file.ptx` with the driver's CUDA version.
+
+Fix: ship SASS for the GPU so no JIT is needed; if the log says `Unsupported .version`, see
+ptx-too-new-for-driver.",
+    ),
+    doc(
+        "ptx-jit-compiler-missing",
+        Driver,
+        "The driver's PTX JIT library is missing",
+        "\
+`CUDA_ERROR_JIT_COMPILER_NOT_FOUND` (221), \"PTX JIT compiler library not found\": libcuda
+could not load libnvidia-ptxjitcompiler.so.1. Typical in containers whose runtime mounted
+libcuda but not the JIT library, or after a partial driver install.
+
+Confirm: `ldconfig -p | grep ptxjitcompiler`.
+
+Fix: install the driver's full user-space libraries (or use the NVIDIA container toolkit with
+`--gpus all`, NVIDIA_DRIVER_CAPABILITIES=compute,utility), or ship SASS so no JIT is needed.",
+    ),
+    doc(
+        "kernel-not-found",
+        Runtime,
+        "The requested kernel is not in the module",
+        "\
+`CUDA_ERROR_NOT_FOUND` (500), \"named symbol not found\": the module has no function by that
+name. C++ kernels are name-mangled unless declared `extern \"C\"`; templates need an explicit
+instantiation.
+
+Confirm: `cuobjdump -symbols <fatbin>` or the generated module's ENTRIES list.
+
+Fix: declare the kernel `extern \"C\" __global__`, or load it by its mangled name.",
+    ),
+    doc(
+        "invalid-kernel-image",
+        Runtime,
+        "The driver rejected the module image",
+        "\
+`CUDA_ERROR_INVALID_IMAGE` (200): the bytes passed to cuModuleLoadData are not a valid cubin,
+fatbin or PTX for this driver: a truncated file, a host object, or a cubin for another
+architecture.
+
+Confirm: `file`/`cuobjdump --list-elf` on the image.
+
+Fix: load the artifact cuda-build generated (IMAGE in the generated module), and rebuild.",
+    ),
+    doc(
+        "out-of-memory",
+        Runtime,
+        "The GPU ran out of memory",
+        "\
+`CUDA_ERROR_OUT_OF_MEMORY` (2), `cudaErrorMemoryAllocation`, \"out of memory\". The allocation
+did not fit in free device memory, which other processes may be using.
+
+Confirm: `nvidia-smi` shows memory in use and by whom.
+
+Fix: allocate less (smaller batches), free buffers earlier, or use a GPU with more memory.",
+    ),
+    doc(
+        "illegal-address",
+        Runtime,
+        "A kernel accessed memory it must not",
+        "\
+`CUDA_ERROR_ILLEGAL_ADDRESS` (700) \"an illegal memory access was encountered\", misaligned
+address (716), or \"unspecified launch failure\" (719): a kernel faulted. The context is
+unusable afterwards; every later call returns the same error.
+
+Confirm: `compute-sanitizer ./program` names the kernel, thread and address.
+
+Fix: check index bounds and buffer sizes passed to the kernel.",
+    ),
+    doc(
+        "launch-out-of-resources",
+        Runtime,
+        "The kernel launch asked for more than the GPU has",
+        "\
+`CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` (701), \"too many resources requested for launch\": block
+size times registers per thread, or shared memory, exceeds the GPU's limits.
+
+Confirm: compile with `-Xptxas -v` to see registers per thread.
+
+Fix: launch smaller blocks, or cap registers with __launch_bounds__ / -maxrregcount.",
+    ),
+    doc(
+        "cuda-init-failed",
+        Runtime,
+        "CUDA failed to initialise",
+        "\
+`CUDA_ERROR_NOT_INITIALIZED` (3) / cudaErrorInitializationError, \"initialization error\".
+Causes: CUDA used in a child after fork(), a driver that failed to start, or a missing
+/dev/nvidia-uvm.
+
+Confirm: run `nvidia-smi` and a minimal CUDA program in the same environment.
+
+Fix: initialise CUDA after fork (or use spawn), and see driver-not-loaded when nvidia-smi fails.",
+    ),
+    doc(
+        "cuda-unknown-error",
+        Runtime,
+        "CUDA reported an unknown error",
+        "\
+`CUDA_ERROR_UNKNOWN` (999), \"unknown error\". It has many causes, most of them in the driver:
+the nvidia_uvm module not loaded, /dev/nvidia-uvm missing in a container, a GPU left in a bad
+state after suspend, or a driver/library mismatch.
+
+Confirm: `ls -l /dev/nvidia*`; `dmesg | grep -i nvrm`; `nvidia-smi`.
+
+Fix: `sudo modprobe nvidia_uvm` (or reload it after suspend), restart the container with the GPU
+devices, or reboot.",
+    ),
+    // ---------------------------------------------------------------- driver
+    doc(
+        "driver-too-old",
+        Driver,
+        "The driver is older than the CUDA runtime needs",
+        "\
+`cudaErrorInsufficientDriver` (35), \"CUDA driver version is insufficient for CUDA runtime
+version\", or PyTorch's \"The NVIDIA driver on your system is too old\". The program's CUDA
+runtime (libcudart) is from a newer major than the driver supports (CUDA 13.x needs R580+,
+12.x needs >= 525.60.13, 11.x >= 450.80.02), or it calls an API newer than the driver (36).
+
+Confirm: `nvidia-smi` shows the driver version and the highest CUDA it supports.
+
+Fix: upgrade the driver, or build with a toolkit whose major the driver supports.",
+    ),
+    doc(
+        "driver-not-loaded",
+        Driver,
+        "The NVIDIA kernel driver is not running",
+        "\
+`NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver`, NVML \"Driver
+Not Loaded\", or modprobe's \"Key was rejected by service\". The user-space libraries are
+installed but the kernel module is not loaded: Secure Boot refused an unsigned module, DKMS did
+not rebuild it for the running kernel, or nouveau holds the GPU.
+
+Confirm: `lsmod | grep nvidia`; `dmesg | grep -i nvidia`; `mokutil --sb-state`.
+
+Fix: rebuild/install the module for the running kernel (`sudo dkms autoinstall`), enroll the
+MOK key or disable Secure Boot, blacklist nouveau, then reboot.",
+    ),
+    doc(
+        "driver-library-mismatch",
+        Driver,
+        "The driver's libraries and kernel module are different versions",
+        "\
+`Failed to initialize NVML: Driver/library version mismatch`, `CUDA_ERROR_SYSTEM_DRIVER_MISMATCH`
+(803) \"system has unsupported display driver / cuda driver combination\", or dmesg's \"NVRM: API
+mismatch\". The driver's user-space libraries were upgraded but the old kernel module is still
+loaded (or a container mounts libraries from another version).
+
+Confirm: `cat /proc/driver/nvidia/version` (kernel module) vs the NVML/libcuda version.
+
+Fix: reboot (or unload and reload the nvidia modules) after a driver upgrade; in containers,
+do not install a driver inside the image.",
+    ),
+    doc(
+        "libcuda-not-found",
+        Driver,
+        "libcuda (the driver's CUDA library) could not be loaded",
+        "\
+`libcuda.so.1: cannot open shared object file: No such file or directory`, `cannot find
+-lcuda`, or cudarc's \"Unable to dynamically load the cuda shared library\". libcuda comes with
+the driver, not the toolkit. No driver is installed, or (in containers) the runtime did not
+mount it: docker without `--gpus all` or without the NVIDIA container toolkit. On WSL it lives in
+/usr/lib/wsl/lib.
+
+Confirm: `ldconfig -p | grep libcuda`; `nvidia-smi`.
+
+Fix: install the NVIDIA driver; run containers with `--gpus all`; on WSL add /usr/lib/wsl/lib to
+LD_LIBRARY_PATH. Do not point LD_LIBRARY_PATH at the toolkit's lib/stubs (see libcuda-stub).",
+    ),
+    doc(
+        "libcuda-stub",
+        Driver,
+        "The program loaded the toolkit's stub libcuda",
+        "\
+`CUDA_ERROR_STUB_LIBRARY` (34), \"CUDA driver is a stub library\": the loader picked
+<toolkit>/lib64/stubs/libcuda.so, which exists only so programs can link without a driver. It
+fails every call at run time.
+
+Confirm: `ldd ./program | grep libcuda`; check LD_LIBRARY_PATH for a `stubs` directory.
+
+Fix: remove the stubs directory from LD_LIBRARY_PATH / rpath and install the real driver.",
+    ),
+    doc(
+        "nvml-not-found",
+        Driver,
+        "nvidia-smi could not find libnvidia-ml.so",
+        "\
+`NVIDIA-SMI couldn't find libnvidia-ml.so library in your system.` NVML ships with the driver;
+it is missing from the loader path: a container started without the utility capability, a
+WSL or SSH session with a different LD_LIBRARY_PATH, or no driver at all.
+
+Confirm: `ldconfig -p | grep nvidia-ml`.
+
+Fix: install the driver, or start the container with NVIDIA_DRIVER_CAPABILITIES=compute,utility
+and `--gpus all`; on WSL use /usr/lib/wsl/lib/nvidia-smi.",
+    ),
+    doc(
+        "forward-compat-unsupported",
+        Driver,
+        "A forward-compatibility libcuda was loaded on a GPU that does not support it",
+        "\
+`CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE` (804), \"forward compatibility was attempted on non
+supported HW\": the cuda-compat package (a newer libcuda for an older kernel driver) works only
+on data-center GPUs. Common in CUDA containers on desktop GPUs.
+
+Confirm: `ldd ./program | grep libcuda` shows /usr/local/cuda/compat.
+
+Fix: remove /usr/local/cuda/compat from LD_LIBRARY_PATH (or ld.so.conf) and upgrade the host
+driver instead.",
+    ),
+    doc(
+        "system-not-ready",
+        Driver,
+        "The system is not ready for CUDA work",
+        "\
+`CUDA_ERROR_SYSTEM_NOT_READY` (802): a required daemon is not running, typically the NVIDIA
+Fabric Manager on NVSwitch systems (HGX/DGX).
+
+Confirm: `systemctl status nvidia-fabricmanager`.
+
+Fix: install and start nvidia-fabricmanager of exactly the driver's version.",
+    ),
+    // ----------------------------------------------------------- environment
+    doc(
+        "no-device-visible",
+        Environment,
+        "No CUDA GPU is visible to the program",
+        "\
+`CUDA_ERROR_NO_DEVICE` (100), \"no CUDA-capable device is detected\", or nvidia-smi's \"No devices
+were found\". The driver loaded but shows no GPU: CUDA_VISIBLE_DEVICES is empty or wrong, a
+container was started without GPUs, /dev/nvidia* is not accessible, or the machine has none.
+
+Confirm: `echo $CUDA_VISIBLE_DEVICES`; `ls -l /dev/nvidia*`; `nvidia-smi -L`.
+
+Fix: unset or correct CUDA_VISIBLE_DEVICES; run containers with `--gpus all`; add the user to
+the group owning /dev/nvidia* (often `video`).",
+    ),
+    doc(
+        "invalid-device-ordinal",
+        Environment,
+        "The program asked for a GPU index that does not exist",
+        "\
+`CUDA_ERROR_INVALID_DEVICE` (101), \"invalid device ordinal\": a device index at or above the
+number of visible GPUs. CUDA_VISIBLE_DEVICES renumbers the GPUs from 0.
+
+Confirm: `nvidia-smi -L`; `echo $CUDA_VISIBLE_DEVICES`.
+
+Fix: use an index below the visible count, or widen CUDA_VISIBLE_DEVICES.",
+    ),
+    doc(
+        "device-unavailable",
+        Environment,
+        "The GPU is busy or unavailable",
+        "\
+`CUDA_ERROR_DEVICE_UNAVAILABLE` (46), \"CUDA-capable device(s) is/are busy or unavailable\": the
+GPU is in exclusive-process compute mode and in use, or it is prohibited.
+
+Confirm: `nvidia-smi -q -d COMPUTE` and the process list in `nvidia-smi`.
+
+Fix: wait for (or stop) the other process, or `sudo nvidia-smi -c DEFAULT`.",
+    ),
+    doc(
+        "cuda-runtime-lib-not-found",
+        Environment,
+        "A CUDA toolkit library (libcudart, libcublas, ...) could not be found",
+        "\
+The linker (`cannot find -lcudart`) or the loader (`libcudart.so.12: cannot open shared object
+file`) could not find a toolkit library. At link time the toolkit's lib directory is not on
+the search path; at run time the program was linked against a toolkit library that is not
+installed or not on LD_LIBRARY_PATH on this machine.
+
+Confirm: `ldd ./program | grep 'not found'`.
+
+Fix: link statically (cudart_static), add the toolkit's lib64 directory to LD_LIBRARY_PATH or
+the rpath, or install the matching runtime (apt `cuda-cudart-13-0`, pip
+`nvidia-cuda-runtime`).",
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_kebab_case_and_documented() {
+        let mut seen = std::collections::HashSet::new();
+        for d in all() {
+            assert!(seen.insert(d.code), "duplicate code {}", d.code);
+            assert!(
+                d.code
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+                "{} is not kebab-case",
+                d.code
+            );
+            assert!(
+                d.explanation.contains("Confirm"),
+                "{} lacks a Confirm paragraph",
+                d.code
+            );
+            assert!(
+                d.explanation.contains("Fix"),
+                "{} lacks a Fix paragraph",
+                d.code
+            );
+        }
+    }
+
+    #[test]
+    fn lookup_is_case_insensitive_and_rejects_unknown() {
+        assert_eq!(lookup("LIBCUDA-STUB").unwrap().code, "libcuda-stub");
+        assert!(lookup("E0425").is_none());
+    }
+}

@@ -1,0 +1,1405 @@
+//! Pass 2: turn the matched lines into diagnoses, with causes and fixes
+//! computed from the facts tables and from what was detected (the
+//! [`Context`]): the toolkit that ran, other installed toolkits, the driver,
+//! the GPUs, the platform.
+
+use super::scan::{Fact, Hit, HostKind, Scan};
+use super::{codes, Context, Diagnosis, Layer};
+use crate::arch::{Arch, ComputeCapability, Variant};
+use crate::facts::{self, CudaVersion};
+use crate::probe::{GpuInfo, Platform};
+use crate::toolkit::Toolkit;
+
+/// Most evidence lines kept per diagnosis.
+const MAX_EVIDENCE_LINES: usize = 6;
+
+/// All hits of one code.
+struct Finding {
+    code: &'static str,
+    offset: usize,
+    evidence: Vec<String>,
+    facts: Vec<Fact>,
+    confidence: f32,
+}
+
+/// What is known about the machine: the context first, the log second.
+struct View<'a> {
+    ctx: &'a Context,
+    scan: &'a Scan,
+}
+
+fn v2(v: &semver::Version) -> CudaVersion {
+    (v.major as u32, v.minor as u32)
+}
+
+fn vs(v: (u32, u32)) -> String {
+    format!("{}.{}", v.0, v.1)
+}
+
+impl View<'_> {
+    fn toolkit(&self) -> Option<&Toolkit> {
+        self.ctx.selected.and_then(|i| self.ctx.toolkits.get(i))
+    }
+
+    /// The nvcc that produced the log: its own banner wins over detection.
+    fn nvcc_version(&self) -> Option<CudaVersion> {
+        self.scan
+            .nvcc_release
+            .or_else(|| self.toolkit().and_then(|t| t.version.as_ref()).map(v2))
+    }
+
+    fn driver_version(&self) -> Option<String> {
+        self.ctx
+            .probe
+            .as_ref()
+            .and_then(|p| p.driver.as_ref())
+            .and_then(|d| d.version.clone())
+            .or_else(|| self.scan.smi_driver.clone())
+    }
+
+    /// Highest CUDA the driver supports.
+    fn driver_cuda(&self) -> Option<CudaVersion> {
+        self.ctx
+            .probe
+            .as_ref()
+            .and_then(|p| p.driver.as_ref())
+            .and_then(|d| d.cuda_version)
+            .or(self.scan.smi_cuda)
+            .or_else(|| {
+                self.driver_version()
+                    .and_then(|v| facts::max_cuda_for_driver(&v))
+            })
+    }
+
+    fn driver_branch(&self) -> Option<String> {
+        self.driver_version()
+            .map(|v| v.split('.').next().unwrap_or(&v).to_string())
+    }
+
+    fn gpus(&self) -> &[GpuInfo] {
+        self.ctx.probe.as_ref().map_or(&[], |p| p.gpus.as_slice())
+    }
+
+    fn platform(&self) -> Option<&Platform> {
+        self.ctx.probe.as_ref().map(|p| &p.platform)
+    }
+
+    fn in_container(&self) -> Option<&str> {
+        self.platform().and_then(|p| p.container.as_deref())
+    }
+
+    fn wsl(&self) -> bool {
+        self.platform().is_some_and(|p| p.wsl)
+    }
+
+    /// Installed toolkits (other than the selected one) whose version passes `ok`.
+    fn other_toolkits(&self, ok: impl Fn(CudaVersion) -> bool) -> Vec<(CudaVersion, &Toolkit)> {
+        let selected = self.toolkit().map(|t| &t.root);
+        let mut out: Vec<_> = self
+            .ctx
+            .toolkits
+            .iter()
+            .filter(|t| Some(&t.root) != selected && !t.is_broken())
+            .filter_map(|t| t.version.as_ref().map(|v| (v2(v), t)))
+            .filter(|(v, _)| ok(*v))
+            .collect();
+        out.sort_by(|a, b| b.0.cmp(&a.0));
+        out.dedup_by(|a, b| a.1.root == b.1.root);
+        out
+    }
+
+    /// "CUDA 12.4 is installed at /usr/local/cuda-12.4: set CUDA_HOME=/usr/local/cuda-12.4".
+    fn use_toolkit_fixes(&self, ok: impl Fn(CudaVersion) -> bool, why: &str) -> Vec<String> {
+        self.other_toolkits(ok)
+            .into_iter()
+            .take(2)
+            .map(|(v, t)| {
+                format!(
+                    "CUDA {} is installed at {}{why}: set CUDA_HOME={}",
+                    vs(v),
+                    t.root.display(),
+                    t.root.display()
+                )
+            })
+            .collect()
+    }
+
+    fn gpu_list(&self) -> String {
+        self.gpus()
+            .iter()
+            .map(|g| format!("{} (sm_{})", g.name, g.compute_capability.number()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Runs pass 2.
+pub(crate) fn explain(scan: Scan, ctx: &Context) -> Vec<Diagnosis> {
+    let view = View { ctx, scan: &scan };
+    let mut findings: Vec<Finding> = Vec::new();
+    for hit in &scan.hits {
+        let (code, confidence) = resolve(hit, &view);
+        let Hit {
+            offset,
+            evidence,
+            fact,
+            ..
+        } = hit;
+        match findings.iter_mut().find(|f| f.code == code) {
+            Some(f) => {
+                if f.evidence.len() < MAX_EVIDENCE_LINES && !f.evidence.contains(evidence) {
+                    f.evidence.push(evidence.clone());
+                }
+                if f.facts.len() < 16 && !f.facts.contains(fact) {
+                    f.facts.push(fact.clone());
+                }
+                f.confidence = f.confidence.max(confidence);
+            }
+            None => findings.push(Finding {
+                code,
+                offset: *offset,
+                evidence: vec![evidence.clone()],
+                facts: vec![fact.clone()],
+                confidence,
+            }),
+        }
+    }
+    let mut out: Vec<(usize, Diagnosis)> = findings
+        .iter()
+        .map(|f| (f.offset, build(f, &view)))
+        .collect();
+    cross_check(&mut out);
+    out.sort_by(|a, b| {
+        b.1.confidence
+            .total_cmp(&a.1.confidence)
+            .then(a.0.cmp(&b.0))
+    });
+    out.into_iter().map(|(_, d)| d).collect()
+}
+
+/// Decides the code of facts that need the whole log or the context.
+fn resolve(hit: &Hit, view: &View) -> (&'static str, f32) {
+    match &hit.fact {
+        Fact::PtxVersion { jit, nvcc_tmp, .. } | Fact::PtxTarget { jit, nvcc_tmp, .. } => {
+            if *jit {
+                ("ptx-too-new-for-driver", 0.95)
+            } else if view.scan.jit_context && !*nvcc_tmp {
+                ("ptx-too-new-for-driver", 0.85)
+            } else if *nvcc_tmp {
+                ("toolkit-incomplete", 0.9)
+            } else {
+                ("ptxas-too-old", 0.8)
+            }
+        }
+        Fact::Arch { name, .. } => resolve_arch(name, view.nvcc_version()).0,
+        _ => (hit.code, hit.confidence),
+    }
+}
+
+/// What is known about an architecture nvcc rejected.
+#[derive(Debug, Clone, Copy)]
+enum ArchVerdict {
+    /// No release targets it (typo, or newer than the tables).
+    Unknown,
+    /// This nvcc predates it.
+    TooNew { first: CudaVersion },
+    /// This nvcc dropped it.
+    Dropped { last: CudaVersion },
+    /// The tables say this nvcc supports it (the nvcc that ran is not the one detected?).
+    Contradiction,
+    /// Without the nvcc version: it was dropped at some point, or is too new.
+    Either {
+        first: CudaVersion,
+        last: Option<CudaVersion>,
+    },
+}
+
+/// The last CUDA release that targeted Fermi (sm_20/sm_21): CUDA 9.0 removed it
+/// (CUDA 9.0 release notes, "Fermi architecture support has been removed").
+const FERMI_LAST: CudaVersion = (8, 0);
+
+fn parse_arch_name(name: &str) -> Option<Arch> {
+    let bare = name
+        .trim()
+        .trim_start_matches("sm_")
+        .trim_start_matches("compute_")
+        .trim_start_matches("lto_");
+    Arch::parse(bare).ok()
+}
+
+fn resolve_arch(name: &str, nvcc: Option<CudaVersion>) -> ((&'static str, f32), ArchVerdict) {
+    let Some(arch) = parse_arch_name(name) else {
+        return (("arch-invalid", 0.85), ArchVerdict::Unknown);
+    };
+    let Some((first, last)) = facts::arch_variant_first_last(arch) else {
+        // Fermi (sm_2x) and older predate the tables: removed in CUDA 9.0.
+        if arch.cc.major < 3 && arch.variant == Variant::Plain {
+            return (
+                ("arch-dropped-by-nvcc", 0.85),
+                ArchVerdict::Dropped { last: FERMI_LAST },
+            );
+        }
+        return (("arch-too-new-for-nvcc", 0.6), ArchVerdict::Unknown);
+    };
+    match nvcc {
+        Some(v) if v < first => (
+            ("arch-too-new-for-nvcc", 0.95),
+            ArchVerdict::TooNew { first },
+        ),
+        Some(v) if last.is_some_and(|l| v > l) => (
+            ("arch-dropped-by-nvcc", 0.95),
+            ArchVerdict::Dropped {
+                last: last.unwrap_or(v),
+            },
+        ),
+        Some(_) => {
+            let code = if last.is_some() {
+                "arch-dropped-by-nvcc"
+            } else {
+                "arch-too-new-for-nvcc"
+            };
+            ((code, 0.5), ArchVerdict::Contradiction)
+        }
+        None if last.is_some() => (
+            ("arch-dropped-by-nvcc", 0.75),
+            ArchVerdict::Either { first, last },
+        ),
+        None => (
+            ("arch-too-new-for-nvcc", 0.8),
+            ArchVerdict::Either { first, last },
+        ),
+    }
+}
+
+fn arch_list_hint() -> &'static str {
+    "CUDA_ARCHS, [package.metadata.cuda] arch, or Build::arch"
+}
+
+fn base(f: &Finding) -> Diagnosis {
+    let doc = codes::lookup(f.code);
+    Diagnosis {
+        code: doc.map_or(f.code, |d| d.code),
+        title: doc.map_or_else(|| f.code.to_string(), |d| d.title.to_string()),
+        evidence: f.evidence.clone(),
+        cause: String::new(),
+        fix: Vec::new(),
+        layer: doc.map_or(Layer::Runtime, |d| d.layer),
+        confidence: f.confidence,
+        alternatives: Vec::new(),
+    }
+}
+
+fn push_unique(v: &mut Vec<String>, s: String) {
+    if !s.is_empty() && !v.contains(&s) {
+        v.push(s);
+    }
+}
+
+fn build(f: &Finding, view: &View) -> Diagnosis {
+    let mut d = base(f);
+    match f.code {
+        "arch-too-new-for-nvcc" | "arch-dropped-by-nvcc" | "arch-invalid" => {
+            arch_rejected(f, view, &mut d)
+        }
+        "arch-feature-needs-higher-target" => feature(f, view, &mut d),
+        "arch-not-detected" => arch_not_detected(f, view, &mut d),
+        "toolkit-incomplete" => toolkit_incomplete(f, view, &mut d),
+        "ptxas-too-old" => ptxas_too_old(f, view, &mut d),
+        "host-compiler-unsupported" => host_unsupported(f, view, &mut d),
+        "host-compiler-not-found" => host_not_found(f, &mut d),
+        "nvcc-not-found" | "cuda-home-invalid" => nvcc_not_found(f, view, &mut d),
+        "no-kernel-image-for-device" => no_kernel_image(f, view, &mut d),
+        "ptx-too-new-for-driver" => ptx_too_new(f, view, &mut d),
+        "ptx-jit-failed" => ptx_jit_failed(f, view, &mut d),
+        "driver-too-old" => driver_too_old(f, view, &mut d),
+        "driver-not-loaded" => driver_not_loaded(f, view, &mut d),
+        "driver-library-mismatch" => driver_mismatch(view, &mut d),
+        "libcuda-not-found" | "nvml-not-found" | "ptx-jit-compiler-missing" => {
+            lib_missing(f, view, &mut d)
+        }
+        "libcuda-stub" => libcuda_stub(view, &mut d),
+        "no-device-visible" => no_device(view, &mut d),
+        "cuda-unknown-error" => unknown_error(view, &mut d),
+        "cuda-runtime-lib-not-found" => runtime_lib(f, view, &mut d),
+        _ => {}
+    }
+    // Facts every code shares: notes, CUDA error names, cuda-build's own errors.
+    let mut by_number_only = true;
+    let mut any_cuda = false;
+    for fact in &f.facts {
+        match fact {
+            Fact::Note(n) if d.cause.is_empty() => d.cause = n.to_string(),
+            Fact::Note(n) => push_unique(&mut d.alternatives, n.to_string()),
+            Fact::Cuda { err, by_number } => {
+                any_cuda = true;
+                by_number_only &= *by_number;
+                if d.cause.is_empty() {
+                    d.cause = format!(
+                        "A CUDA call failed with {}: {}.",
+                        err.label(),
+                        lower_first(&d.title)
+                    );
+                }
+            }
+            Fact::Own { message, help } => {
+                if d.cause.is_empty() {
+                    d.cause = message.clone();
+                }
+                // cuda-build's own help knows the exact setting: it goes first.
+                let mut fixes = help.clone();
+                for f in d.fix.drain(..) {
+                    push_unique(&mut fixes, f);
+                }
+                d.fix = fixes;
+            }
+            _ => {}
+        }
+    }
+    if any_cuda && by_number_only {
+        d.confidence = d.confidence.min(0.5);
+        push_unique(
+            &mut d.alternatives,
+            "Only the error number was seen: check that it is a CUresult/cudaError_t value and not another library's code.".into(),
+        );
+    }
+    if d.cause.is_empty() {
+        d.cause = format!("{}.", d.title);
+    }
+    if d.fix.is_empty() {
+        d.fix.push(format!(
+            "see `cargo cuda explain {}` for how to confirm and fix this",
+            d.code
+        ));
+    }
+    if let Some(crate_name) = &view.scan.build_script {
+        if matches!(
+            d.layer,
+            Layer::Toolkit | Layer::BuildConfig | Layer::HostCompiler
+        ) {
+            d.cause = format!("{} (in the build script of `{crate_name}`)", d.cause);
+        }
+    }
+    d.confidence = d.confidence.clamp(0.0, 1.0);
+    d
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_lowercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+fn arch_rejected(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let nvcc = view.nvcc_version();
+    let names: Vec<&str> = f
+        .facts
+        .iter()
+        .filter_map(|x| match x {
+            Fact::Arch { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let Some(name) = names.first().copied() else {
+        return;
+    };
+    let (_, verdict) = resolve_arch(name, nvcc);
+    let this = nvcc.map_or_else(|| "this nvcc".to_string(), |v| format!("nvcc {}", vs(v)));
+    let arch = parse_arch_name(name);
+    let cc = arch.map(|a| a.cc);
+    let sm = arch.map_or_else(|| name.to_string(), |a| a.sm_name());
+    if d.code == "arch-invalid" {
+        d.cause = format!("`{name}` is not an architecture name: nvcc wants sm_XY, compute_XY or lto_XY (e.g. sm_86, compute_90a).");
+        d.fix.push(format!(
+            "fix the value that produced `{name}`: CUDA_ARCHS=80;86+PTX (cuda-build turns it into proper -gencode flags), or `-gencode arch=compute_80,code=[sm_80,compute_80]` for nvcc directly"
+        ));
+        d.alternatives.push("An empty or unexpanded variable in a build script gives the same message (`compute_`, `sm_$ARCH`).".into());
+        return;
+    }
+    match verdict {
+        ArchVerdict::Unknown => {
+            d.cause = format!("{this} does not know `{name}`, and no CUDA release in cuda-build's tables targets it.");
+            d.fix.push(format!(
+                "check `{name}` for a typo (e.g. sm_90, sm_90a, sm_120) in {}",
+                arch_list_hint()
+            ));
+            d.alternatives.push(format!(
+                "If `{name}` is a brand-new architecture, a newer toolkit than cuda-build knows may support it: `nvcc --list-gpu-arch` on that toolkit tells."
+            ));
+        }
+        ArchVerdict::TooNew { first } => {
+            d.cause = format!(
+                "{this} predates `{name}`: {sm} needs CUDA {} or newer.",
+                vs(first)
+            );
+            d.fix
+                .extend(view.use_toolkit_fixes(|v| v >= first, &format!(" and targets {sm}")));
+            d.fix.push(format!(
+                "install CUDA {} or newer, or remove {sm} from the arch list ({})",
+                vs(first),
+                arch_list_hint()
+            ));
+        }
+        ArchVerdict::Dropped { last } => {
+            d.cause = format!(
+                "{this} no longer targets `{name}`: CUDA {} was the last release that did.",
+                vs(last)
+            );
+            d.fix.extend(view.use_toolkit_fixes(
+                |v| {
+                    v <= last
+                        && cc
+                            .is_some_and(|c| facts::arch_first_last(c).is_some_and(|(f, _)| f <= v))
+                },
+                &format!(" and still targets {sm}"),
+            ));
+            let lowest = nvcc.and_then(|v| facts::archs_for_toolkit(v).first().copied());
+            let keep = lowest.map_or(String::new(), |l| {
+                format!(
+                    " (CUDA {} targets sm_{} and newer)",
+                    vs(nvcc.unwrap_or_default()),
+                    l.number()
+                )
+            });
+            d.fix.push(format!(
+                "remove {sm} from the arch list ({}) if no GPU you run on needs it{keep}",
+                arch_list_hint()
+            ));
+            d.fix.push(format!(
+                "to keep {sm}, build with CUDA {} or older",
+                vs(last)
+            ));
+        }
+        ArchVerdict::Contradiction => {
+            d.cause = format!(
+                "nvcc rejected `{name}`, although CUDA {} should target it by cuda-build's tables.",
+                nvcc.map(vs).unwrap_or_default()
+            );
+            d.alternatives.push("The nvcc that ran may not be the toolkit cuda-build detected (check NVCC, CUDA_HOME and PATH with `cargo cuda toolkits`).".into());
+            d.fix.push(format!("run `nvcc --version` and `nvcc --list-gpu-arch` with the nvcc the build used, and remove {sm} from the arch list if it is not listed"));
+        }
+        ArchVerdict::Either { first, last } => match last {
+            Some(last) => {
+                d.cause = format!(
+                        "nvcc rejected `{name}`. {sm} was targeted by CUDA {} to {}; a newer nvcc has dropped it.",
+                        vs(first),
+                        vs(last)
+                    );
+                d.alternatives.push(format!(
+                        "arch-too-new-for-nvcc, if this nvcc is older than CUDA {}: `nvcc --version` tells them apart.",
+                        vs(first)
+                    ));
+                d.fix.push(format!(
+                    "remove {sm} from the arch list ({}), or build with CUDA {} to {}",
+                    arch_list_hint(),
+                    vs(first),
+                    vs(last)
+                ));
+            }
+            None => {
+                d.cause = format!(
+                    "nvcc rejected `{name}`: {sm} needs CUDA {} or newer.",
+                    vs(first)
+                );
+                d.alternatives.push(
+                    "A typo in the arch list gives the same message: check the spelling.".into(),
+                );
+                d.fix
+                    .extend(view.use_toolkit_fixes(|v| v >= first, &format!(" and targets {sm}")));
+                d.fix.push(format!(
+                    "use CUDA {} or newer, or remove {sm} from the arch list ({})",
+                    vs(first),
+                    arch_list_hint()
+                ));
+            }
+        },
+    }
+    for other in names.iter().skip(1) {
+        push_unique(
+            &mut d.alternatives,
+            format!("nvcc also rejected `{other}`."),
+        );
+    }
+    gpu_arch_hint(view, nvcc, d);
+}
+
+/// "Your GPU is sm_86: CUDA_ARCHS=86 builds exactly for it."
+fn gpu_arch_hint(view: &View, nvcc: Option<CudaVersion>, d: &mut Diagnosis) {
+    let gpus = view.gpus();
+    if gpus.is_empty() {
+        return;
+    }
+    let mut ccs: Vec<ComputeCapability> = gpus.iter().map(|g| g.compute_capability).collect();
+    ccs.sort();
+    ccs.dedup();
+    let list = ccs
+        .iter()
+        .map(|c| c.number().to_string())
+        .collect::<Vec<_>>()
+        .join(";");
+    let ok = nvcc.map_or(true, |v| {
+        ccs.iter().all(|c| facts::toolkit_supports(v, c.arch()))
+    });
+    if ok {
+        d.fix.push(format!(
+            "the GPUs here are {}: CUDA_ARCHS={list} builds for exactly them",
+            view.gpu_list()
+        ));
+    } else {
+        d.fix.push(format!(
+            "the GPUs here are {}, and CUDA {} cannot target all of them: choose a toolkit that can",
+            view.gpu_list(),
+            nvcc.map(vs).unwrap_or_default()
+        ));
+    }
+}
+
+fn feature(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let mut features = Vec::new();
+    let mut needs: Option<(Arch, bool)> = None;
+    let mut lacking_target: Option<Arch> = None;
+    for fact in &f.facts {
+        if let Fact::Feature {
+            feature,
+            needs: n,
+            arch_specific,
+            target,
+        } = fact
+        {
+            push_unique(&mut features, format!("`{feature}`"));
+            if let Some(t) = target.as_deref().and_then(parse_arch_name) {
+                lacking_target = Some(t);
+            }
+            if let Some(a) = parse_arch_name(n) {
+                if needs.map_or(true, |(b, _)| a.cc > b.cc) {
+                    needs = Some((a, *arch_specific));
+                }
+            }
+        }
+    }
+    let what = features.join(", ");
+    let Some((arch, specific)) = needs else {
+        d.cause = format!("ptxas refused {what}: the target architecture lacks it.");
+        return;
+    };
+    let num = arch.to_string();
+    if let Some(t) = lacking_target.filter(|t| t.cc != arch.cc) {
+        // e.g. wgmma on sm_120: no target of that GPU has it.
+        d.cause = format!(
+            "{what} exist only on {}; {} has no such instruction, on any target.",
+            arch.sm_name(),
+            t.sm_name()
+        );
+        d.fix.push(format!(
+            "do not build this kernel for {} (Build::file_arch for this file), or give {} its own code path with `#if __CUDA_ARCH__` guards",
+            t.sm_name(),
+            t.sm_name()
+        ));
+        d.fix.push(format!(
+            "build the {what} code only for {} (CUDA_ARCHS={num} for that kernel)",
+            arch.sm_name()
+        ));
+        return;
+    }
+    if specific || arch.variant != Variant::Plain {
+        let plain = arch.with_variant(Variant::Plain).sm_name();
+        d.cause = format!(
+            "{what} exist only on the arch-specific target {}; plain {plain} (and compute_{} PTX) lack them.",
+            arch.sm_name(),
+            arch.cc.number()
+        );
+        d.fix.push(format!(
+            "build this kernel for {}: CUDA_ARCHS={num} (or Build::file_arch for this file; nvcc: -gencode arch={},code={})",
+            arch.sm_name(),
+            arch.compute_name(),
+            arch.sm_name()
+        ));
+        d.fix.push(format!(
+            "{} code runs only on compute capability {}.{} GPUs; to build other targets too, guard the code with `#if defined(__CUDA_ARCH_FEAT_SM{}_ALL)`",
+            arch.sm_name(),
+            arch.cc.major,
+            arch.cc.minor,
+            arch.cc.number()
+        ));
+        d.alternatives.push(format!(
+            "Some nvcc versions emit compute_{0} PTX for -arch={1}; if {1} was already requested, use -gencode arch={2},code={1} explicitly.",
+            arch.cc.number(),
+            arch.sm_name(),
+            arch.compute_name()
+        ));
+    } else {
+        d.cause = format!(
+            "{what} need {} or newer, but the code was compiled for a lower target (often a fallback entry of the arch list).",
+            arch.sm_name()
+        );
+        d.fix.push(format!(
+            "raise the lowest architecture to {} (CUDA_ARCHS={num}), or guard the code with `#if __CUDA_ARCH__ >= {}0` and give lower targets a fallback",
+            arch.sm_name(),
+            arch.cc.number()
+        ));
+    }
+    if let Some(v) = view.nvcc_version() {
+        if !facts::toolkit_supports(v, arch) {
+            if let Some((first, _)) = facts::arch_variant_first_last(arch) {
+                d.fix.push(format!(
+                    "CUDA {} cannot target {}: it needs CUDA {} or newer",
+                    vs(v),
+                    arch.sm_name(),
+                    vs(first)
+                ));
+            }
+        }
+    }
+    let gpus = view.gpus();
+    let lacking: Vec<String> = gpus
+        .iter()
+        .filter(|g| {
+            g.compute_capability < arch.cc
+                || (arch.variant != Variant::Plain && g.compute_capability != arch.cc)
+        })
+        .map(|g| format!("{} (sm_{})", g.name, g.compute_capability.number()))
+        .collect();
+    if !lacking.is_empty() {
+        d.fix.push(format!(
+            "{} cannot run {}: keep a fallback code path for it",
+            lacking.join(", "),
+            arch.sm_name()
+        ));
+    } else if !gpus.is_empty() {
+        gpu_arch_hint(view, view.nvcc_version(), d);
+    }
+}
+
+fn arch_not_detected(_f: &Finding, view: &View, d: &mut Diagnosis) {
+    d.fix.push(format!(
+        "name the architecture explicitly: CUDA_ARCHS=86 (or `80;86;90`, `all-major`) via {}",
+        arch_list_hint()
+    ));
+    if !view.gpus().is_empty() {
+        gpu_arch_hint(view, view.nvcc_version(), d);
+    } else {
+        d.fix.push("`nvidia-smi --query-gpu=name,compute_cap --format=csv` on the machine that will run the program gives its architecture".into());
+    }
+}
+
+fn ptx_pair(f: &Finding) -> Option<((u32, u32), (u32, u32))> {
+    f.facts.iter().find_map(|x| match x {
+        Fact::PtxVersion { ptx, current, .. } => Some((*ptx, *current)),
+        _ => None,
+    })
+}
+
+fn cuda_of_isa(isa: (u32, u32)) -> String {
+    match facts::cuda_for_ptx_isa(isa) {
+        Some(v) if facts::ptx_isa_for_cuda(v) == Some(isa) => format!("CUDA {}", vs(v)),
+        Some(v) => format!("CUDA {} or newer", vs(v)),
+        None => "a CUDA release newer than cuda-build knows".into(),
+    }
+}
+
+fn toolkit_incomplete(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let release = view.nvcc_version();
+    let rel = release.map_or_else(|| "<release>".to_string(), |v| format!("{}-{}", v.0, v.1));
+    let wheel = view
+        .toolkit()
+        .is_some_and(|t| matches!(t.found_via, crate::toolkit::FoundVia::PythonWheel(_)));
+    let pip_rel = release.map_or_else(|| "<release>".to_string(), |v| format!("{}.{}.*", v.0, v.1));
+    for fact in &f.facts {
+        match fact {
+            Fact::Header(h) => {
+                let cccl = ["nv/", "cuda/", "cub/", "thrust/"]
+                    .iter()
+                    .any(|p| h.starts_with(p));
+                if cccl {
+                    push_unique(&mut d.fix, format!(
+                        "`{h}` is part of CCCL: install it for the same release (apt: cuda-cccl-{rel}; pip: nvidia-cuda-cccl=={pip_rel}; conda: cuda-cccl)"
+                    ));
+                    if d.cause.is_empty() {
+                        d.cause = format!("The toolkit's headers lack `{h}`: its CCCL component (nv/, cuda/std, cub, thrust) is not installed.");
+                    }
+                } else {
+                    let root = view.toolkit().map(|t| t.root.join("include").join(h));
+                    if d.cause.is_empty() {
+                        d.cause = format!("`{h}` was not found: nvcc is running without the toolkit's include directory, or that component is not installed.");
+                    }
+                    if let Some(root) = root {
+                        push_unique(&mut d.fix, format!("check that {} exists; if it does, nvcc is not using its own nvcc.profile (a copied or wrapped nvcc)", root.display()));
+                    }
+                    push_unique(&mut d.fix, format!("install the headers of the same release (apt: cuda-cudart-dev-{rel} or the library's -dev package; pip: nvidia-cuda-runtime=={pip_rel})"));
+                    push_unique(
+                        &mut d.alternatives,
+                        format!(
+                            "If `{h}` is your own header, add its directory with Build::include."
+                        ),
+                    );
+                }
+            }
+            Fact::PtxVersion { ptx, current, .. } => {
+                d.cause = format!(
+                    "Inside one nvcc run, its front end (cicc/nvvm, {}) wrote PTX ISA {} but its ptxas ({}) reads at most ISA {}: the toolkit mixes components of two releases.",
+                    cuda_of_isa(*ptx),
+                    vs(*ptx),
+                    cuda_of_isa(*current),
+                    vs(*current)
+                );
+                if wheel || view.toolkit().is_none() {
+                    push_unique(&mut d.fix, format!(
+                        "with the pip wheels, pin every component to one release: pip install 'nvidia-cuda-nvcc=={pip_rel}' 'nvidia-nvvm=={pip_rel}' 'nvidia-cuda-crt=={pip_rel}'"
+                    ));
+                }
+                push_unique(&mut d.fix, "reinstall the toolkit so nvcc, nvvm (cicc) and ptxas come from the same release; `cargo cuda doctor` lists each component's version".into());
+                d.alternatives.push("If nvcc was given a .ptx file you wrote or generated elsewhere, this is ptxas-too-old instead.".into());
+            }
+            Fact::PtxTarget { target, .. } => {
+                push_unique(&mut d.fix, "reinstall the toolkit so nvcc, nvvm (cicc) and ptxas come from the same release".into());
+                if d.cause.is_empty() {
+                    d.cause = format!("nvcc's ptxas does not know `.target {target}` that its own front end emitted: the toolkit mixes releases.");
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(t) = view.toolkit() {
+        for p in t.problems.iter().filter(|p| p.code == "toolkit-incomplete") {
+            push_unique(
+                &mut d.fix,
+                match &p.fix {
+                    Some(fix) => format!("{} ({fix})", p.message),
+                    None => p.message.clone(),
+                },
+            );
+        }
+    }
+}
+
+fn ptxas_too_old(f: &Finding, view: &View, d: &mut Diagnosis) {
+    if let Some((ptx, current)) = ptx_pair(f) {
+        d.cause = format!(
+            "This ptxas reads PTX ISA up to {} ({}), and the PTX is ISA {} (written by {}).",
+            vs(current),
+            cuda_of_isa(current),
+            vs(ptx),
+            cuda_of_isa(ptx)
+        );
+        if let Some(need) = facts::cuda_for_ptx_isa(ptx) {
+            d.fix
+                .extend(view.use_toolkit_fixes(|v| v >= need, " and its ptxas reads it"));
+            d.fix.push(format!("assemble with the ptxas of CUDA {} or newer, or regenerate the PTX with the older toolkit", vs(need)));
+        }
+    } else if let Some(t) = f.facts.iter().find_map(|x| match x {
+        Fact::PtxTarget { target, .. } => Some(target),
+        _ => None,
+    }) {
+        d.cause = format!("This ptxas does not know `.target {t}`: it is older than the compiler that wrote the PTX.");
+        d.fix
+            .push("use the ptxas of the release that wrote the PTX, or newer".into());
+    }
+    d.alternatives.push("If this came from a program loading PTX at run time, it is ptx-too-new-for-driver (the driver's JIT is the old ptxas).".into());
+}
+
+fn host_unsupported(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let Some((kind, limit)) = f.facts.iter().find_map(|x| match x {
+        Fact::Host { kind, limit } => Some((*kind, *limit)),
+        _ => None,
+    }) else {
+        return;
+    };
+    let nvcc = view.nvcc_version();
+    let limits = nvcc.and_then(facts::host_compiler_limits);
+    let cuda = nvcc.map_or_else(|| "this CUDA".to_string(), |v| format!("CUDA {}", vs(v)));
+    match kind {
+        HostKind::Gcc | HostKind::Clang => {
+            let (name, bin) = if kind == HostKind::Gcc {
+                ("gcc", "g++")
+            } else {
+                ("clang", "clang++")
+            };
+            let max = limit.or_else(|| {
+                limits.map(|l| {
+                    if kind == HostKind::Gcc {
+                        l.gcc_max
+                    } else {
+                        l.clang_max
+                    }
+                })
+            });
+            match max {
+                Some(max) => {
+                    d.cause = format!("{cuda}'s host_config.h accepts {name} up to {max}, and the host compiler nvcc ran is newer.");
+                    d.fix.push(format!("install {bin}-{max} (or older) and point nvcc at it: NVCC_CCBIN={bin}-{max} (or Build::ccbin(\"{bin}-{max}\"))"));
+                    let better = view.use_toolkit_fixes(
+                        |v| {
+                            facts::host_compiler_limits(v).is_some_and(|l| {
+                                (if kind == HostKind::Gcc {
+                                    l.gcc_max
+                                } else {
+                                    l.clang_max
+                                }) > max
+                            })
+                        },
+                        &format!(" and accepts a newer {name}"),
+                    );
+                    d.fix.extend(better);
+                }
+                None => {
+                    d.cause = format!("{cuda}'s host_config.h does not accept this {name} version.")
+                }
+            }
+        }
+        HostKind::Msvc => {
+            d.cause = format!(
+                "{cuda}'s host_config.h does not accept this Visual Studio (cl.exe) version."
+            );
+            if let Some((lo, hi)) = limits.and_then(|l| l.msvc) {
+                d.fix.push(format!("use a Visual Studio whose _MSC_VER is {lo}..={hi}, from its Developer Command Prompt"));
+            } else {
+                d.fix.push("use the Visual Studio version the message names, from its Developer Command Prompt".into());
+            }
+        }
+        HostKind::Icx => {
+            d.cause = "nvcc does not accept Intel ICX as host compiler.".into();
+            d.fix
+                .push("use cl.exe (Windows) or g++ (Linux) as host compiler: NVCC_CCBIN".into());
+        }
+    }
+    d.fix.push("or use a newer CUDA toolkit; as a last resort NVCC_APPEND_FLAGS=-allow-unsupported-compiler skips the check (unsupported: it can miscompile)".into());
+    d.alternatives.push("If NVCC_CCBIN or -ccbin is set, nvcc used that compiler, not the one on PATH: check which one ran with `nvcc -v`.".into());
+}
+
+fn host_not_found(f: &Finding, d: &mut Diagnosis) {
+    let prog = f.facts.iter().find_map(|x| match x {
+        Fact::MissingProgram(p) => Some(p.clone()),
+        _ => None,
+    });
+    let windows = f
+        .evidence
+        .iter()
+        .any(|e| e.contains("cl.exe") || e.contains("Visual Studio"));
+    match prog {
+        Some(p) => {
+            d.cause = format!("nvcc could not run its host compiler `{p}`: it does not exist.");
+            d.fix.push(format!("install `{p}`, or point NVCC_CCBIN (or Build::ccbin / -ccbin) at a compiler that exists (`which g++`)"));
+        }
+        None if windows => {
+            d.cause = "nvcc could not find the MSVC host compiler (cl.exe).".into();
+            d.fix.push("run the build from a \"x64 Native Tools Command Prompt for VS\", or set NVCC_CCBIN to cl.exe's full path".into());
+        }
+        None => {
+            d.cause = "nvcc could not run its host compiler.".into();
+            d.fix.push(
+                "install g++ (apt install g++) or set NVCC_CCBIN to an existing host compiler"
+                    .into(),
+            );
+            d.alternatives.push("The compiler may exist but fail to start: `nvcc -v` shows the exact command nvcc ran.".into());
+        }
+    }
+}
+
+fn nvcc_not_found(_f: &Finding, view: &View, d: &mut Diagnosis) {
+    let found = view.use_toolkit_fixes(|_| true, "");
+    if found.is_empty() {
+        if let Some(t) = view.toolkit() {
+            d.fix.push(format!(
+                "cuda-build detects a toolkit at {}: set CUDA_HOME={} for the tool that failed",
+                t.root.display(),
+                t.root.display()
+            ));
+        }
+    }
+    d.fix.extend(found);
+    d.fix.push("set CUDA_HOME (or NVCC) to the toolkit root, or install one (NVIDIA's cuda-toolkit package, conda's cuda-nvcc, or pip's nvidia-cuda-nvcc)".into());
+    d.fix
+        .push("`cargo cuda toolkits` lists every toolkit cuda-build can see".into());
+}
+
+fn gpu_sms(f: &Finding, view: &View) -> Vec<ComputeCapability> {
+    let mut ccs: Vec<ComputeCapability> =
+        view.gpus().iter().map(|g| g.compute_capability).collect();
+    for fact in &f.facts {
+        if let Fact::GpuArch(n) = fact {
+            ccs.push(ComputeCapability::new(n / 10, n % 10));
+        }
+    }
+    ccs.sort();
+    ccs.dedup();
+    ccs
+}
+
+fn no_kernel_image(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let ccs = gpu_sms(f, view);
+    let only_98 = f
+        .facts
+        .iter()
+        .all(|x| matches!(x, Fact::Cuda { err, .. } if err.num == 98));
+    if only_98 {
+        d.confidence = d.confidence.min(0.6);
+        d.alternatives.push("\"invalid device function\" (98) also means the kernel is not in the module or was called through the wrong symbol (kernel-not-found).".into());
+    }
+    if ccs.is_empty() {
+        d.cause = "The binary holds no SASS for the GPU's architecture and no PTX the driver can JIT for it.".into();
+        d.fix.push("add the GPU's architecture to the arch list (CUDA_ARCHS=<cc>, from `nvidia-smi --query-gpu=compute_cap --format=csv`), or embed PTX for the newest arch (e.g. `90+PTX`)".into());
+    } else {
+        let list = ccs
+            .iter()
+            .map(|c| format!("sm_{}", c.number()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let nums = ccs
+            .iter()
+            .map(|c| c.number().to_string())
+            .collect::<Vec<_>>()
+            .join(";");
+        d.cause = format!("The binary holds no SASS for {list} (the GPU here) and no PTX the driver can JIT for it.");
+        d.fix.push(format!(
+            "build for the GPU: CUDA_ARCHS={nums} (or add `{}+PTX` so newer GPUs can JIT)",
+            ccs.last().map_or(0, |c| c.number())
+        ));
+        if let Some(v) = view.nvcc_version() {
+            for cc in &ccs {
+                match facts::arch_first_last(*cc) {
+                    Some((first, _)) if v < first => {
+                        d.fix.push(format!(
+                            "CUDA {} cannot target sm_{}: it needs CUDA {} or newer",
+                            vs(v),
+                            cc.number(),
+                            vs(first)
+                        ));
+                        d.fix.extend(view.use_toolkit_fixes(
+                            |t| t >= first,
+                            &format!(" and targets sm_{}", cc.number()),
+                        ));
+                    }
+                    Some((_, Some(last))) if v > last => {
+                        d.fix.push(format!("CUDA {} no longer targets sm_{} (last: CUDA {}): build with an older toolkit", vs(v), cc.number(), vs(last)));
+                        d.fix.extend(view.use_toolkit_fixes(
+                            |t| t <= last,
+                            &format!(" and targets sm_{}", cc.number()),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    d.alternatives.push("A stale binary: an old build or cache without this architecture (rebuild with `cargo clean -p <crate>`).".into());
+    d.alternatives.push("A fatbin whose PTX was stripped, or PTX JIT disabled by CUDA_DISABLE_PTX_JIT=1: `cuobjdump --list-elf --list-ptx <binary>` shows what it holds.".into());
+    d.alternatives.push(
+        "PTX present but too new for the driver gives ptx-too-new-for-driver (222) instead.".into(),
+    );
+}
+
+fn ptx_too_new(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let (ptx, current) = match ptx_pair(f) {
+        Some((p, c)) => (Some(p), Some(c)),
+        None => (
+            view.nvcc_version().and_then(facts::ptx_isa_for_cuda),
+            view.driver_cuda().and_then(facts::ptx_isa_for_cuda),
+        ),
+    };
+    let branch = view.driver_branch();
+    let driver = branch
+        .as_ref()
+        .map_or_else(|| "The driver".to_string(), |b| format!("Your driver {b}"));
+    let sms: Vec<String> = view
+        .gpus()
+        .iter()
+        .map(|g| format!("sm_{}", g.compute_capability.number()))
+        .collect();
+    let sass = if sms.is_empty() {
+        "build SASS for the GPU's exact architecture (CUDA_ARCHS=<cc>) so no JIT is needed"
+            .to_string()
+    } else {
+        let mut s = sms.clone();
+        s.dedup();
+        format!(
+            "build SASS for {} (CUDA_ARCHS={}) so no JIT is needed",
+            s.join(", "),
+            s.iter()
+                .map(|x| x.trim_start_matches("sm_"))
+                .collect::<Vec<_>>()
+                .join(";")
+        )
+    };
+    match (ptx, current) {
+        (Some(p), Some(c)) => {
+            d.cause = format!(
+                "{driver} JITs PTX up to ISA {}, and this PTX is {} ({}).",
+                vs(c),
+                vs(p),
+                cuda_of_isa(p)
+            );
+            let need = facts::cuda_for_ptx_isa(p).and_then(facts::min_driver_branch_for_cuda);
+            let upgrade = need.map_or_else(
+                || "upgrade the driver".to_string(),
+                |b| format!("upgrade the driver to >= {b}"),
+            );
+            d.fix.push(format!("{sass}, or {upgrade}"));
+            if let Some(dc) = view.driver_cuda().or_else(|| facts::cuda_for_ptx_isa(c)) {
+                d.fix.extend(
+                    view.use_toolkit_fixes(
+                        |v| v <= dc,
+                        " and its PTX is old enough for this driver",
+                    ),
+                );
+                d.fix.push(format!(
+                    "or build with a toolkit no newer than CUDA {} (what the driver supports)",
+                    vs(dc)
+                ));
+            }
+        }
+        _ => {
+            d.cause = format!("{driver}'s PTX JIT is older than the toolkit that wrote the PTX.");
+            d.fix.push(format!("{sass}, or upgrade the driver, or build with a toolkit no newer than the driver's CUDA version (`nvidia-smi`)"));
+        }
+    }
+}
+
+fn ptx_jit_failed(f: &Finding, view: &View, d: &mut Diagnosis) {
+    if f.facts
+        .iter()
+        .any(|x| matches!(x, Fact::Cuda { err, .. } if err.num == 223))
+    {
+        d.cause = "PTX JIT compilation is disabled (CUDA_DISABLE_PTX_JIT=1?), and the binary has no SASS for this GPU.".into();
+        d.fix
+            .push("unset CUDA_DISABLE_PTX_JIT, or build SASS for the GPU (CUDA_ARCHS=<cc>)".into());
+        return;
+    }
+    d.confidence = d.confidence.min(0.7);
+    d.cause = "The driver failed to JIT-compile the module's PTX for this GPU.".into();
+    if let (Some(t), Some(dc)) = (view.nvcc_version(), view.driver_cuda()) {
+        if t > dc {
+            d.alternatives.insert(0, format!(
+                "Likely ptx-too-new-for-driver: the PTX comes from CUDA {} but the driver supports CUDA {}; older drivers report 218 for that.",
+                vs(t),
+                vs(dc)
+            ));
+        }
+    } else {
+        d.alternatives.push("ptx-too-new-for-driver, if the PTX comes from a newer toolkit than the driver (compare `nvidia-smi`'s CUDA version with the toolkit).".into());
+    }
+    d.alternatives.push("PTX that uses instructions the GPU lacks (check the JIT error log, CU_JIT_ERROR_LOG_BUFFER).".into());
+    d.fix.push("build SASS for the GPU (CUDA_ARCHS=<cc>) so no JIT is needed, and read the JIT error log for the exact line".into());
+}
+
+fn driver_too_old(f: &Finding, view: &View, d: &mut Diagnosis) {
+    if f.facts
+        .iter()
+        .any(|x| matches!(x, Fact::Cuda { err, .. } if err.num == 36))
+    {
+        d.cause = "The program calls a CUDA API newer than the installed driver provides.".into();
+    }
+    let toolkit = view.nvcc_version();
+    let dc = view.driver_cuda();
+    let dv = view.driver_version();
+    let need = toolkit.and_then(|v| {
+        facts::min_driver_for_toolkit(&semver::Version::new(v.0 as u64, v.1 as u64, 0))
+    });
+    let floor = toolkit.and_then(|v| facts::mvc_floor(v.0));
+    match (dv, dc, toolkit) {
+        (Some(dv), Some(dc), Some(t)) => {
+            d.cause = format!(
+                "Your driver {dv} supports CUDA up to {}, and the program's CUDA runtime is {}.",
+                vs(dc),
+                vs(t)
+            );
+            let min = floor
+                .or(need)
+                .map_or_else(String::new, |m| format!(" to >= {m}"));
+            d.fix.push(format!("upgrade the driver{min}"));
+            d.fix.extend(
+                view.use_toolkit_fixes(|v| v.0 < t.0 || v <= dc, " and the driver supports it"),
+            );
+            d.fix.push(format!(
+                "or build with a toolkit the driver supports (CUDA {} or older)",
+                vs(dc)
+            ));
+        }
+        _ => {
+            if d.cause.is_empty() {
+                d.cause = "The installed driver is older than the program's CUDA runtime (libcudart) requires.".into();
+            }
+            d.fix.push("upgrade the driver (`nvidia-smi` shows the highest CUDA it supports), or build with a toolkit of a major the driver supports".into());
+        }
+    }
+    d.alternatives.push("In a container, the image's CUDA may be newer than the host driver: the host driver is what counts.".into());
+}
+
+fn driver_not_loaded(_f: &Finding, view: &View, d: &mut Diagnosis) {
+    if view.wsl() {
+        d.fix.push("on WSL the driver is the Windows one: update the NVIDIA driver in Windows and do not install a Linux driver inside WSL".into());
+        return;
+    }
+    if let Some(p) = view.platform() {
+        let missing: Vec<String> = p
+            .device_nodes
+            .iter()
+            .filter(|n| !n.exists)
+            .map(|n| n.path.display().to_string())
+            .collect();
+        if !missing.is_empty() {
+            push_unique(
+                &mut d.evidence,
+                format!("(probe) missing device nodes: {}", missing.join(", ")),
+            );
+        }
+        if p.kernel_module_version.is_none() {
+            push_unique(
+                &mut d.evidence,
+                "(probe) /proc/driver/nvidia/version is absent: no nvidia kernel module is loaded"
+                    .into(),
+            );
+        }
+    }
+    if view.in_container().is_some() {
+        d.fix.push("inside a container the host's driver is used: check `nvidia-smi` on the host, and start the container with `--gpus all`".into());
+    }
+    d.fix.push("check `lsmod | grep nvidia` and `dmesg | grep -i nvidia`; rebuild the module for the running kernel (`sudo dkms autoinstall`), handle Secure Boot (enroll the MOK key), then reboot".into());
+    d.alternatives.push("libcuda-not-found gives similar symptoms in programs: if `nvidia-smi` works, the kernel driver is fine.".into());
+}
+
+fn driver_mismatch(view: &View, d: &mut Diagnosis) {
+    if let Some(p) = view.platform() {
+        if let (Some(k), Some(n)) = (&p.kernel_module_version, &p.nvml_version) {
+            d.cause = format!("The loaded kernel module is {k} but the driver's libraries are {n}: the driver was upgraded without a reboot.");
+        }
+    }
+    if d.cause.is_empty() {
+        d.cause = "The driver's user-space libraries and the loaded kernel module are different versions, typically after a driver upgrade without a reboot.".into();
+    }
+    d.fix.push("reboot (or unload and reload the modules: `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`)".into());
+    if view.in_container().is_some() {
+        d.fix.push("in a container, do not install driver packages in the image: the host's libraries are mounted in".into());
+    }
+}
+
+fn lib_missing(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let link_time = f.facts.iter().any(|x| {
+        matches!(
+            x,
+            Fact::Library {
+                link_time: true,
+                ..
+            }
+        )
+    });
+    let lib = f.facts.iter().find_map(|x| match x {
+        Fact::Library { name, .. } => Some(name.clone()),
+        _ => None,
+    });
+    if link_time && d.code == "libcuda-not-found" {
+        d.cause = "The linker could not find libcuda.so: it comes with the driver, and this machine has none (or not on the linker's path).".into();
+        let stubs = view.toolkit().map_or_else(
+            || "<toolkit>/lib64/stubs".to_string(),
+            |t| {
+                t.lib_dirs
+                    .first()
+                    .unwrap_or(&t.root.join("lib64"))
+                    .join("stubs")
+                    .display()
+                    .to_string()
+            },
+        );
+        d.fix.push(format!("to link without a driver, add the toolkit's stub directory at link time only: cargo:rustc-link-search=native={stubs}"));
+        d.fix.push(
+            "or load libcuda at run time instead of linking it (cudarc's dynamic-loading feature)"
+                .into(),
+        );
+        d.alternatives.push("Never put the stubs directory on LD_LIBRARY_PATH at run time: that gives libcuda-stub.".into());
+        return;
+    }
+    if let Some(lib) = &lib {
+        d.cause = format!(
+            "`{lib}` (part of the NVIDIA driver, not the toolkit) is not on the loader's path."
+        );
+    }
+    if let Some(c) = view.in_container() {
+        d.fix.push(format!("inside a {c} container: start it with `--gpus all` (NVIDIA container toolkit) and NVIDIA_DRIVER_CAPABILITIES=compute,utility"));
+    }
+    if view.wsl() {
+        d.fix.push(
+            "on WSL the driver's libraries are in /usr/lib/wsl/lib: add it to LD_LIBRARY_PATH"
+                .into(),
+        );
+    }
+    if let Some(p) = view.platform().and_then(|p| p.libcuda.as_ref()) {
+        d.alternatives.push(format!(
+            "cuda-build's probe did load {}: the failing program runs with another LD_LIBRARY_PATH, user or container",
+            p.display()
+        ));
+        d.confidence = d.confidence.min(0.7);
+    }
+    d.fix.push("install the NVIDIA driver (`nvidia-smi` must work); `ldconfig -p | grep -E 'libcuda|nvidia-ml'` shows what the loader sees".into());
+    if d.code == "ptx-jit-compiler-missing" {
+        d.fix
+            .push("or build SASS for the GPU so no PTX JIT is needed".into());
+    }
+}
+
+fn libcuda_stub(view: &View, d: &mut Diagnosis) {
+    if let Some(p) = view.platform().and_then(|p| p.libcuda.as_ref()) {
+        d.cause = format!(
+            "The program loaded {}, the toolkit's link-time stub, instead of the driver's libcuda.",
+            p.display()
+        );
+        if let Some(dir) = p.parent() {
+            d.fix.push(format!(
+                "remove {} from LD_LIBRARY_PATH (and from any rpath)",
+                dir.display()
+            ));
+        }
+    } else {
+        d.cause = "The program loaded the toolkit's link-time stub libcuda (lib64/stubs) instead of the driver's.".into();
+        d.fix
+            .push("remove the toolkit's `stubs` directory from LD_LIBRARY_PATH and rpath".into());
+    }
+    d.fix
+        .push("install the real driver if the machine has none (`nvidia-smi` must work)".into());
+}
+
+fn no_device(view: &View, d: &mut Diagnosis) {
+    d.cause = "The driver is running but shows the program no GPU.".into();
+    if let Some(p) = view.platform() {
+        let bad: Vec<String> = p
+            .device_nodes
+            .iter()
+            .filter(|n| n.exists && !(n.readable && n.writable))
+            .map(|n| n.path.display().to_string())
+            .collect();
+        if !bad.is_empty() {
+            d.fix.push(format!(
+                "this user cannot open {}: add it to the group that owns them (often `video`)",
+                bad.join(", ")
+            ));
+        }
+    }
+    if !view.gpus().is_empty() {
+        d.alternatives.push(format!(
+            "cuda-build's probe sees {}: the failing program runs with CUDA_VISIBLE_DEVICES set, or in another container",
+            view.gpu_list()
+        ));
+    }
+    if view.in_container().is_some() {
+        d.fix
+            .push("start the container with `--gpus all` (NVIDIA container toolkit)".into());
+    }
+    d.fix.push(
+        "check CUDA_VISIBLE_DEVICES (unset it or list valid indices) and `nvidia-smi -L`".into(),
+    );
+}
+
+fn unknown_error(view: &View, d: &mut Diagnosis) {
+    d.confidence = d.confidence.min(0.35);
+    d.cause = "CUDA reported an unknown error (999), which has several driver-level causes.".into();
+    let uvm_missing = view.platform().is_some_and(|p| {
+        p.device_nodes
+            .iter()
+            .any(|n| n.path.ends_with("nvidia-uvm") && !n.exists)
+    });
+    if uvm_missing {
+        d.confidence = 0.6;
+        d.cause = "CUDA reported an unknown error, and /dev/nvidia-uvm is missing: the nvidia_uvm module is not loaded.".into();
+        d.fix
+            .push("sudo modprobe nvidia_uvm (or `nvidia-modprobe -u -c=0`)".into());
+    }
+    d.alternatives.push("nvidia_uvm not loaded or stuck after suspend/resume: `sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm`.".into());
+    d.alternatives.push("driver-library-mismatch after a driver upgrade: `nvidia-smi` says \"Driver/library version mismatch\".".into());
+    d.alternatives
+        .push("A container without /dev/nvidia-uvm: start it with `--gpus all`.".into());
+    d.fix.push("check `ls -l /dev/nvidia*`, `dmesg | grep -i nvrm` and `nvidia-smi`; a reboot clears most driver states".into());
+}
+
+fn runtime_lib(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let link_time = f.facts.iter().any(|x| {
+        matches!(
+            x,
+            Fact::Library {
+                link_time: true,
+                ..
+            }
+        )
+    });
+    let lib = f.facts.iter().find_map(|x| match x {
+        Fact::Library { name, .. } => Some(name.clone()),
+        _ => None,
+    });
+    let lib = lib.unwrap_or_else(|| "a CUDA library".into());
+    let dirs = view
+        .toolkit()
+        .map(|t| {
+            t.lib_dirs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(":")
+        })
+        .filter(|s| !s.is_empty());
+    if link_time {
+        d.cause = format!("The linker could not find `{lib}`: the toolkit's library directory is not on the link search path.");
+        d.fix.push(match &dirs {
+            Some(dirs) => format!("add cargo:rustc-link-search=native={dirs}"),
+            None => {
+                "add the toolkit's lib64 directory with cargo:rustc-link-search=native=<dir>".into()
+            }
+        });
+    } else {
+        d.cause = format!("The program needs `{lib}` from a CUDA toolkit, and the loader cannot find it on this machine.");
+        d.fix.push(match &dirs {
+            Some(dirs) => format!("add {dirs} to LD_LIBRARY_PATH (or the rpath), or link the library statically"),
+            None => "install the matching CUDA runtime libraries and add their directory to LD_LIBRARY_PATH, or link statically".into(),
+        });
+        d.alternatives.push("The version in the name (libcudart.so.12) must match: a CUDA 13 install does not provide .so.12.".into());
+    }
+}
+
+/// Lowers the confidence of codes that are probably consequences of another.
+fn cross_check(out: &mut [(usize, Diagnosis)]) {
+    let has = |code: &str, out: &[(usize, Diagnosis)]| out.iter().any(|(_, d)| d.code == code);
+    let rules: &[(&str, &[&str])] = &[
+        (
+            "driver-library-mismatch",
+            &[
+                "no-device-visible",
+                "cuda-init-failed",
+                "cuda-unknown-error",
+                "driver-not-loaded",
+                "nvml-not-found",
+            ],
+        ),
+        (
+            "ptx-too-new-for-driver",
+            &["ptx-jit-failed", "no-kernel-image-for-device"],
+        ),
+        (
+            "libcuda-stub",
+            &["no-device-visible", "driver-not-loaded", "cuda-init-failed"],
+        ),
+        (
+            "libcuda-not-found",
+            &["driver-not-loaded", "no-device-visible", "cuda-init-failed"],
+        ),
+        (
+            "driver-not-loaded",
+            &[
+                "no-device-visible",
+                "cuda-init-failed",
+                "cuda-unknown-error",
+            ],
+        ),
+        ("host-compiler-not-found", &["toolkit-incomplete"]),
+    ];
+    for (cause, effects) in rules {
+        if !has(cause, out) {
+            continue;
+        }
+        for (_, d) in out.iter_mut() {
+            if effects.contains(&d.code) {
+                d.confidence *= 0.6;
+                push_unique(
+                    &mut d.alternatives,
+                    format!("Probably a consequence of {cause}, also found in this log."),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! `CUDA_VISIBLE_DEVICES`, read the way the driver reads it.
+//!
+//! The driver applies the variable itself when it is loaded in a process, so
+//! the driver-API probe only needs it passed on. nvidia-smi ignores it, so the
+//! nvidia-smi fallback applies it here: a comma-separated list of indices or
+//! GPU-UUID prefixes (`GPU-8f3a...`); the listed devices are renumbered 0, 1, ...
+//! in list order; the list stops at the first entry that names no device
+//! (documented driver behaviour: only the devices before an invalid entry are
+//! visible); an empty value hides every GPU.
+
+/// One entry of the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// A device index as nvidia-smi numbers it.
+    Index(u32),
+    /// A prefix of a GPU UUID, including `GPU-`.
+    Uuid(String),
+}
+
+/// The parsed variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Visible {
+    /// Entries up to (not including) the first malformed one.
+    pub entries: Vec<Entry>,
+    /// Why the list was cut short, naming the entry, if it was.
+    pub problem: Option<String>,
+}
+
+/// Parses a `CUDA_VISIBLE_DEVICES` value. Never fails: oddities become `problem`.
+pub(crate) fn parse(value: &str) -> Visible {
+    let mut entries = Vec::new();
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Visible {
+            entries,
+            problem: None,
+        };
+    }
+    for raw in trimmed.split(',') {
+        let item = raw.trim();
+        let digits: String = item.chars().take_while(|c| c.is_ascii_digit()).collect();
+        if !digits.is_empty() && digits.len() == item.len() {
+            match digits.parse::<u32>() {
+                Ok(i) => entries.push(Entry::Index(i)),
+                Err(_) => return cut(entries, item, "the index is too large"),
+            }
+        } else if item.len() > 4 && has_prefix(item, "GPU-") {
+            entries.push(Entry::Uuid(item.to_ascii_lowercase()));
+        } else if has_prefix(item, "MIG-") {
+            return cut(
+                entries,
+                item,
+                "MIG instances cannot be matched against nvidia-smi's GPU list",
+            );
+        } else {
+            return cut(
+                entries,
+                item,
+                "expected a device index such as `0` or a GPU UUID prefix such as `GPU-8f3a`",
+            );
+        }
+    }
+    Visible {
+        entries,
+        problem: None,
+    }
+}
+
+fn has_prefix(item: &str, prefix: &str) -> bool {
+    // `get` rather than slicing: the value may hold multi-byte characters.
+    item.get(..prefix.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+}
+
+fn cut(entries: Vec<Entry>, item: &str, why: &str) -> Visible {
+    Visible {
+        entries,
+        problem: Some(format!(
+            "CUDA_VISIBLE_DEVICES entry `{item}` is not usable ({why}); the driver shows only the devices listed before it"
+        )),
+    }
+}
+
+/// Selects the visible devices among `all` (each with its nvidia-smi index and
+/// UUID), in list order. Returns the chosen positions in `all` and any problem.
+pub(crate) fn select(value: &str, all: &[(u32, Option<String>)]) -> (Vec<usize>, Option<String>) {
+    let parsed = parse(value);
+    let mut chosen: Vec<usize> = Vec::new();
+    for entry in &parsed.entries {
+        let found = match entry {
+            Entry::Index(i) => all.iter().position(|(idx, _)| idx == i),
+            Entry::Uuid(prefix) => {
+                let matches: Vec<usize> = all
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (_, uuid))| {
+                        uuid.as_deref()
+                            .is_some_and(|u| u.to_ascii_lowercase().starts_with(prefix.as_str()))
+                    })
+                    .map(|(pos, _)| pos)
+                    .collect();
+                if matches.len() > 1 {
+                    let shown = entry_text(entry);
+                    return (
+                        chosen,
+                        Some(format!(
+                            "CUDA_VISIBLE_DEVICES entry `{shown}` matches {} GPUs; give more of the UUID",
+                            matches.len()
+                        )),
+                    );
+                }
+                matches.first().copied()
+            }
+        };
+        match found {
+            Some(pos) if chosen.contains(&pos) => {
+                return (
+                    chosen,
+                    Some(format!(
+                        "CUDA_VISIBLE_DEVICES lists `{}` twice; the driver shows only the devices listed before the repeat",
+                        entry_text(entry)
+                    )),
+                )
+            }
+            Some(pos) => chosen.push(pos),
+            None => {
+                return (
+                    chosen,
+                    Some(format!(
+                        "CUDA_VISIBLE_DEVICES entry `{}` names no GPU on this machine ({} found); the driver shows only the devices listed before it",
+                        entry_text(entry),
+                        all.len()
+                    )),
+                )
+            }
+        }
+    }
+    (chosen, parsed.problem)
+}
+
+fn entry_text(entry: &Entry) -> String {
+    match entry {
+        Entry::Index(i) => i.to_string(),
+        Entry::Uuid(u) => u.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpus() -> Vec<(u32, Option<String>)> {
+        vec![
+            (0, Some("GPU-aaaa1111-0000".into())),
+            (1, Some("GPU-bbbb2222-0000".into())),
+            (2, Some("GPU-bbbb3333-0000".into())),
+        ]
+    }
+
+    #[test]
+    fn indices_are_renumbered_in_list_order() {
+        assert_eq!(select("2,0", &gpus()), (vec![2, 0], None));
+        assert_eq!(select(" 1 ", &gpus()), (vec![1], None));
+    }
+
+    #[test]
+    fn empty_hides_everything() {
+        assert_eq!(select("", &gpus()), (vec![], None));
+        assert_eq!(select("  ", &gpus()), (vec![], None));
+    }
+
+    #[test]
+    fn uuid_prefixes_match_case_insensitively() {
+        assert_eq!(select("GPU-BBBB3", &gpus()), (vec![2], None));
+        let (chosen, problem) = select("GPU-bbbb", &gpus());
+        assert!(chosen.is_empty());
+        assert!(problem.unwrap().contains("matches 2 GPUs"));
+    }
+
+    #[test]
+    fn list_stops_at_the_first_invalid_entry() {
+        let (chosen, problem) = select("0,7,1", &gpus());
+        assert_eq!(chosen, vec![0]);
+        assert!(problem.unwrap().contains("`7` names no GPU"));
+        let (chosen, problem) = select("1,-1,0", &gpus());
+        assert_eq!(chosen, vec![1]);
+        assert!(problem.unwrap().contains("`-1` is not usable"));
+        let (chosen, problem) = select("0,0", &gpus());
+        assert_eq!(chosen, vec![0]);
+        assert!(problem.unwrap().contains("twice"));
+    }
+
+    #[test]
+    fn garbage_and_unicode_do_not_panic() {
+        for v in [
+            "ü",
+            "GPU-",
+            "MIG-GPU-x/1/0",
+            "99999999999999999999",
+            ",",
+            "0,,1",
+            "🙂,0",
+            "aüü",
+            "aüüGPU-",
+        ] {
+            let _ = select(v, &gpus());
+        }
+        assert!(parse("abc").problem.unwrap().contains("`abc`"));
+    }
+}

@@ -1,0 +1,601 @@
+//! Everything that touches the GPU, through cudarc: device query, module
+//! loading with the JIT log, bandwidth, the kernels, cuBLAS and the runtime.
+//!
+//! Launches use cudarc's launch builder directly (typed launchers can take
+//! their place later: every launch goes through one `launch_*` function).
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
+use cudarc::driver::{
+    result, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DriverError, LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+use serde::Serialize;
+
+use crate::targets::{self, ModuleFit};
+
+/// Threads per block of the streaming kernels.
+pub const STREAM_THREADS: u32 = 256;
+/// Threads of the reduction's blocks (both passes).
+pub const REDUCE_THREADS: u32 = 1024;
+/// Threads of the SGEMM kernels (fixed by their tiling).
+pub const GEMM_THREADS: u32 = 256;
+/// Output tile side of the SGEMM kernels.
+pub const GEMM_TILE: u32 = 128;
+
+/// `CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected`.
+pub fn driver_error_text(e: &DriverError) -> String {
+    let text = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{:?}: {text}", e.0)
+}
+
+/// The driver's CUDA version as (major, minor) and as the raw integer.
+pub fn driver_cuda_version() -> Option<i32> {
+    let mut v = 0;
+    // SAFETY: writes one int; libcuda is loaded (checked by the caller).
+    let r = unsafe { sys::cuDriverGetVersion(&mut v) };
+    (r == sys::CUresult::CUDA_SUCCESS).then_some(v)
+}
+
+/// Initialises the driver and counts the visible GPUs.
+pub fn device_count() -> Result<usize, DriverError> {
+    result::init()?;
+    Ok(result::device::get_count()? as usize)
+}
+
+/// What the device query reports for one GPU.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceInfo {
+    /// Ordinal as the driver numbers it (after CUDA_VISIBLE_DEVICES).
+    pub index: usize,
+    /// Product name.
+    pub name: String,
+    /// Compute capability, e.g. "9.0".
+    pub compute_capability: String,
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// Total device memory (bytes).
+    pub total_memory: u64,
+    /// Maximum SM clock (MHz).
+    pub sm_clock_mhz: u32,
+    /// Maximum memory clock (MHz).
+    pub memory_clock_mhz: u32,
+    /// Memory bus width (bits).
+    pub memory_bus_bits: u32,
+    /// 2 x memory clock x bus width: the datasheet-style memory bandwidth (GB/s).
+    pub theoretical_memory_gbps: f64,
+    /// L2 cache (bytes).
+    pub l2_bytes: u32,
+    /// Shared memory per block without opting in (bytes).
+    pub smem_per_block: u32,
+    /// Shared memory per block with `cudaFuncSetAttribute` (bytes).
+    pub smem_per_block_optin: u32,
+    /// Shared memory per SM (bytes).
+    pub smem_per_sm: u32,
+    /// Resident threads per SM.
+    pub max_threads_per_sm: u32,
+    /// PCI bus id.
+    pub pci_bus: u32,
+    /// SMs x FP32 lanes x 2 FLOP x max SM clock (GFLOP/s), where the lanes per SM are known.
+    pub fp32_peak_gflops: Option<f64>,
+    /// The embedded kernels against this GPU.
+    pub module: ModuleFit,
+}
+
+impl DeviceInfo {
+    /// The compute capability as a value.
+    pub fn cc(&self) -> cuda_build::arch::ComputeCapability {
+        let mut it = self.compute_capability.split('.');
+        let major = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let minor = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        cuda_build::arch::ComputeCapability::new(major, minor)
+    }
+}
+
+/// FP32 lanes (CUDA cores) per SM by compute capability (CUDA C Programming
+/// Guide, "Arithmetic Instructions" throughput table: 64 for 7.x and 8.0,
+/// 128 for 8.6/8.7/8.9, 9.0, 10.x, 12.x).
+pub fn fp32_lanes_per_sm(major: u32, minor: u32) -> Option<u32> {
+    match (major, minor) {
+        (7, _) | (8, 0) => Some(64),
+        (8, _) | (9, 0) | (10, _) | (11, _) | (12, _) => Some(128),
+        _ => None,
+    }
+}
+
+/// Queries one GPU without creating a context on it.
+pub fn query_device(
+    index: usize,
+    driver_cuda: Option<(u32, u32)>,
+    module_archs: &[&str],
+    toolkit: Option<(u32, u32)>,
+) -> Result<DeviceInfo, DriverError> {
+    let dev = result::device::get(index as i32)?;
+    // SAFETY: `dev` is a valid device handle from cuDeviceGet.
+    let attr = |a: Attr| unsafe { result::device::get_attribute(dev, a) }.map(|v| v.max(0) as u32);
+    let major = attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let minor = attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    let sm_count = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    let sm_clock_khz = attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).unwrap_or(0);
+    let mem_clock_khz = attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE).unwrap_or(0);
+    let bus_bits = attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH).unwrap_or(0);
+    let cc = cuda_build::arch::ComputeCapability::new(major, minor);
+    Ok(DeviceInfo {
+        index,
+        name: result::device::get_name(dev)?,
+        compute_capability: cc.to_string(),
+        sm_count,
+        // SAFETY: as above.
+        total_memory: unsafe { result::device::total_mem(dev) }? as u64,
+        sm_clock_mhz: sm_clock_khz / 1000,
+        memory_clock_mhz: mem_clock_khz / 1000,
+        memory_bus_bits: bus_bits,
+        theoretical_memory_gbps: 2.0 * mem_clock_khz as f64 * 1e3 * (bus_bits as f64 / 8.0) / 1e9,
+        l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE).unwrap_or(0),
+        smem_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK).unwrap_or(0),
+        smem_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .unwrap_or(0),
+        smem_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+            .unwrap_or(0),
+        max_threads_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
+            .unwrap_or(2048),
+        pci_bus: attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID).unwrap_or(0),
+        fp32_peak_gflops: fp32_lanes_per_sm(major, minor)
+            .map(|lanes| sm_count as f64 * lanes as f64 * 2.0 * sm_clock_khz as f64 / 1e6),
+        module: targets::check(module_archs, cc, driver_cuda, toolkit),
+    })
+}
+
+/// A module that failed to load: the driver's error and its JIT log.
+#[derive(Debug, Clone)]
+pub struct LoadFailure {
+    /// `CUDA_ERROR_…: text`.
+    pub error: String,
+    /// The JIT's error and info logs, when it wrote any.
+    pub jit_log: String,
+}
+
+/// Loads an embedded image. On failure, loads it once more through
+/// `cuModuleLoadDataEx` with log buffers so the JIT's own words can be shown.
+pub fn load_module(ctx: &Arc<CudaContext>, image: &[u8]) -> Result<Arc<CudaModule>, LoadFailure> {
+    match ctx.load_module(Ptx::from_binary(image.to_vec())) {
+        Ok(m) => Ok(m),
+        Err(e) => Err(LoadFailure {
+            error: driver_error_text(&e),
+            jit_log: jit_log(ctx, image),
+        }),
+    }
+}
+
+fn jit_log(ctx: &Arc<CudaContext>, image: &[u8]) -> String {
+    const LOG: usize = 16 * 1024;
+    if ctx.bind_to_thread().is_err() {
+        return String::new();
+    }
+    let mut error_log = vec![0u8; LOG];
+    let mut info_log = vec![0u8; LOG];
+    let mut options = [
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER,
+        sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        sys::CUjit_option::CU_JIT_LOG_VERBOSE,
+    ];
+    // The driver reads sizes and flags as integers stored in the pointer slots.
+    let mut values: [*mut c_void; 5] = [
+        error_log.as_mut_ptr().cast(),
+        LOG as *mut c_void,
+        info_log.as_mut_ptr().cast(),
+        LOG as *mut c_void,
+        1usize as *mut c_void,
+    ];
+    let mut module: sys::CUmodule = std::ptr::null_mut();
+    // The image must outlive the call and be readable as bytes; copy it so a
+    // fatbin's required alignment holds.
+    let owned: Vec<u64> = image
+        .chunks(8)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(b)
+        })
+        .collect();
+    // SAFETY: the option arrays have matching lengths; the buffers are
+    // LOG bytes long and live until after the call.
+    let r = unsafe {
+        sys::cuModuleLoadDataEx(
+            &mut module,
+            owned.as_ptr().cast(),
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    };
+    if r == sys::CUresult::CUDA_SUCCESS && !module.is_null() {
+        // SAFETY: the module was just loaded and nothing else holds it.
+        unsafe { sys::cuModuleUnload(module) };
+    }
+    let text = |buf: &[u8]| {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).trim().to_string()
+    };
+    let (err, info) = (text(&error_log), text(&info_log));
+    match (err.is_empty(), info.is_empty()) {
+        (true, true) => String::new(),
+        (false, true) => err,
+        (true, false) => info,
+        (false, false) => format!("{err}\n{info}"),
+    }
+}
+
+/// One GPU, its stream, and what the workload needs to know about it.
+pub struct Gpu {
+    /// The primary context.
+    pub ctx: Arc<CudaContext>,
+    /// The one stream everything runs on.
+    pub stream: Arc<CudaStream>,
+    /// Its query.
+    pub info: DeviceInfo,
+}
+
+impl Gpu {
+    /// Retains the device's primary context.
+    pub fn open(info: DeviceInfo) -> Result<Gpu, DriverError> {
+        let ctx = CudaContext::new(info.index)?;
+        // One stream only: cudarc's per-allocation event tracking would add
+        // work to every timed launch and protects nothing here.
+        // SAFETY: no allocation is used from a second stream.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        Ok(Gpu { ctx, stream, info })
+    }
+
+    /// Free device memory (bytes).
+    pub fn free_memory(&self) -> Result<u64, DriverError> {
+        Ok(self.ctx.mem_get_info()?.0 as u64)
+    }
+
+    /// Blocks for the streaming kernels: enough to fill every SM, fewer when
+    /// there is less work than that.
+    pub fn stream_grid(&self, n: u64) -> u32 {
+        let per_sm = (self.info.max_threads_per_sm / STREAM_THREADS).max(1);
+        let full = self.info.sm_count.max(1) * per_sm;
+        let needed = n.div_ceil(4).div_ceil(STREAM_THREADS as u64).max(1);
+        (full as u64).min(needed) as u32
+    }
+
+    /// Mean milliseconds of `f` over `iters` runs after one warm-up, timed
+    /// with CUDA events on the stream.
+    pub fn time_ms(
+        &self,
+        iters: u32,
+        mut f: impl FnMut() -> Result<(), DriverError>,
+    ) -> Result<f64, DriverError> {
+        f()?;
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.ctx.new_event(flags)?;
+        let end = self.ctx.new_event(flags)?;
+        start.record(&self.stream)?;
+        for _ in 0..iters.max(1) {
+            f()?;
+        }
+        end.record(&self.stream)?;
+        Ok(start.elapsed_ms(&end)? as f64 / iters.max(1) as f64)
+    }
+
+    /// Loads one function from a loaded module.
+    pub fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, String> {
+        module
+            .load_function(name)
+            .map_err(|e| format!("cuModuleGetFunction({name}): {}", driver_error_text(&e)))
+    }
+}
+
+fn cfg(grid: u32, block: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// `vectorAdd(a, b, c, n)`.
+pub fn launch_vector_add(
+    gpu: &Gpu,
+    f: &CudaFunction,
+    a: &CudaSlice<f32>,
+    b: &CudaSlice<f32>,
+    c: &mut CudaSlice<f32>,
+    n: u64,
+) -> Result<(), DriverError> {
+    let mut l = gpu.stream.launch_builder(f);
+    l.arg(a).arg(b).arg(c).arg(&n);
+    // SAFETY: matches vectorAdd(const float*, const float*, float*, u64);
+    // every buffer holds n floats.
+    unsafe { l.launch(cfg(gpu.stream_grid(n), STREAM_THREADS)) }.map(drop)
+}
+
+/// `saxpy(alpha, x, y, n)`: y = alpha * x + y.
+pub fn launch_saxpy(
+    gpu: &Gpu,
+    f: &CudaFunction,
+    alpha: f32,
+    x: &CudaSlice<f32>,
+    y: &mut CudaSlice<f32>,
+    n: u64,
+) -> Result<(), DriverError> {
+    let mut l = gpu.stream.launch_builder(f);
+    l.arg(&alpha).arg(x).arg(y).arg(&n);
+    // SAFETY: matches saxpy(float, const float*, float*, u64); n floats each.
+    unsafe { l.launch(cfg(gpu.stream_grid(n), STREAM_THREADS)) }.map(drop)
+}
+
+/// Both passes of the sum: `partial` needs one double per block of the
+/// first pass ([`Gpu::stream_grid`]), `out` one double.
+pub fn launch_reduce(
+    gpu: &Gpu,
+    partial_fn: &CudaFunction,
+    final_fn: &CudaFunction,
+    x: &CudaSlice<f32>,
+    n: u64,
+    partial: &mut CudaSlice<f64>,
+    out: &mut CudaSlice<f64>,
+) -> Result<(), DriverError> {
+    // Same grid as the streaming kernels, but with 1024-thread blocks.
+    let blocks = (gpu.stream_grid(n) * STREAM_THREADS).div_ceil(REDUCE_THREADS).max(1);
+    let blocks = blocks.min(partial.len() as u32);
+    let mut l = gpu.stream.launch_builder(partial_fn);
+    l.arg(x).arg(&n).arg(&mut *partial);
+    // SAFETY: matches reduceSumPartial(const float*, u64, double*); x has n
+    // floats, partial at least `blocks` doubles.
+    unsafe { l.launch(cfg(blocks, REDUCE_THREADS)) }?;
+    let mut l = gpu.stream.launch_builder(final_fn);
+    l.arg(&*partial).arg(&blocks).arg(out);
+    // SAFETY: matches reduceSumFinal(const double*, u32, double*).
+    unsafe { l.launch(cfg(1, REDUCE_THREADS)) }.map(drop)
+}
+
+/// Threads the first reduction pass runs (for the tolerance's chain length).
+pub fn reduce_threads(gpu: &Gpu, n: u64) -> u64 {
+    let blocks = (gpu.stream_grid(n) * STREAM_THREADS).div_ceil(REDUCE_THREADS).max(1);
+    blocks as u64 * REDUCE_THREADS as u64
+}
+
+/// `sgemm` / `sgemmTf32` on square row-major n x n matrices: C = A * B.
+pub fn launch_gemm(
+    gpu: &Gpu,
+    f: &CudaFunction,
+    n: u32,
+    a: &CudaSlice<f32>,
+    b: &CudaSlice<f32>,
+    c: &mut CudaSlice<f32>,
+    grouped_1d: bool,
+) -> Result<(), DriverError> {
+    let tiles = n / GEMM_TILE;
+    let grid = if grouped_1d {
+        (tiles * tiles, 1, 1) // sgemm walks tiles in groups itself
+    } else {
+        (tiles, tiles, 1)
+    };
+    let config = LaunchConfig {
+        grid_dim: grid,
+        block_dim: (GEMM_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let (nn, alpha, beta) = (n as i32, 1.0f32, 0.0f32);
+    let mut l = gpu.stream.launch_builder(f);
+    l.arg(&nn).arg(&nn).arg(&nn).arg(&alpha).arg(a).arg(b).arg(&beta).arg(c);
+    // SAFETY: matches (int M, int N, int K, float alpha, const float* A,
+    // const float* B, float beta, float* C); n is a multiple of 128 (checked
+    // by sizes::validate_gemm_dim) and each matrix holds n * n floats.
+    unsafe { l.launch(config) }.map(drop)
+}
+
+/// cuBLAS SGEMM (FP32, default math mode: no TF32) on the same row-major
+/// problem, when libcublas loads.
+pub struct Blas(cudarc::cublas::CudaBlas);
+
+impl Blas {
+    /// None (with the reason) when libcublas is not found or fails to start.
+    pub fn new(gpu: &Gpu) -> Result<Blas, String> {
+        // SAFETY: only dlopen()s libcublas by its usual names.
+        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+            return Err("libcublas was not found on the library path".into());
+        }
+        cudarc::cublas::CudaBlas::new(gpu.stream.clone())
+            .map(Blas)
+            .map_err(|e| format!("cublasCreate failed: {e:?}"))
+    }
+
+    /// C = A * B for row-major n x n: column-major cuBLAS computes
+    /// C^T = B^T * A^T, which is the same memory.
+    pub fn sgemm(
+        &self,
+        n: u32,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+    ) -> Result<(), DriverError> {
+        use cudarc::cublas::{sys::cublasOperation_t::CUBLAS_OP_N, Gemm, GemmConfig};
+        let n = n as i32;
+        let config = GemmConfig {
+            transa: CUBLAS_OP_N,
+            transb: CUBLAS_OP_N,
+            m: n,
+            n,
+            k: n,
+            alpha: 1.0f32,
+            lda: n,
+            ldb: n,
+            beta: 0.0f32,
+            ldc: n,
+        };
+        // SAFETY: every matrix holds n * n floats.
+        unsafe { self.0.gemm(config, b, a, c) }
+            .map_err(|_| DriverError(sys::CUresult::CUDA_ERROR_UNKNOWN))
+    }
+}
+
+/// Bytes of one copy and where it went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// Host to device.
+    H2d,
+    /// Device to host.
+    D2h,
+    /// Device to device.
+    D2d,
+}
+
+/// Which host memory / API did the copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CopyKind {
+    /// Page-locked host memory, driver API (`cuMemcpy*Async`).
+    Pinned,
+    /// Ordinary pageable host memory, driver API.
+    Pageable,
+    /// Page-locked host memory, NVIDIA's runtime (`cudaMemcpyAsync`).
+    PinnedRuntime,
+    /// Device memory, driver API (`cuMemcpyDtoDAsync`).
+    Device,
+}
+
+/// One bandwidth measurement.
+#[derive(Debug, Clone, Serialize)]
+pub struct Bandwidth {
+    /// Direction.
+    pub direction: Direction,
+    /// Memory and API.
+    pub kind: CopyKind,
+    /// Bytes per copy.
+    pub bytes: u64,
+    /// Mean time per copy (ms).
+    pub ms: f64,
+    /// GB/s (10^9 bytes per second). Device-to-device counts each byte
+    /// twice (read and written), as NVIDIA's bandwidthTest does.
+    pub gbps: f64,
+}
+
+fn gbps(bytes: f64, ms: f64) -> f64 {
+    if ms > 0.0 {
+        bytes / (ms * 1e-3) / 1e9
+    } else {
+        0.0
+    }
+}
+
+/// Host<->device copies (pinned and pageable, driver API; pinned also via
+/// the runtime when libcudart loads) and device<->device copies at `sizes`.
+pub fn bandwidth(gpu: &Gpu, sizes: &[u64], iters: u32, notes: &mut Vec<String>) -> Result<Vec<Bandwidth>, DriverError> {
+    let mut out = Vec::new();
+    let runtime = runtime_ready(gpu.info.index);
+    if let Err(why) = &runtime {
+        notes.push(format!("runtime copies not measured: {why}"));
+    }
+    for &bytes in sizes {
+        let len = bytes as usize;
+        let mut dev = gpu.stream.alloc_zeros::<u8>(len)?;
+        // Plain page-locked memory (not write-combined), like bandwidthTest.
+        // SAFETY: filled below before any copy reads it.
+        let mut pinned = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(len, 0) }?;
+        pinned.as_mut_slice()?.fill(0x5A);
+        let mut pageable = vec![0x5Au8; len];
+
+        let mut record = |direction, kind, ms: f64| {
+            out.push(Bandwidth {
+                direction,
+                kind,
+                bytes,
+                ms,
+                gbps: gbps(bytes as f64, ms),
+            })
+        };
+        let ms = gpu.time_ms(iters, || gpu.stream.memcpy_htod(&pinned, &mut dev))?;
+        record(Direction::H2d, CopyKind::Pinned, ms);
+        let ms = gpu.time_ms(iters, || gpu.stream.memcpy_dtoh(&dev, &mut pinned))?;
+        record(Direction::D2h, CopyKind::Pinned, ms);
+        let ms = gpu.time_ms(iters, || gpu.stream.memcpy_htod(&pageable, &mut dev))?;
+        record(Direction::H2d, CopyKind::Pageable, ms);
+        let ms = gpu.time_ms(iters, || gpu.stream.memcpy_dtoh(&dev, &mut pageable))?;
+        record(Direction::D2h, CopyKind::Pageable, ms);
+        if runtime.is_ok() {
+            let (dptr, _sync) = dev.device_ptr_mut(&gpu.stream);
+            let hptr = pinned.as_mut_ptr()? as *mut c_void;
+            let stream = gpu.stream.cu_stream() as cudarc::runtime::sys::cudaStream_t;
+            use cudarc::runtime::sys::cudaMemcpyKind::*;
+            let ms = gpu.time_ms(iters, || {
+                // SAFETY: both buffers hold `len` bytes and outlive the copy
+                // (the timing synchronises before returning).
+                runtime_copy(dptr as *mut c_void, hptr, len, cudaMemcpyHostToDevice, stream)
+            })?;
+            record(Direction::H2d, CopyKind::PinnedRuntime, ms);
+            let ms = gpu.time_ms(iters, || {
+                runtime_copy(hptr, dptr as *const c_void, len, cudaMemcpyDeviceToHost, stream)
+            })?;
+            record(Direction::D2h, CopyKind::PinnedRuntime, ms);
+        }
+        drop(pinned);
+        drop(pageable);
+        let mut dev2 = gpu.stream.alloc_zeros::<u8>(len)?;
+        let ms = gpu.time_ms(iters, || gpu.stream.memcpy_dtod(&dev, &mut dev2))?;
+        out.push(Bandwidth {
+            direction: Direction::D2d,
+            kind: CopyKind::Device,
+            bytes,
+            ms,
+            gbps: gbps(2.0 * bytes as f64, ms),
+        });
+    }
+    Ok(out)
+}
+
+/// Whether NVIDIA's runtime (libcudart) loads and attaches to this device's
+/// primary context (the one cudarc uses).
+fn runtime_ready(ordinal: usize) -> Result<(), String> {
+    // SAFETY: only dlopen()s libcudart by its usual names.
+    if !unsafe { cudarc::runtime::sys::is_culib_present() } {
+        return Err("libcudart was not found on the library path".into());
+    }
+    // SAFETY: a plain runtime call; the device exists (queried before).
+    let r = unsafe { cudarc::runtime::sys::cudaSetDevice(ordinal as i32) };
+    if r != cudarc::runtime::sys::cudaError_t::cudaSuccess {
+        return Err(format!("cudaSetDevice({ordinal}) failed: {r:?}"));
+    }
+    Ok(())
+}
+
+fn runtime_copy(
+    dst: *mut c_void,
+    src: *const c_void,
+    len: usize,
+    kind: cudarc::runtime::sys::cudaMemcpyKind,
+    stream: cudarc::runtime::sys::cudaStream_t,
+) -> Result<(), DriverError> {
+    // SAFETY: the caller passes buffers of at least `len` bytes.
+    let r = unsafe { cudarc::runtime::sys::cudaMemcpyAsync(dst, src, len, kind, stream) };
+    if r == cudarc::runtime::sys::cudaError_t::cudaSuccess {
+        Ok(())
+    } else {
+        Err(DriverError(sys::CUresult::CUDA_ERROR_UNKNOWN))
+    }
+}
+
+/// Copies a device buffer back (synchronising).
+pub fn to_host<T: cudarc::driver::DeviceRepr + Default + Clone>(
+    gpu: &Gpu,
+    d: &CudaSlice<T>,
+) -> Result<Vec<T>, DriverError> {
+    gpu.stream.clone_dtoh(d)
+}
+
+/// Uploads a host slice.
+pub fn to_device<T: cudarc::driver::DeviceRepr>(gpu: &Gpu, h: &[T]) -> Result<CudaSlice<T>, DriverError> {
+    gpu.stream.clone_htod(h)
+}
