@@ -630,3 +630,95 @@ fn host_compiler_detection_matches_what_nvcc_runs() {
     let v = compat::host_compiler_ok(&hc, &semver::Version::new(13, 0, 88));
     assert_eq!(v.status, compat::Status::Pass, "{v:?}");
 }
+
+#[test]
+fn every_ptxas_accepts_exactly_the_archs_of_the_facts_table() {
+    // ptxas 11.8, 12.9 and 13.0 against every arch and variant in the table:
+    // confirms the first/last columns, the `a`/`f` columns, and the renames.
+    let (Some(p11), Some(p12), Some(root)) = (
+        workspace_tests::ptxas11(),
+        workspace_tests::ptxas12(),
+        workspace_tests::cu13_root(),
+    ) else {
+        return;
+    };
+    let p13 = root.join("bin/ptxas");
+    for (ptxas, cuda) in [(&p11, (11, 8)), (&p12, (12, 9)), (&p13, (13, 0))] {
+        let isa = facts::ptx_isa_for_cuda(cuda).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut accepted = Vec::new();
+        for span in facts::ARCH_SPANS {
+            for variant in [Variant::Plain, Variant::Specific, Variant::Family] {
+                let arch = span.cc.arch().with_variant(variant);
+                let sm = arch.sm_name();
+                let ptx = write_ptx(dir.path(), "t.ptx", isa, &sm);
+                let out = run(
+                    ptxas,
+                    &[
+                        &format!("-arch={sm}"),
+                        ptx.to_str().unwrap(),
+                        "-o",
+                        dir.path().join("o.cubin").to_str().unwrap(),
+                    ],
+                );
+                assert_eq!(
+                    out.status.success(),
+                    facts::toolkit_supports(cuda, arch),
+                    "ptxas {cuda:?} -arch={sm}: {}",
+                    out.stderr
+                );
+                if out.status.success() {
+                    accepted.push(arch.to_string());
+                }
+            }
+        }
+        eprintln!(
+            "ptxas {}.{} accepts: {}",
+            cuda.0,
+            cuda.1,
+            accepted.join(" ")
+        );
+    }
+}
+
+#[test]
+fn real_host_config_h_of_13_0_matches_the_host_compiler_table() {
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let cuda_h = std::fs::read_to_string(root.join("include/cuda.h")).unwrap();
+    assert!(cuda_h.contains("#define CUDA_VERSION 13000"));
+    let text = std::fs::read_to_string(root.join("include/crt/host_config.h")).unwrap();
+    let number_after = |pat: &str| -> u32 {
+        let rest = &text[text
+            .find(pat)
+            .unwrap_or_else(|| panic!("no `{pat}` in host_config.h"))
+            + pat.len()..];
+        rest.trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .unwrap()
+    };
+    let limits = facts::host_compiler_limits((13, 0)).unwrap();
+    assert_eq!(number_after("#if __GNUC__ >"), limits.gcc_max);
+    assert_eq!(
+        number_after("#if (__clang_major__ >=") - 1,
+        limits.clang_max
+    );
+    let msvc = (
+        number_after("#if _MSC_VER <"),
+        number_after("|| _MSC_VER >=") - 1,
+    );
+    assert_eq!(Some(msvc), limits.msvc);
+    // The gcc verdict quotes the header's own message.
+    let hc = compat::HostCompiler {
+        kind: compat::HostCompilerKind::Gcc,
+        version: semver::Version::new(limits.gcc_max as u64 + 1, 1, 0),
+        path: "/usr/bin/gcc".into(),
+    };
+    let v = compat::host_compiler_ok(&hc, &semver::Version::new(13, 0, 88));
+    let quoted = v.reason.split('`').nth(1).unwrap();
+    assert!(text.contains(quoted), "`{quoted}` is not in host_config.h");
+}

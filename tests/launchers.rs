@@ -86,7 +86,8 @@ fn every_mapped_type_gets_its_exact_rust_type() {
     let sigs = signatures(code_for(&g, "types.cu"));
     let expect = |name: &str, params: &[&str]| {
         assert_eq!(
-            sigs.get(name).unwrap_or_else(|| panic!("no `{name}` in {sigs:#?}")),
+            sigs.get(name)
+                .unwrap_or_else(|| panic!("no `{name}` in {sigs:#?}")),
             &params.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
             "{name}"
         );
@@ -114,8 +115,18 @@ fn every_mapped_type_gets_its_exact_rust_type() {
     expect(
         "fixed_width",
         &[
-            "a: i8", "b: u8", "c: i16", "d: u16", "e: i32", "f: u32", "g: i64", "h: u64",
-            "n: usize", "p: isize", "ip: isize", "up: usize",
+            "a: i8",
+            "b: u8",
+            "c: i16",
+            "d: u16",
+            "e: i32",
+            "f: u32",
+            "g: i64",
+            "h: u64",
+            "n: usize",
+            "p: isize",
+            "ip: isize",
+            "up: usize",
         ],
     );
     expect(
@@ -159,7 +170,10 @@ fn launcher_pushes_arguments_in_order_and_names_its_kernel() {
         return;
     };
     let code = code_for(&g, "vector_add.cu");
-    assert!(code.contains("/// Launches the kernel `vectorAdd` ("), "{code}");
+    assert!(
+        code.contains("/// Launches the kernel `vectorAdd` ("),
+        "{code}"
+    );
     assert!(code.contains("vector_add.cu:2):"), "{code}");
     assert!(code.contains("load_function(\"vectorAdd\")"), "{code}");
     assert!(code.contains("/// # Safety\n"), "{code}");
@@ -205,7 +219,11 @@ fn bad_kernels_are_noted_by_file_and_line_and_the_rest_still_generated() {
     assert_eq!(g.notes.len(), 8, "{:#?}", g.notes);
     // Every note names the file as given.
     let given = fixture("bad.cu").display().to_string();
-    assert!(g.notes.iter().all(|n| n.starts_with(&given)), "{:#?}", g.notes);
+    assert!(
+        g.notes.iter().all(|n| n.starts_with(&given)),
+        "{:#?}",
+        g.notes
+    );
     let sigs = signatures(code_for(&g, "bad.cu"));
     assert_eq!(sigs.keys().collect::<Vec<_>>(), ["good"]);
 }
@@ -217,7 +235,10 @@ fn duplicate_kernel_names_across_files_are_noted_with_both_places() {
     };
     assert_eq!(g.notes.len(), 1, "{:#?}", g.notes);
     let n = &g.notes[0];
-    assert!(n.contains("dup_b.cu:2: kernel `scale` is also defined at "), "{n}");
+    assert!(
+        n.contains("dup_b.cu:2: kernel `scale` is also defined at "),
+        "{n}"
+    );
     assert!(n.contains("dup_a.cu:1"), "{n}");
     // Each source's module still gets its own, with its own types.
     assert_eq!(
@@ -248,12 +269,19 @@ fn include_dirs_and_defines_are_honoured() {
     );
     let defines = vec![("USE_DOUBLE".to_string(), Some("1".to_string()))];
     let g = try_generate(&[fixture("with_include.cu")], &include, &defines).unwrap();
-    assert_eq!(signatures(code_for(&g, "with_include.cu"))["axpy"][0], "a: f64");
+    assert_eq!(
+        signatures(code_for(&g, "with_include.cu"))["axpy"][0],
+        "a: f64"
+    );
     // Without the include dir: a note that says what was not found.
     let g = try_generate(&[fixture("with_include.cu")], &[], &[]).unwrap();
     assert_eq!(g.notes.len(), 1, "{:#?}", g.notes);
     assert!(g.notes[0].contains("kernel `axpy`: its signature could not be parsed"));
-    assert!(g.notes[0].contains("'project_types.h' file not found"), "{}", g.notes[0]);
+    assert!(
+        g.notes[0].contains("'project_types.h' file not found"),
+        "{}",
+        g.notes[0]
+    );
     assert_eq!(code_for(&g, "with_include.cu"), "");
 }
 
@@ -310,12 +338,21 @@ fn libclang_missing_is_an_error_that_says_how_to_install_it() {
     );
     let stdout = &out.stdout;
     assert!(out.status.success(), "{stdout}\n{}", out.stderr);
-    assert!(stdout.contains("CHILD-ERROR-CODE=libclang-not-found"), "{stdout}");
     assert!(
-        stdout.contains(&format!("LIBCLANG_PATH is set to `{}`", empty.path().display())),
+        stdout.contains("CHILD-ERROR-CODE=libclang-not-found"),
         "{stdout}"
     );
-    assert!(stdout.contains("help: install it: `apt-get install libclang-dev`"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "LIBCLANG_PATH is set to `{}`",
+            empty.path().display()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("help: install it: `apt-get install libclang-dev`"),
+        "{stdout}"
+    );
     assert!(stdout.contains("help: or set LIBCLANG_PATH"), "{stdout}");
 }
 
@@ -347,11 +384,7 @@ fn prepare_fixture_crate() -> Option<PathBuf> {
     .unwrap();
     std::fs::create_dir_all(dir.join("generated")).unwrap();
     for (file, stem) in [("vector_add.cu", "vector_add"), ("types.cu", "types")] {
-        std::fs::write(
-            dir.join(format!("generated/{stem}.rs")),
-            code_for(&g, file),
-        )
-        .unwrap();
+        std::fs::write(dir.join(format!("generated/{stem}.rs")), code_for(&g, file)).unwrap();
     }
     Some(dir)
 }
@@ -359,7 +392,10 @@ fn prepare_fixture_crate() -> Option<PathBuf> {
 fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     // Not the workspace's target dir: no lock contention with the test run.
-    cmd.env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("launchers-target"));
+    cmd.env(
+        "CARGO_TARGET_DIR",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("launchers-target"),
+    );
     cmd.env_remove("RUSTFLAGS");
     cmd
 }
@@ -395,7 +431,9 @@ fn check_diagnostics(dir: &Path) -> Vec<Diag> {
             v["target"]["name"].as_str().unwrap_or("").to_string(),
             msg["level"].as_str().unwrap_or("").to_string(),
             msg["code"]["code"].as_str().unwrap_or("").to_string(),
-            span.and_then(|s| s["file_name"].as_str()).unwrap_or("").to_string(),
+            span.and_then(|s| s["file_name"].as_str())
+                .unwrap_or("")
+                .to_string(),
             span.and_then(|s| s["line_start"].as_u64()).unwrap_or(0),
         ));
     }
@@ -440,11 +478,16 @@ fn wrong_argument_types_do_not_compile_and_the_right_call_does() {
         let (line, code) = text
             .lines()
             .enumerate()
-            .find_map(|(i, l)| l.split("// ERROR ").nth(1).map(|c| (i as u64 + 1, c.trim())))
+            .find_map(|(i, l)| {
+                l.split("// ERROR ")
+                    .nth(1)
+                    .map(|c| (i as u64 + 1, c.trim()))
+            })
             .unwrap_or_else(|| panic!("{bin}: no `// ERROR` marker"));
         let errs = errors(&bin);
         assert!(
-            errs.iter().any(|d| d.2 == code && d.3.ends_with(&format!("{bin}.rs")) && d.4 == line),
+            errs.iter()
+                .any(|d| d.2 == code && d.3.ends_with(&format!("{bin}.rs")) && d.4 == line),
             "{bin}: expected {code} at line {line}, got {errs:#?}"
         );
         checked += 1;
@@ -481,5 +524,8 @@ fn typed_vector_add_runs_and_verifies_on_a_gpu() {
     );
     let stdout = &out.stdout;
     assert!(out.status.success(), "{stdout}\n{}", out.stderr);
-    assert!(stdout.contains("vectorAdd verified: 1048576 elements"), "{stdout}");
+    assert!(
+        stdout.contains("vectorAdd verified: 1048576 elements"),
+        "{stdout}"
+    );
 }

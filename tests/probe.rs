@@ -215,9 +215,16 @@ fn hanging_nvidia_smi_is_killed_and_proc_answers() {
     assert_eq!(driver.version.as_deref(), Some("580.65.06"));
     assert_eq!(driver.found_via, ProbeMethod::ProcFs);
     assert!(report.gpus.is_empty());
-    assert!(attempt(&report, ProbeMethod::ProcFs)
-        .outcome
-        .contains("open kernel module 580.65.06"));
+    assert_eq!(driver.cuda_version, Some((13, 0)));
+    let outcome = &attempt(&report, ProbeMethod::ProcFs).outcome;
+    assert!(
+        outcome.contains("open kernel module 580.65.06"),
+        "{outcome}"
+    );
+    assert!(
+        outcome.contains("CUDA 13.0 from the driver-branch table"),
+        "{outcome}"
+    );
     assert_eq!(
         report.platform.kernel_module_version.as_deref(),
         Some("580.65.06")
@@ -303,11 +310,23 @@ fn garbage_from_nvidia_smi_is_an_attempt_outcome() {
         assert!(!smi.ok);
         assert!(smi.outcome.contains(expect), "{query:?}: {}", smi.outcome);
     }
-    // A good query with a banner nobody expected: the GPUs stand, the CUDA version is unknown.
+    // A good query with a banner nobody expected: the GPUs stand, and the CUDA
+    // version comes from the driver-branch table instead of the banner.
     let fake = Fake::new();
     fake.smi_printing(THREE_GPUS, "Welcome to the machine\n\u{fffd}\u{fffd}");
     let report = probe::probe(&fake.env(), &no_driver_api());
     assert_eq!(report.gpus.len(), 3);
+    assert_eq!(report.driver.as_ref().unwrap().cuda_version, Some((13, 0)));
+    let outcome = &attempt(&report, ProbeMethod::NvidiaSmi).outcome;
+    assert!(outcome.contains("driver 580.65.06, CUDA ?"), "{outcome}");
+    assert!(
+        outcome.contains("CUDA 13.0 from the driver-branch table"),
+        "{outcome}"
+    );
+    // A driver number the table cannot place leaves the CUDA version unknown.
+    let fake = Fake::new();
+    fake.smi_printing("0, GPU-1, NVIDIA H200, 9.0, 143771, 99.1.2", "no banner");
+    let report = probe::probe(&fake.env(), &no_driver_api());
     assert_eq!(report.driver.unwrap().cuda_version, None);
 }
 

@@ -239,7 +239,7 @@ fn real_mixed_release_is_flagged_before_any_compile() {
     let mixed = tk
         .problems
         .iter()
-        .find(|p| p.code == "toolkit-mixed-release" && p.severity == Severity::Error)
+        .find(|p| p.code == "toolkit-incomplete" && p.severity == Severity::Error)
         .unwrap_or_else(|| panic!("{:?}", tk.problems));
     assert!(mixed.message.contains("13.5.37"), "{}", mixed.message);
     assert!(mixed.message.contains("cicc"), "{}", mixed.message);
@@ -258,7 +258,7 @@ fn real_mixed_release_is_flagged_before_any_compile() {
         mixed.fix
     );
     let e = d.into_selected().unwrap_err();
-    assert_eq!(e.code, "toolkit-mixed-release");
+    assert_eq!(e.code, "toolkit-incomplete");
     assert!(e.to_string().contains("help: pin the wheels"), "{e}");
 }
 
@@ -281,7 +281,7 @@ fn real_mixed_in_a_venv_is_skipped_for_a_good_toolkit_on_path() {
     assert_eq!(d.selected, Some(0));
     // Alone, the mixed toolkit is an error naming the cause.
     let d = discover(&hermetic(sys.path()).set(Var::VirtualEnv, &venv));
-    assert_eq!(d.into_selected().unwrap_err().code, "toolkit-mixed-release");
+    assert_eq!(d.into_selected().unwrap_err().code, "toolkit-incomplete");
 }
 
 // ---------------------------------------------------------------- layouts
@@ -536,7 +536,7 @@ fn split_wheel_layout_collects_component_include_dirs() {
     assert!(
         errors(tk)
             .iter()
-            .any(|e| e.starts_with("toolkit-mixed-release") && e.contains("12.9.86")),
+            .any(|e| e.starts_with("toolkit-incomplete") && e.contains("12.9.86")),
         "{:?}",
         tk.problems
     );
@@ -834,6 +834,29 @@ fn cuda_home_and_cuda_path_disagreeing_is_reported() {
 }
 
 #[test]
+fn nvcc_and_cuda_home_naming_different_toolkits_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = fake_toolkit(&tmp.path().join("a"), "12.4.131", Layout::Installer);
+    let b = fake_toolkit(&tmp.path().join("b"), "13.0.88", Layout::Wheel);
+    let env = hermetic(tmp.path())
+        .set(Var::Nvcc, a.join("bin/nvcc"))
+        .set(Var::CudaHome, &b);
+    let d = discover(&env);
+    assert_eq!(d.selected_toolkit().unwrap().version, Some(v("12.4.131")));
+    let c = d
+        .conflicts
+        .iter()
+        .find(|c| c.code == "toolkit-env-conflict")
+        .expect("conflict");
+    assert!(
+        c.message.starts_with("NVCC names") && c.message.contains("CUDA_HOME"),
+        "{}",
+        c.message
+    );
+    assert_eq!(d.selected_toolkit().unwrap().found_via.to_string(), "NVCC");
+}
+
+#[test]
 fn path_nvcc_that_is_not_the_selected_one_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
     let a = fake_toolkit(&tmp.path().join("a"), "12.4.131", Layout::Installer);
@@ -868,7 +891,7 @@ fn broken_lower_explicit_setting_is_reported_not_fatal() {
     assert!(
         d.conflicts
             .iter()
-            .any(|c| c.code == "toolkit-env-invalid" && c.message.contains("CUDA_PATH")),
+            .any(|c| c.code == "cuda-home-invalid" && c.message.contains("CUDA_PATH")),
         "{:?}",
         d.conflicts
     );
@@ -903,7 +926,7 @@ fn cuda_home_bad_values_are_errors_naming_the_variable() {
     ];
     for (value, expected) in cases {
         let e = explicit_error(base.clone().set(Var::CudaHome, &value));
-        assert_eq!(e.code, "toolkit-env-invalid", "{e}");
+        assert_eq!(e.code, "cuda-home-invalid", "{e}");
         assert!(e.message.contains("CUDA_HOME"), "{e}");
         assert!(e.message.contains(expected), "{value:?}: {e}");
         assert!(e.help.iter().any(|h| h.contains("CUDA_HOME")), "{e}");
@@ -1158,7 +1181,7 @@ fn cicc_or_ptxas_from_another_release_is_a_mixed_release() {
     let d = discover(&hermetic(tmp.path()).set(Var::CudaHome, &root));
     let errs = errors(&d.candidates[0]);
     assert!(
-        errs.iter().any(|e| e.starts_with("toolkit-mixed-release")
+        errs.iter().any(|e| e.starts_with("toolkit-incomplete")
             && e.contains("cicc 13.5.37")
             && e.contains("Unsupported .version")),
         "{errs:?}"
@@ -1209,7 +1232,7 @@ fn real_ptxas_of_other_releases_is_caught() {
         let errs = errors(tk);
         assert!(
             errs.iter()
-                .any(|e| e.starts_with("toolkit-mixed-release")
+                .any(|e| e.starts_with("toolkit-incomplete")
                     && e.contains(&format!("ptxas {ver}"))),
             "{errs:?}"
         );

@@ -1,22 +1,27 @@
 //! The one place the CLI calls into `cuda-build`.
 //!
-//! Everything here is a direct call of the contract in docs/ARCHITECTURE.md.
-//! Parts of cuda-build are still being written; where a contract item has not
-//! landed yet, a `pending` stand-in with the contract's name and signature
-//! answers "not available" so the CLI keeps compiling. Each is swapped for a
-//! re-export as soon as the real item exists.
+//! Everything here is a re-export or a direct call of the contract in
+//! docs/ARCHITECTURE.md, so the commands read as plain calls and any change
+//! of the contract shows up in this one file.
+
+use std::path::{Path, PathBuf};
 
 #[allow(unused_imports)] // used by tests
 pub use cuda_build::arch::Arch;
 pub use cuda_build::compat::{
     detect_host_compiler, driver_jits_ptx, driver_runs_sass, host_compiler_ok, Status, Verdict,
 };
+pub use cuda_build::compile::Build;
+pub use cuda_build::diagnose::codes::CodeDoc;
+pub use cuda_build::diagnose::{diagnose, render, Context};
 pub use cuda_build::env::{Env, Var};
 pub use cuda_build::facts::{min_driver_for_toolkit, ptx_isa_for_cuda};
 pub use cuda_build::metadata::read as read_metadata;
 pub use cuda_build::plan::{plan_for_toolkit, ArchInputs, ArchPlan, ArchSource};
 pub use cuda_build::probe::{probe, ProbeMethod, ProbeOptions, ProbeReport, DRIVER_PROBE_ARG};
-pub use cuda_build::toolkit::{discover, DiscoverOptions, Discovery, FoundVia, Problem, Severity, Toolkit};
+pub use cuda_build::toolkit::{
+    discover, DiscoverOptions, Discovery, FoundVia, Problem, Severity, Toolkit,
+};
 pub use cuda_build::Error;
 
 /// `Discovery::into_selected` (errors on none, or on a broken selection).
@@ -39,71 +44,52 @@ pub fn driver_probe_child_main() -> i32 {
     cuda_build::probe::driver_probe_child_main(&Env::from_process())
 }
 
-pub use pending::*;
+/// The kernel the doctor compiled: its image and the archs inside.
+#[derive(Debug, Clone)]
+pub struct CompiledKernel {
+    /// The fatbin.
+    pub image: PathBuf,
+    /// Its targets (`sm_90`, `compute_90`).
+    pub archs: Vec<String>,
+}
 
-/// Stand-ins for contract items not yet in cuda-build (same names and shapes).
-#[allow(dead_code)]
-mod pending {
-    use super::*;
-    use std::path::PathBuf;
+/// Compiles one `.cu` file with `compile::Build`: a real nvcc run (no cache),
+/// into an explicit `out_dir`, printing nothing for cargo.
+pub fn compile_one(
+    env: &Env,
+    toolkit: &Toolkit,
+    source: &Path,
+    arch: &str,
+    out_dir: &Path,
+) -> Result<CompiledKernel, Error> {
+    let artifacts = Build::new()
+        .env(env.clone())
+        .toolkit(toolkit.clone())
+        .file(source)
+        .arch(arch)
+        .module_name("doctor")
+        .out_dir(out_dir)
+        .no_cache()
+        .emit_cargo(false)
+        .try_compile()?;
+    let kernel = artifacts.kernels.into_iter().next().ok_or_else(|| {
+        Error::new(
+            "compile-failed",
+            format!("compiling `{}` produced no kernel", source.display()),
+        )
+    })?;
+    Ok(CompiledKernel {
+        image: kernel.output,
+        archs: kernel.archs,
+    })
+}
 
-    // ---- diagnose ----
+/// `diagnose::codes::all`.
+pub fn all_codes() -> &'static [CodeDoc] {
+    cuda_build::diagnose::codes::all()
+}
 
-    pub use cuda_build::diagnose::{Diagnosis, Layer};
-
-    /// `diagnose::Context`.
-    #[derive(Debug, Clone, Default)]
-    pub struct Context {
-        pub toolkits: Vec<Toolkit>,
-        pub selected: Option<usize>,
-        pub probe: Option<ProbeReport>,
-    }
-
-    /// `diagnose::diagnose`.
-    pub fn diagnose(_text: &str, _ctx: &Context) -> Vec<Diagnosis> {
-        Vec::new()
-    }
-
-    /// `diagnose::codes::CodeDoc`.
-    #[derive(Debug, Clone)]
-    pub struct CodeDoc {
-        pub code: &'static str,
-        pub title: &'static str,
-        pub layer: Layer,
-        pub explanation: &'static str,
-    }
-
-    /// `diagnose::codes::all`.
-    pub fn all_codes() -> &'static [CodeDoc] {
-        &[]
-    }
-
-    /// `diagnose::codes::lookup`.
-    pub fn lookup_code(code: &str) -> Option<&'static CodeDoc> {
-        all_codes().iter().find(|c| c.code == code)
-    }
-
-    /// `diagnose::render`.
-    pub fn render(d: &Diagnosis) -> String {
-        format!("{}: {}\n{}", d.code, d.title, d.cause)
-    }
-
-    // ---- compile ----
-
-    /// What `compile_check` needs from `compile::Build` + `Artifacts`.
-    #[derive(Debug, Clone)]
-    pub struct CompiledKernel {
-        pub image: PathBuf,
-        pub archs: Vec<String>,
-    }
-
-    /// Compiles one `.cu` file with `compile::Build` (explicit out_dir, no cargo output).
-    pub fn compile_one(
-        _toolkit: &Toolkit,
-        _source: &std::path::Path,
-        _arch: &str,
-        _out_dir: &std::path::Path,
-    ) -> Result<CompiledKernel, Error> {
-        Err(Error::new("compile-unavailable", "compile::Build is not available in this build of cuda-build yet"))
-    }
+/// `diagnose::codes::lookup`.
+pub fn lookup_code(code: &str) -> Option<&'static CodeDoc> {
+    cuda_build::diagnose::codes::lookup(code)
 }

@@ -92,7 +92,11 @@ pub struct WrapArgs {
     #[arg(long, value_name = "DIR")]
     pub toolkit: Option<PathBuf>,
     /// Arguments passed to cargo unchanged.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CARGO_ARGS")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CARGO_ARGS"
+    )]
     pub cargo_args: Vec<OsString>,
 }
 
@@ -180,7 +184,16 @@ mod tests {
     #[test]
     fn wrapper_passes_cargo_flags_through() {
         let cli = Cli::try_parse_from([
-            "cargo-cuda", "build", "--arch", "80", "--release", "-p", "x", "--", "--arch", "y",
+            "cargo-cuda",
+            "build",
+            "--arch",
+            "80",
+            "--release",
+            "-p",
+            "x",
+            "--",
+            "--arch",
+            "y",
         ])
         .unwrap();
         let (sub, a) = cli.command.wrapped().unwrap();

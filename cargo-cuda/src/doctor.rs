@@ -58,7 +58,15 @@ impl Check {
             "compile" => "compile",
             _ => "run",
         };
-        Check { id, layer, status, summary: summary.into(), evidence: Vec::new(), fix: None, code: None }
+        Check {
+            id,
+            layer,
+            status,
+            summary: summary.into(),
+            evidence: Vec::new(),
+            fix: None,
+            code: None,
+        }
     }
     fn evidence(mut self, e: impl Into<String>) -> Check {
         self.evidence.push(e.into());
@@ -120,15 +128,35 @@ pub fn run(session: &Session, opts: &Options) -> Report {
         .ok()
         .and_then(|d| d.selected.and_then(|i| d.candidates.get(i).cloned()));
 
-    checks.extend(driver_checks(&session.env, probe, toolkit_min(selected.as_ref())));
+    checks.extend(driver_checks(
+        &session.env,
+        probe,
+        toolkit_min(selected.as_ref()),
+    ));
     checks.extend(toolkit_checks(&discovery));
 
-    let plan = selected.as_ref().map(|t| session.plan(t, &opts.overrides, wants.as_ref().unwrap_or(&ProjectWants::default())));
-    checks.extend(compat_checks(session, probe, selected.as_ref(), plan.as_ref()));
+    let plan = selected.as_ref().map(|t| {
+        session.plan(
+            t,
+            &opts.overrides,
+            wants.as_ref().unwrap_or(&ProjectWants::default()),
+        )
+    });
+    checks.extend(compat_checks(
+        session,
+        probe,
+        selected.as_ref(),
+        plan.as_ref(),
+    ));
 
-    let (compile, image) = compile_check(selected.as_ref(), plan.as_ref());
+    let (compile, image) = compile_check(&session.env, selected.as_ref(), plan.as_ref());
     checks.push(compile);
-    checks.extend(run_checks(probe, image.as_ref().map(|(_, bytes)| bytes.as_slice()), opts, session));
+    checks.extend(run_checks(
+        probe,
+        image.as_ref().map(|(_, bytes)| bytes.as_slice()),
+        opts,
+        session,
+    ));
 
     let ok = !checks.iter().any(|c| c.status == Status::Fail);
     Report { ok, checks }
@@ -144,12 +172,20 @@ fn driver_fix(min: Option<(semver::Version, &'static str)>) -> String {
     }
 }
 
-fn driver_checks(env: &Env, probe: &ProbeReport, min: Option<(semver::Version, &'static str)>) -> Vec<Check> {
+fn driver_checks(
+    env: &Env,
+    probe: &ProbeReport,
+    min: Option<(semver::Version, &'static str)>,
+) -> Vec<Check> {
     let p = &probe.platform;
     let mut out = Vec::new();
     let version_file = env.sys_path("/proc/driver/nvidia/version");
     let any_node = p.device_nodes.iter().any(|n| n.exists);
-    let no_driver = p.kernel_module_version.is_none() && p.libcuda.is_none() && !any_node && !p.wsl && probe.driver.is_none();
+    let no_driver = p.kernel_module_version.is_none()
+        && p.libcuda.is_none()
+        && !any_node
+        && !p.wsl
+        && probe.driver.is_none();
 
     // Kernel module (on WSL2 the Windows driver serves the GPU instead).
     out.push(match (&p.kernel_module_version, p.wsl) {
@@ -190,7 +226,6 @@ fn driver_checks(env: &Env, probe: &ProbeReport, min: Option<(semver::Version, &
                 format!("no read/write permission on {}", denied.iter().map(|n| n.path.display().to_string()).collect::<Vec<_>>().join(", ")),
             )
             .fix("add your user to the group owning /dev/nvidia* (often `video`) and log in again, or fix the container's device mapping")
-            
         } else if !any_node {
             Check::new("driver.device-nodes", Status::Fail, "no /dev/nvidia* device nodes exist")
                 .fix("load the driver (`sudo modprobe nvidia`, `nvidia-modprobe -u -c=0`), or start the container with `--gpus all`")
@@ -230,12 +265,24 @@ fn driver_checks(env: &Env, probe: &ProbeReport, min: Option<(semver::Version, &
     // NVML against the kernel module.
     out.push(match (&p.nvml_version, &p.kernel_module_version) {
         _ if no_driver => Check::new("driver.nvml", Status::Skip, skip_reason),
-        (Some(n), Some(k)) if n == k => Check::new("driver.nvml", Status::Pass, format!("NVML {n} matches the kernel module")),
-        (Some(n), Some(k)) => Check::new("driver.nvml", Status::Fail, format!("NVML {n} does not match the kernel module {k}"))
-            .evidence("a driver update without a reboot leaves the old kernel module loaded")
-            .fix("reboot (or unload and reload the nvidia kernel modules)")
-            .code("driver-library-mismatch"),
-        (None, _) => Check::new("driver.nvml", Status::Skip, "NVML is not available here (nvidia-smi / libnvidia-ml not found)"),
+        (Some(n), Some(k)) if n == k => Check::new(
+            "driver.nvml",
+            Status::Pass,
+            format!("NVML {n} matches the kernel module"),
+        ),
+        (Some(n), Some(k)) => Check::new(
+            "driver.nvml",
+            Status::Fail,
+            format!("NVML {n} does not match the kernel module {k}"),
+        )
+        .evidence("a driver update without a reboot leaves the old kernel module loaded")
+        .fix("reboot (or unload and reload the nvidia kernel modules)")
+        .code("driver-library-mismatch"),
+        (None, _) => Check::new(
+            "driver.nvml",
+            Status::Skip,
+            "NVML is not available here (nvidia-smi / libnvidia-ml not found)",
+        ),
         (Some(n), None) => Check::new("driver.nvml", Status::Pass, format!("NVML {n}")),
     });
 
@@ -246,7 +293,9 @@ fn driver_checks(env: &Env, probe: &ProbeReport, min: Option<(semver::Version, &
     } else if probe.gpus.is_empty() {
         let mut c = Check::new("driver.gpus", Status::Fail, "no GPU is visible to CUDA");
         if let Some(v) = visible {
-            c = c.evidence(format!("CUDA_VISIBLE_DEVICES={v:?}")).fix("unset CUDA_VISIBLE_DEVICES or list a GPU that exists (e.g. 0)");
+            c = c
+                .evidence(format!("CUDA_VISIBLE_DEVICES={v:?}"))
+                .fix("unset CUDA_VISIBLE_DEVICES or list a GPU that exists (e.g. 0)");
         } else {
             c = c.fix("check `nvidia-smi`; in a container, start it with `--gpus all`");
         }
@@ -258,10 +307,19 @@ fn driver_checks(env: &Env, probe: &ProbeReport, min: Option<(semver::Version, &
         let mut c = Check::new(
             "driver.gpus",
             Status::Pass,
-            format!("{} GPU(s) visible{}", probe.gpus.len(), probe.method.map_or(String::new(), |m| format!(" (via {})", method_name(m)))),
+            format!(
+                "{} GPU(s) visible{}",
+                probe.gpus.len(),
+                probe
+                    .method
+                    .map_or(String::new(), |m| format!(" (via {})", method_name(m)))
+            ),
         );
         for g in &probe.gpus {
-            c = c.evidence(format!("#{} {} (compute capability {}.{})", g.index, g.name, g.compute_capability.major, g.compute_capability.minor));
+            c = c.evidence(format!(
+                "#{} {} (compute capability {}.{})",
+                g.index, g.name, g.compute_capability.major, g.compute_capability.minor
+            ));
         }
         if let Some(v) = visible {
             c = c.evidence(format!("CUDA_VISIBLE_DEVICES={v:?}"));
@@ -271,11 +329,13 @@ fn driver_checks(env: &Env, probe: &ProbeReport, min: Option<(semver::Version, &
 
     // Platform notes.
     let platform = if p.wsl {
-        Check::new("driver.platform", Status::Pass, "WSL2")
-            .evidence("libcuda comes from /usr/lib/wsl/lib; do not install a Linux display driver inside WSL")
+        Check::new("driver.platform", Status::Pass, "WSL2").evidence(
+            "libcuda comes from /usr/lib/wsl/lib; do not install a Linux display driver inside WSL",
+        )
     } else if let Some(c) = &p.container {
-        Check::new("driver.platform", Status::Pass, format!("container ({c})"))
-            .evidence("the GPU and driver libraries come from the host via the NVIDIA Container Toolkit")
+        Check::new("driver.platform", Status::Pass, format!("container ({c})")).evidence(
+            "the GPU and driver libraries come from the host via the NVIDIA Container Toolkit",
+        )
     } else {
         Check::new("driver.platform", Status::Pass, "Linux, not in a container")
     };
@@ -287,7 +347,8 @@ fn toolkit_checks(discovery: &Result<Discovery, cb::Error>) -> Vec<Check> {
     let d = match discovery {
         Ok(d) => d,
         Err(e) => {
-            let mut c = Check::new("toolkit.selected", Status::Fail, e.message.clone()).code(e.code);
+            let mut c =
+                Check::new("toolkit.selected", Status::Fail, e.message.clone()).code(e.code);
             c.fix = e.help.first().cloned();
             if let Some(detail) = &e.detail {
                 c.evidence.extend(detail.lines().map(str::to_string));
@@ -302,39 +363,72 @@ fn toolkit_checks(discovery: &Result<Discovery, cb::Error>) -> Vec<Check> {
             .fix("install the CUDA toolkit (or `pip install nvidia-cuda-nvcc`) and set CUDA_HOME to its root")
             .code("nvcc-not-found");
         for cand in &d.candidates {
-            c = c.evidence(format!("candidate {} ({})", cand.root.display(), found_via_name(&cand.found_via)));
+            c = c.evidence(format!(
+                "candidate {} ({})",
+                cand.root.display(),
+                found_via_name(&cand.found_via)
+            ));
         }
         return vec![c];
     };
-    let version = t.version.as_ref().map_or("unknown version".into(), |v| v.to_string());
+    let version = t
+        .version
+        .as_ref()
+        .map_or("unknown version".into(), |v| v.to_string());
     out.push(
-        Check::new("toolkit.selected", Status::Pass, format!("CUDA {version} at {}", t.root.display()))
-            .evidence(format!("found via {}", found_via_name(&t.found_via)))
-            .evidence(d.reason.clone())
-            .evidence(format!("nvcc: {}", t.nvcc.display())),
+        Check::new(
+            "toolkit.selected",
+            Status::Pass,
+            format!("CUDA {version} at {}", t.root.display()),
+        )
+        .evidence(format!("found via {}", found_via_name(&t.found_via)))
+        .evidence(d.reason.clone())
+        .evidence(format!("nvcc: {}", t.nvcc.display())),
     );
 
-    let errors: Vec<_> = t.problems.iter().filter(|p| p.severity == cb::Severity::Error).collect();
+    let errors: Vec<_> = t
+        .problems
+        .iter()
+        .filter(|p| p.severity == cb::Severity::Error)
+        .collect();
     let mut integrity = if let Some(first) = errors.first() {
         Check::new("toolkit.integrity", Status::Fail, first.message.clone()).code(first.code)
     } else if let Some(first) = t.problems.first() {
         Check::new("toolkit.integrity", Status::Warn, first.message.clone()).code(first.code)
     } else {
-        Check::new("toolkit.integrity", Status::Pass, "no integrity problems found")
+        Check::new(
+            "toolkit.integrity",
+            Status::Pass,
+            "no integrity problems found",
+        )
     };
     // The first problem is the summary; the rest are evidence.
     let first_shown = errors.first().copied().or(t.problems.first());
     for p in t.problems.iter().filter(|p| Some(*p) != first_shown) {
         integrity = integrity.evidence(format!("also [{}] {}", p.code, p.message));
     }
-    integrity.fix = errors.first().copied().or(t.problems.first()).and_then(|p| p.fix.clone());
+    integrity.fix = errors
+        .first()
+        .copied()
+        .or(t.problems.first())
+        .and_then(|p| p.fix.clone());
     out.push(integrity);
 
-    let others: Vec<_> = d.candidates.iter().enumerate().filter(|(i, _)| Some(*i) != d.selected).map(|(_, c)| c).collect();
+    let others: Vec<_> = d
+        .candidates
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != d.selected)
+        .map(|(_, c)| c)
+        .collect();
     let mut other = if others.is_empty() {
         Check::new("toolkit.others", Status::Pass, "no other toolkit found")
     } else {
-        Check::new("toolkit.others", Status::Pass, format!("{} other toolkit(s) found, not selected", others.len()))
+        Check::new(
+            "toolkit.others",
+            Status::Pass,
+            format!("{} other toolkit(s) found, not selected", others.len()),
+        )
     };
     for o in others {
         other = other.evidence(format!(
@@ -347,12 +441,25 @@ fn toolkit_checks(discovery: &Result<Discovery, cb::Error>) -> Vec<Check> {
     }
     out.push(other);
 
-    let mut conflicts = if d.conflicts.iter().any(|p| p.severity == cb::Severity::Error) {
-        Check::new("toolkit.conflicts", Status::Fail, d.conflicts[0].message.clone()).code(d.conflicts[0].code)
+    let mut conflicts = if d
+        .conflicts
+        .iter()
+        .any(|p| p.severity == cb::Severity::Error)
+    {
+        Check::new(
+            "toolkit.conflicts",
+            Status::Fail,
+            d.conflicts[0].message.clone(),
+        )
+        .code(d.conflicts[0].code)
     } else if let Some(first) = d.conflicts.first() {
         Check::new("toolkit.conflicts", Status::Warn, first.message.clone()).code(first.code)
     } else {
-        Check::new("toolkit.conflicts", Status::Pass, "CUDA_HOME, CUDA_PATH and PATH agree")
+        Check::new(
+            "toolkit.conflicts",
+            Status::Pass,
+            "CUDA_HOME, CUDA_PATH and PATH agree",
+        )
     };
     for p in d.conflicts.iter().skip(1) {
         conflicts = conflicts.evidence(format!("also [{}] {}", p.code, p.message));
@@ -385,7 +492,11 @@ fn compat_checks(
 
     out.push(match (&probe.driver, version) {
         (_, None) => Check::new("compat.driver-sass", Status::Skip, no_toolkit),
-        (None, _) => Check::new("compat.driver-sass", Status::Skip, "skipped: no driver to check the toolkit against"),
+        (None, _) => Check::new(
+            "compat.driver-sass",
+            Status::Skip,
+            "skipped: no driver to check the toolkit against",
+        ),
         (Some(d), Some(v)) => verdict_check("compat.driver-sass", cb::driver_runs_sass(d, v)),
     });
 
@@ -393,9 +504,21 @@ fn compat_checks(
     let emits_ptx = matches!(plan, Some(Ok(p)) if p.ptx.is_some());
     out.push(match (&probe.driver, isa) {
         (_, _) if version.is_none() => Check::new("compat.driver-ptx", Status::Skip, no_toolkit),
-        (None, _) => Check::new("compat.driver-ptx", Status::Skip, "skipped: no driver to JIT PTX"),
-        (_, _) if !emits_ptx => Check::new("compat.driver-ptx", Status::Skip, "skipped: the plan embeds no PTX"),
-        (Some(_), None) => Check::new("compat.driver-ptx", Status::Warn, "the PTX ISA of this toolkit is not in the facts table"),
+        (None, _) => Check::new(
+            "compat.driver-ptx",
+            Status::Skip,
+            "skipped: no driver to JIT PTX",
+        ),
+        (_, _) if !emits_ptx => Check::new(
+            "compat.driver-ptx",
+            Status::Skip,
+            "skipped: the plan embeds no PTX",
+        ),
+        (Some(_), None) => Check::new(
+            "compat.driver-ptx",
+            Status::Warn,
+            "the PTX ISA of this toolkit is not in the facts table",
+        ),
         (Some(d), Some(isa)) => verdict_check("compat.driver-ptx", cb::driver_jits_ptx(d, isa)),
     });
 
@@ -410,8 +533,15 @@ fn compat_checks(
             let targets = cb::targets_display(p).join(" ");
             let mut c = Check::new(
                 "compat.arch",
-                if p.warnings.is_empty() { Status::Pass } else { Status::Warn },
-                format!("targets {targets} (from {}) are supported by this nvcc", source_name(&p.source)),
+                if p.warnings.is_empty() {
+                    Status::Pass
+                } else {
+                    Status::Warn
+                },
+                format!(
+                    "targets {targets} (from {}) are supported by this nvcc",
+                    source_name(&p.source)
+                ),
             );
             for w in &p.warnings {
                 c = c.evidence(w.clone());
@@ -425,7 +555,8 @@ fn compat_checks(
         Some(v) => match cb::detect_host_compiler(&session.env) {
             Ok(hc) => verdict_check("compat.host-compiler", cb::host_compiler_ok(&hc, v)),
             Err(e) => {
-                let mut c = Check::new("compat.host-compiler", Status::Fail, e.message.clone()).code(e.code);
+                let mut c = Check::new("compat.host-compiler", Status::Fail, e.message.clone())
+                    .code(e.code);
                 c.fix = e.help.first().cloned();
                 c
             }
@@ -436,74 +567,155 @@ fn compat_checks(
 
 /// Compiles the embedded vectorAdd; returns the check and the image it built.
 fn compile_check(
+    env: &Env,
     toolkit: Option<&Toolkit>,
     plan: Option<&Result<ArchPlan, cb::Error>>,
 ) -> (Check, Option<(PathBuf, Vec<u8>)>) {
     let Some(t) = toolkit else {
-        return (Check::new("compile.vector-add", Status::Skip, "skipped: no toolkit selected (see toolkit.selected)"), None);
+        return (
+            Check::new(
+                "compile.vector-add",
+                Status::Skip,
+                "skipped: no toolkit selected (see toolkit.selected)",
+            ),
+            None,
+        );
     };
     let Some(Ok(plan)) = plan else {
-        return (Check::new("compile.vector-add", Status::Skip, "skipped: no arch plan (see compat.arch)"), None);
+        return (
+            Check::new(
+                "compile.vector-add",
+                Status::Skip,
+                "skipped: no arch plan (see compat.arch)",
+            ),
+            None,
+        );
     };
-    let dir = match tempfile::Builder::new().prefix("cargo-cuda-doctor-").tempdir() {
+    let dir = match tempfile::Builder::new()
+        .prefix("cargo-cuda-doctor-")
+        .tempdir()
+    {
         Ok(d) => d,
         Err(e) => {
             return (
-                Check::new("compile.vector-add", Status::Fail, format!("could not create a temporary directory: {e}"))
-                    .fix("check that TMPDIR points at a writable directory"),
+                Check::new(
+                    "compile.vector-add",
+                    Status::Fail,
+                    format!("could not create a temporary directory: {e}"),
+                )
+                .fix("check that TMPDIR points at a writable directory"),
                 None,
             )
         }
     };
     let source = dir.path().join("vector_add.cu");
     if let Err(e) = cuda_build::fsutil::write_atomic(&source, VECTOR_ADD_CU.as_bytes()) {
-        return (Check::new("compile.vector-add", Status::Fail, format!("could not write {}: {e}", source.display())), None);
+        return (
+            Check::new(
+                "compile.vector-add",
+                Status::Fail,
+                format!("could not write {}: {e}", source.display()),
+            ),
+            None,
+        );
     }
     let spec = crate::session::plan_to_cuda_archs(plan);
     let start = Instant::now();
-    match cb::compile_one(t, &source, &spec, &dir.path().join("out")) {
+    match cb::compile_one(env, t, &source, &spec, &dir.path().join("out")) {
         Ok(k) => {
             let secs = start.elapsed().as_secs_f64();
             let image = std::fs::read(&k.image).ok();
             let c = Check::new(
                 "compile.vector-add",
                 Status::Pass,
-                format!("nvcc compiled vectorAdd for {} in {secs:.2} s", k.archs.join(", ")),
+                format!(
+                    "nvcc compiled vectorAdd for {} in {secs:.2} s",
+                    k.archs.join(", ")
+                ),
             )
             .evidence(format!("nvcc: {}", t.nvcc.display()));
             (c, image.map(|b| (k.image, b)))
         }
         Err(e) => {
-            let mut c = Check::new("compile.vector-add", Status::Fail, e.message.clone()).code(e.code);
+            let mut c =
+                Check::new("compile.vector-add", Status::Fail, e.message.clone()).code(e.code);
             if let Some(detail) = &e.detail {
-                c.evidence.extend(detail.lines().filter(|l| !l.trim().is_empty()).take(20).map(str::to_string));
+                c.evidence.extend(
+                    detail
+                        .lines()
+                        .filter(|l| !l.trim().is_empty())
+                        .take(20)
+                        .map(str::to_string),
+                );
             }
             c.fix = (!e.help.is_empty()).then(|| e.help.join("; "));
+            // nvcc's own words, explained: the diagnosis names the cause and a concrete fix.
+            let ctx = cb::Context {
+                toolkits: vec![t.clone()],
+                selected: Some(0),
+                probe: None,
+            };
+            let log = format!("{}\n{}", e.message, e.detail.as_deref().unwrap_or(""));
+            if let Some(d) = cb::diagnose(&log, &ctx).into_iter().next() {
+                if !log.contains(&format!("[{}]", d.code)) {
+                    c.evidence
+                        .push(format!("diagnosis [{}]: {}", d.code, d.cause));
+                }
+                c.code = Some(d.code);
+                if !d.fix.is_empty() {
+                    c.fix = Some(d.fix.join("; "));
+                }
+            }
             (c, None)
         }
     }
 }
 
-fn run_checks(probe: &ProbeReport, image: Option<&[u8]>, opts: &Options, session: &Session) -> Vec<Check> {
+fn run_checks(
+    probe: &ProbeReport,
+    image: Option<&[u8]>,
+    opts: &Options,
+    session: &Session,
+) -> Vec<Check> {
     let mut out = Vec::new();
-    let gpu_usable = !probe.gpus.is_empty() && probe.platform.libcuda.is_some() && !probe.platform.libcuda_stub;
+    let gpu_usable =
+        !probe.gpus.is_empty() && probe.platform.libcuda.is_some() && !probe.platform.libcuda_stub;
     if !gpu_usable {
-        let why = if probe.gpus.is_empty() { "skipped: no GPU is visible (see driver.gpus)" } else { "skipped: no usable libcuda (see driver.libcuda)" };
+        let why = if probe.gpus.is_empty() {
+            "skipped: no GPU is visible (see driver.gpus)"
+        } else {
+            "skipped: no usable libcuda (see driver.libcuda)"
+        };
         out.push(Check::new("run.devices", Status::Skip, why));
         out.push(Check::new("run.vector-add", Status::Skip, why));
         out.push(Check::new("run.workload", Status::Skip, why));
         return out;
     }
     out.push(match crate::gpu::query_devices() {
-        Ok(devs) if devs.is_empty() => Check::new("run.devices", Status::Fail, "the driver reports no devices").code("no-device-visible"),
+        Ok(devs) if devs.is_empty() => {
+            Check::new("run.devices", Status::Fail, "the driver reports no devices")
+                .code("no-device-visible")
+        }
         Ok(devs) => {
-            let mut c = Check::new("run.devices", Status::Pass, format!("queried {} GPU(s) through the driver", devs.len()));
+            let mut c = Check::new(
+                "run.devices",
+                Status::Pass,
+                format!("queried {} GPU(s) through the driver", devs.len()),
+            );
             for d in devs {
-                c = c.evidence(format!("#{} {}: compute capability {}.{}, {} MiB", d.index, d.name, d.cc.0, d.cc.1, d.total_mem >> 20));
+                c = c.evidence(format!(
+                    "#{} {}: compute capability {}.{}, {} MiB",
+                    d.index,
+                    d.name,
+                    d.cc.0,
+                    d.cc.1,
+                    d.total_mem >> 20
+                ));
             }
             c
         }
-        Err(f) => Check::new("run.devices", Status::Fail, f.message).fix("run `nvidia-smi`; see driver.* above"),
+        Err(f) => Check::new("run.devices", Status::Fail, f.message)
+            .fix("run `nvidia-smi`; see driver.* above"),
     });
     out.push(match image {
         None => Check::new("run.vector-add", Status::Skip, "skipped: nothing was compiled (see compile.vector-add)"),
@@ -541,12 +753,28 @@ fn workload_check(opts: &Options, session: &Session) -> Check {
     }
     let cargo = match crate::workspace::find_cargo(&session.env) {
         Ok(c) => c,
-        Err(e) => return Check::new("run.workload", Status::Skip, format!("skipped: {}", e.message)),
+        Err(e) => {
+            return Check::new(
+                "run.workload",
+                Status::Skip,
+                format!("skipped: {}", e.message),
+            )
+        }
     };
-    let ws = crate::workspace::load(&session.env, &cargo, opts.overrides.manifest_path.as_deref());
+    let ws = crate::workspace::load(
+        &session.env,
+        &cargo,
+        opts.overrides.manifest_path.as_deref(),
+    );
     match ws {
         Ok(w) if w.has_member("cuda-workload") => {}
-        _ => return Check::new("run.workload", Status::Skip, "skipped: this workspace has no `cuda-workload` package"),
+        _ => {
+            return Check::new(
+                "run.workload",
+                Status::Skip,
+                "skipped: this workspace has no `cuda-workload` package",
+            )
+        }
     }
     let mut cmd = std::process::Command::new(&cargo);
     cmd.args(["run", "--release", "-p", "cuda-workload", "--", "--quick"]);
@@ -556,21 +784,53 @@ fn workload_check(opts: &Options, session: &Session) -> Check {
     let timeout = cuda_build::process::timeout_from_env(&session.env, Duration::from_secs(900));
     match cuda_build::process::run_command(&mut cmd, timeout) {
         Ok(out) if out.status.success() => {
-            let mut c = Check::new("run.workload", Status::Pass, format!("cuda-workload --quick passed in {:.1} s", out.elapsed.as_secs_f64()));
-            c.evidence.extend(out.stdout.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().map(str::to_string));
+            let mut c = Check::new(
+                "run.workload",
+                Status::Pass,
+                format!(
+                    "cuda-workload --quick passed in {:.1} s",
+                    out.elapsed.as_secs_f64()
+                ),
+            );
+            c.evidence.extend(
+                out.stdout
+                    .lines()
+                    .rev()
+                    .take(12)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .map(str::to_string),
+            );
             c
         }
         Ok(out) => {
             let text = out.combined();
-            let mut c = Check::new("run.workload", Status::Fail, format!("cuda-workload --quick failed ({})", out.status));
-            c.evidence.extend(text.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().map(str::to_string));
+            let mut c = Check::new(
+                "run.workload",
+                Status::Fail,
+                format!("cuda-workload --quick failed ({})", out.status),
+            );
+            c.evidence.extend(
+                text.lines()
+                    .rev()
+                    .take(20)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .map(str::to_string),
+            );
             if let Some(d) = cb::diagnose(&text, &cb::Context::default()).first() {
                 c.code = Some(d.code);
                 c.fix = d.fix.first().cloned();
             }
             c
         }
-        Err(e) => Check::new("run.workload", Status::Fail, format!("cuda-workload could not run: {e}")),
+        Err(e) => Check::new(
+            "run.workload",
+            Status::Fail,
+            format!("cuda-workload could not run: {e}"),
+        ),
     }
 }
 
@@ -588,7 +848,12 @@ pub fn print(report: &Report, style: &Style) {
             Status::Fail => (Tone::Bad, "FAIL"),
             Status::Skip => (Tone::Dim, "skip"),
         };
-        println!("{} {} {}", style.status(tone, word, &style.bold(c.id)), " ".repeat(22usize.saturating_sub(c.id.len())), c.summary);
+        println!(
+            "{} {} {}",
+            style.status(tone, word, &style.bold(c.id)),
+            " ".repeat(22usize.saturating_sub(c.id.len())),
+            c.summary
+        );
         if c.status != Status::Skip {
             for e in &c.evidence {
                 println!("{:>12}   {}", "", e);
@@ -598,13 +863,23 @@ pub fn print(report: &Report, style: &Style) {
         if let Some(code) = documented.filter(|_| matches!(c.status, Status::Fail | Status::Warn)) {
             println!("{:>12}   = explain: cargo cuda explain {code}", "");
         }
-        if let Some(fix) = c.fix.as_ref().filter(|_| matches!(c.status, Status::Fail | Status::Warn)) {
+        if let Some(fix) = c
+            .fix
+            .as_ref()
+            .filter(|_| matches!(c.status, Status::Fail | Status::Warn))
+        {
             println!("{:>12}   = {}: {fix}", "", style.bold("help"));
         }
     }
     let count = |s| report.checks.iter().filter(|c| c.status == s).count();
-    let (fail, warn, pass, skip) = (count(Status::Fail), count(Status::Warn), count(Status::Pass), count(Status::Skip));
-    let summary = format!("doctor: {pass} passed, {warn} warning(s), {fail} failed, {skip} skipped");
+    let (fail, warn, pass, skip) = (
+        count(Status::Fail),
+        count(Status::Warn),
+        count(Status::Pass),
+        count(Status::Skip),
+    );
+    let summary =
+        format!("doctor: {pass} passed, {warn} warning(s), {fail} failed, {skip} skipped");
     if fail > 0 {
         println!("{}", style.status(Tone::Bad, "Failed", &summary));
     } else {

@@ -39,7 +39,8 @@ pub fn classify(arg: Option<&OsStr>) -> Input<'_> {
 
 fn looks_like_code(s: &str) -> bool {
     !s.is_empty()
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && s.contains('-')
 }
@@ -65,7 +66,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
         }
         prev = cur;
     }
@@ -79,7 +82,10 @@ pub fn run(arg: Option<&OsStr>, json: bool, out: &Style, err: &Style) -> i32 {
         Input::Stdin => {
             let mut bytes = Vec::new();
             if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
-                eprintln!("{}", err.error(&format!("could not read standard input: {e}")));
+                eprintln!(
+                    "{}",
+                    err.error(&format!("could not read standard input: {e}"))
+                );
                 return 1;
             }
             explain_log(&String::from_utf8_lossy(&bytes), json, out)
@@ -113,7 +119,10 @@ fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
     }
     let codes: Vec<&'static str> = cb::all_codes().iter().map(|c| c.code).collect();
     let close = close_matches(code, &codes);
-    let mut e = Error::new("unknown-code", format!("`{code}` is not a known diagnosis code"));
+    let mut e = Error::new(
+        "unknown-code",
+        format!("`{code}` is not a known diagnosis code"),
+    );
     if close.is_empty() {
         e = e.with_help(format!("known codes: {}", codes.join(", ")));
     } else {
@@ -141,7 +150,10 @@ fn explain_log(text: &str, json: bool, out: &Style) -> i32 {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&json!({"diagnoses": list})).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"diagnoses": list})).unwrap_or_default()
+        );
     } else if found.is_empty() {
         println!("no known CUDA failure found");
     } else {
@@ -153,7 +165,10 @@ fn explain_log(text: &str, json: bool, out: &Style) -> i32 {
         }
         if found.len() > 1 {
             println!();
-            println!("{}", out.status(Tone::Note, "Note", "diagnoses are listed most likely first"));
+            println!(
+                "{}",
+                out.status(Tone::Note, "Note", "diagnoses are listed most likely first")
+            );
         }
     }
     if found.is_empty() {
@@ -171,14 +186,28 @@ mod tests {
     fn classifies_codes_files_and_stdin() {
         assert_eq!(classify(None), Input::Stdin);
         assert_eq!(classify(Some(OsStr::new("-"))), Input::Stdin);
-        assert_eq!(classify(Some(OsStr::new("nvcc-not-found"))), Input::Code("nvcc-not-found"));
-        assert_eq!(classify(Some(OsStr::new("/etc/hostname"))), Input::File(Path::new("/etc/hostname")));
-        assert_eq!(classify(Some(OsStr::new("build.log"))), Input::File(Path::new("build.log")));
+        assert_eq!(
+            classify(Some(OsStr::new("nvcc-not-found"))),
+            Input::Code("nvcc-not-found")
+        );
+        assert_eq!(
+            classify(Some(OsStr::new("/etc/hostname"))),
+            Input::File(Path::new("/etc/hostname"))
+        );
+        assert_eq!(
+            classify(Some(OsStr::new("build.log"))),
+            Input::File(Path::new("build.log"))
+        );
     }
 
     #[test]
     fn close_matches_find_typos_and_shared_words() {
-        let codes = ["nvcc-not-found", "ptx-isa-too-new", "host-compiler-too-new", "driver-not-loaded"];
+        let codes = [
+            "nvcc-not-found",
+            "ptx-isa-too-new",
+            "host-compiler-too-new",
+            "driver-not-loaded",
+        ];
         assert_eq!(close_matches("nvcc-not-fund", &codes)[0], "nvcc-not-found");
         let m = close_matches("compiler-too-old", &codes);
         assert!(m.contains(&"host-compiler-too-new"), "{m:?}");

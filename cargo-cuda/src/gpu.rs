@@ -36,7 +36,10 @@ pub struct RunFailure {
 
 impl RunFailure {
     fn new(message: impl Into<String>) -> RunFailure {
-        RunFailure { message: message.into(), jit_log: None }
+        RunFailure {
+            message: message.into(),
+            jit_log: None,
+        }
     }
 }
 
@@ -44,7 +47,9 @@ impl RunFailure {
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, RunFailure>) -> Result<T, RunFailure> {
     // SAFETY: only tries to dlopen libcuda by name.
     if !unsafe { sys::is_culib_present() } {
-        return Err(RunFailure::new("libcuda could not be loaded (cudarc found no libcuda.so / libcuda.so.1)"));
+        return Err(RunFailure::new(
+            "libcuda could not be loaded (cudarc found no libcuda.so / libcuda.so.1)",
+        ));
     }
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
@@ -54,7 +59,9 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, RunFailure>) -> Result<T
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(RunFailure::new(format!("{what}: the CUDA driver library failed: {msg}")))
+            Err(RunFailure::new(format!(
+                "{what}: the CUDA driver library failed: {msg}"
+            )))
         }
     }
 }
@@ -78,11 +85,16 @@ fn check(r: sys::CUresult, what: &str) -> Result<(), RunFailure> {
 /// Every GPU the driver shows.
 pub fn query_devices() -> Result<Vec<Device>, RunFailure> {
     guarded("device query", || {
-        let count = CudaContext::device_count().map_err(|e| RunFailure::new(format!("cuDeviceGetCount: {e:?}")))?;
+        let count = CudaContext::device_count()
+            .map_err(|e| RunFailure::new(format!("cuDeviceGetCount: {e:?}")))?;
         let mut out = Vec::new();
         for index in 0..count.max(0) as usize {
-            let ctx = CudaContext::new(index).map_err(|e| RunFailure::new(format!("context on GPU {index}: {e:?}")))?;
-            let attr = |a| ctx.attribute(a).map_err(|e| RunFailure::new(format!("GPU {index} attribute: {e:?}")));
+            let ctx = CudaContext::new(index)
+                .map_err(|e| RunFailure::new(format!("context on GPU {index}: {e:?}")))?;
+            let attr = |a| {
+                ctx.attribute(a)
+                    .map_err(|e| RunFailure::new(format!("GPU {index} attribute: {e:?}")))
+            };
             out.push(Device {
                 index,
                 name: ctx.name().unwrap_or_else(|_| "unknown".into()),
@@ -101,7 +113,8 @@ pub fn query_devices() -> Result<Vec<Device>, RunFailure> {
 /// runs `vectorAdd(a, b, c, n)` and checks every element. Returns a summary.
 pub fn run_vector_add(image: &[u8], ordinal: usize) -> Result<String, RunFailure> {
     guarded("vectorAdd", || {
-        let ctx = CudaContext::new(ordinal).map_err(|e| RunFailure::new(format!("context on GPU {ordinal}: {e:?}")))?;
+        let ctx = CudaContext::new(ordinal)
+            .map_err(|e| RunFailure::new(format!("context on GPU {ordinal}: {e:?}")))?;
         let module = load_with_log(image)?;
         let result = launch_and_verify(module);
         // SAFETY: the module was loaded above and no function of it is used after this.
@@ -141,7 +154,9 @@ fn load_with_log(image: &[u8]) -> Result<sys::CUmodule, RunFailure> {
         )
     };
     if let Err(mut f) = check(r, "loading the kernel image (cuModuleLoadDataEx)") {
-        let log = String::from_utf8_lossy(error_log.split(|&b| b == 0).next().unwrap_or(&[])).trim().to_string();
+        let log = String::from_utf8_lossy(error_log.split(|&b| b == 0).next().unwrap_or(&[]))
+            .trim()
+            .to_string();
         f.jit_log = (!log.is_empty()).then_some(log);
         return Err(f);
     }
@@ -157,7 +172,10 @@ fn launch_and_verify(module: sys::CUmodule) -> Result<String, RunFailure> {
     // SAFETY: plain driver API calls on the current (primary) context; every
     // pointer passed lives until the call returns, device buffers are freed below.
     unsafe {
-        check(sys::cuModuleGetFunction(&mut func, module, c"vectorAdd".as_ptr()), "finding kernel `vectorAdd`")?;
+        check(
+            sys::cuModuleGetFunction(&mut func, module, c"vectorAdd".as_ptr()),
+            "finding kernel `vectorAdd`",
+        )?;
         let mut bufs: [sys::CUdeviceptr; 3] = [0; 3];
         let mut result = Ok(String::new());
         for buf in bufs.iter_mut() {
@@ -169,8 +187,14 @@ fn launch_and_verify(module: sys::CUmodule) -> Result<String, RunFailure> {
         if result.is_ok() {
             result = (|| {
                 let [da, db, dc] = bufs;
-                check(sys::cuMemcpyHtoD_v2(da, a.as_ptr().cast(), bytes), "copy a to GPU")?;
-                check(sys::cuMemcpyHtoD_v2(db, b.as_ptr().cast(), bytes), "copy b to GPU")?;
+                check(
+                    sys::cuMemcpyHtoD_v2(da, a.as_ptr().cast(), bytes),
+                    "copy a to GPU",
+                )?;
+                check(
+                    sys::cuMemcpyHtoD_v2(db, b.as_ptr().cast(), bytes),
+                    "copy b to GPU",
+                )?;
                 let n = N as i32;
                 let mut params: [*mut c_void; 4] = [
                     (&da as *const sys::CUdeviceptr).cast_mut().cast(),
@@ -181,12 +205,27 @@ fn launch_and_verify(module: sys::CUmodule) -> Result<String, RunFailure> {
                 let block = 256u32;
                 let grid = (N as u32).div_ceil(block);
                 check(
-                    sys::cuLaunchKernel(func, grid, 1, 1, block, 1, 1, 0, std::ptr::null_mut(), params.as_mut_ptr(), std::ptr::null_mut()),
+                    sys::cuLaunchKernel(
+                        func,
+                        grid,
+                        1,
+                        1,
+                        block,
+                        1,
+                        1,
+                        0,
+                        std::ptr::null_mut(),
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
                     "launching vectorAdd",
                 )?;
                 check(sys::cuCtxSynchronize(), "running vectorAdd")?;
                 let mut c = vec![0f32; N];
-                check(sys::cuMemcpyDtoH_v2(c.as_mut_ptr().cast(), dc, bytes), "copy c from GPU")?;
+                check(
+                    sys::cuMemcpyDtoH_v2(c.as_mut_ptr().cast(), dc, bytes),
+                    "copy c from GPU",
+                )?;
                 let bad = (0..N).filter(|&i| c[i] != a[i] + b[i]).count();
                 if bad > 0 {
                     let i = (0..N).find(|&i| c[i] != a[i] + b[i]).unwrap_or(0);

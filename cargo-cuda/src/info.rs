@@ -86,7 +86,10 @@ pub fn toolkits(session: &Session, o: &Overrides, json: bool, style: &Style) -> 
         return if discovery.selected.is_some() { 0 } else { 1 };
     }
     if discovery.candidates.is_empty() {
-        println!("{}", style.status(Tone::Bad, "None", "no CUDA toolkit was found"));
+        println!(
+            "{}",
+            style.status(Tone::Bad, "None", "no CUDA toolkit was found")
+        );
     }
     for (i, t) in discovery.candidates.iter().enumerate() {
         let chosen = discovery.selected == Some(i);
@@ -100,7 +103,15 @@ pub fn toolkits(session: &Session, o: &Overrides, json: bool, style: &Style) -> 
         let version = version_string(t).unwrap_or_else(|| "unknown version".into());
         println!(
             "{}",
-            style.status(tone, word, &format!("{version} at {} [{}]", t.root.display(), found_via_name(&t.found_via)))
+            style.status(
+                tone,
+                word,
+                &format!(
+                    "{version} at {} [{}]",
+                    t.root.display(),
+                    found_via_name(&t.found_via)
+                )
+            )
         );
         println!("{:>12} nvcc: {}", "", t.nvcc.display());
         for p in &t.problems {
@@ -124,7 +135,12 @@ fn print_problem(p: &cb::Problem, style: &Style) {
         Severity::Error => (Tone::Bad, "error"),
         Severity::Warning => (Tone::Warn, "warning"),
     };
-    println!("{:>12} {}: {}", "", style.paint(tone, &format!("{word}[{}]", p.code)), p.message);
+    println!(
+        "{:>12} {}: {}",
+        "",
+        style.paint(tone, &format!("{word}[{}]", p.code)),
+        p.message
+    );
     if let Some(fix) = &p.fix {
         println!("{:>12}   = help: {fix}", "");
     }
@@ -167,7 +183,11 @@ pub fn info_json(session: &Session, data: &InfoData) -> Value {
                 .enumerate()
                 .map(|(i, t)| toolkit_json(t, d.selected == Some(i)))
                 .collect();
-            (selected.map(|t| toolkit_json(t, true)), list, Some(d.reason.clone()))
+            (
+                selected.map(|t| toolkit_json(t, true)),
+                list,
+                Some(d.reason.clone()),
+            )
         }
         Err(_) => (None, Vec::new(), None),
     };
@@ -225,22 +245,47 @@ pub fn info_json(session: &Session, data: &InfoData) -> Value {
 pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 {
     let data = gather(session, o);
     if json {
-        println!("{}", serde_json::to_string_pretty(&info_json(session, &data)).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&info_json(session, &data)).unwrap_or_default()
+        );
         return 0;
     }
     match &data.discovery {
         Ok(d) => match d.selected.and_then(|i| d.candidates.get(i)) {
             Some(t) => {
                 let v = version_string(t).unwrap_or_else(|| "unknown version".into());
-                println!("{}", style.status(Tone::Good, "Toolkit", &format!("CUDA {v} at {}", t.root.display())));
-                println!("{:>12} found via {}: {}", "", found_via_name(&t.found_via), d.reason);
+                println!(
+                    "{}",
+                    style.status(
+                        Tone::Good,
+                        "Toolkit",
+                        &format!("CUDA {v} at {}", t.root.display())
+                    )
+                );
+                println!(
+                    "{:>12} found via {}: {}",
+                    "",
+                    found_via_name(&t.found_via),
+                    d.reason
+                );
                 println!("{:>12} nvcc: {}", "", t.nvcc.display());
                 let others = d.candidates.len().saturating_sub(1);
                 if others > 0 {
-                    println!("{:>12} {others} other toolkit(s): see `cargo cuda toolkits`", "");
+                    println!(
+                        "{:>12} {others} other toolkit(s): see `cargo cuda toolkits`",
+                        ""
+                    );
                 }
             }
-            None => println!("{}", style.status(Tone::Bad, "Toolkit", &format!("none selected: {}", d.reason))),
+            None => println!(
+                "{}",
+                style.status(
+                    Tone::Bad,
+                    "Toolkit",
+                    &format!("none selected: {}", d.reason)
+                )
+            ),
         },
         Err(e) => println!("{}", style.cuda_error(e)),
     }
@@ -254,12 +299,20 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
                 &format!(
                     "{} (supports CUDA {}) via {}",
                     d.version.as_deref().unwrap_or("unknown version"),
-                    d.cuda_version.map_or("?".to_string(), |(a, b)| format!("{a}.{b}")),
+                    d.cuda_version
+                        .map_or("?".to_string(), |(a, b)| format!("{a}.{b}")),
                     method_name(d.found_via)
                 )
             )
         ),
-        None => println!("{}", style.status(Tone::Warn, "Driver", "none found (no NVIDIA driver, or not visible here)")),
+        None => println!(
+            "{}",
+            style.status(
+                Tone::Warn,
+                "Driver",
+                "none found (no NVIDIA driver, or not visible here)"
+            )
+        ),
     }
     if probe.gpus.is_empty() {
         println!("{}", style.status(Tone::Warn, "GPUs", "none visible"));
@@ -270,7 +323,10 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
             style.status(
                 Tone::Good,
                 "GPU",
-                &format!("#{} {} (compute capability {}.{})", g.index, g.name, g.compute_capability.major, g.compute_capability.minor)
+                &format!(
+                    "#{} {} (compute capability {}.{})",
+                    g.index, g.name, g.compute_capability.major, g.compute_capability.minor
+                )
             )
         );
     }
@@ -278,7 +334,15 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
         Some(Ok(plan)) => {
             println!(
                 "{}",
-                style.status(Tone::Good, "Arch", &format!("{} (from {})", cb::targets_display(plan).join(" "), source_name(&plan.source)))
+                style.status(
+                    Tone::Good,
+                    "Arch",
+                    &format!(
+                        "{} (from {})",
+                        cb::targets_display(plan).join(" "),
+                        source_name(&plan.source)
+                    )
+                )
             );
             for f in cb::gencode_flags(plan) {
                 println!("{:>12} {f}", "");
@@ -296,10 +360,24 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
 /// The `export` lines for the selected toolkit.
 pub fn env_lines(t: &Toolkit) -> Vec<String> {
     let root = t.root.to_string_lossy();
-    let mut lines = vec![shell::export("CUDA_HOME", &root), shell::export("CUDA_PATH", &root)];
-    let bin = t.nvcc.parent().map(|p| p.to_path_buf()).unwrap_or_else(|| t.root.join("bin"));
-    lines.push(format!("export PATH={}:\"$PATH\"", shell::quote(&bin.to_string_lossy())));
-    let mut libs: Vec<String> = t.lib_dirs.iter().map(|d| d.to_string_lossy().into_owned()).collect();
+    let mut lines = vec![
+        shell::export("CUDA_HOME", &root),
+        shell::export("CUDA_PATH", &root),
+    ];
+    let bin = t
+        .nvcc
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_else(|| t.root.join("bin"));
+    lines.push(format!(
+        "export PATH={}:\"$PATH\"",
+        shell::quote(&bin.to_string_lossy())
+    ));
+    let mut libs: Vec<String> = t
+        .lib_dirs
+        .iter()
+        .map(|d| d.to_string_lossy().into_owned())
+        .collect();
     if libs.is_empty() {
         libs.extend(
             ["lib64", "lib"]
@@ -324,7 +402,11 @@ pub fn env(session: &Session, o: &Overrides, style: &Style) -> i32 {
     let selected = discover(session, o).and_then(cb::into_selected);
     match selected {
         Ok(t) => {
-            println!("# CUDA {} ({})", t.version.as_ref().map_or("?".into(), |v| v.to_string()), found_via_name(&t.found_via));
+            println!(
+                "# CUDA {} ({})",
+                t.version.as_ref().map_or("?".into(), |v| v.to_string()),
+                found_via_name(&t.found_via)
+            );
             for l in env_lines(&t) {
                 println!("{l}");
             }

@@ -41,10 +41,16 @@ fn main() {
     }
     let code = match &cli.command {
         Command::Doctor(a) => {
-            let opts = doctor::Options { overrides: overrides(&a.selection), no_workload: a.no_workload };
+            let opts = doctor::Options {
+                overrides: overrides(&a.selection),
+                no_workload: a.no_workload,
+            };
             let report = doctor::run(&session, &opts);
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).unwrap_or_default()
+                );
             } else {
                 doctor::print(&report, &out);
             }
@@ -54,7 +60,11 @@ fn main() {
         Command::Toolkits(a) => info::toolkits(&session, &overrides(&a.selection), a.json, &out),
         Command::Info(a) => info::info(&session, &overrides(&a.selection), a.json, &out),
         Command::Env(a) => info::env(&session, &overrides(&a.selection), &err),
-        Command::Build(_) | Command::Run(_) | Command::Test(_) | Command::Check(_) | Command::Bench(_) => {
+        Command::Build(_)
+        | Command::Run(_)
+        | Command::Test(_)
+        | Command::Check(_)
+        | Command::Bench(_) => {
             unreachable!("wrapped commands returned above")
         }
     };
@@ -62,5 +72,9 @@ fn main() {
 }
 
 fn overrides(s: &cli::Selection) -> Overrides {
-    Overrides { toolkit: s.toolkit.clone(), arch: s.arch.clone(), manifest_path: s.manifest_path.clone() }
+    Overrides {
+        toolkit: s.toolkit.clone(),
+        arch: s.arch.clone(),
+        manifest_path: s.manifest_path.clone(),
+    }
 }

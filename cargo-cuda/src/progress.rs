@@ -41,7 +41,13 @@ pub fn parse_event(line: &str) -> Option<Event> {
     if event.is_empty() {
         return None;
     }
-    Some(Event { event, file: s("file"), archs: s("archs"), done: n("done"), total: n("total") })
+    Some(Event {
+        event,
+        file: s("file"),
+        archs: s("archs"),
+        done: n("done"),
+        total: n("total"),
+    })
 }
 
 /// What the progress line says now.
@@ -78,7 +84,11 @@ impl State {
             return None;
         }
         let (file, archs) = self.current.as_ref()?;
-        let archs = if archs.is_empty() { String::new() } else { format!(" ({archs})") };
+        let archs = if archs.is_empty() {
+            String::new()
+        } else {
+            format!(" ({archs})")
+        };
         Some(format!("{}/{} {file}{archs}", self.done, self.total))
     }
 }
@@ -98,7 +108,11 @@ struct TermState {
 impl Terminal {
     /// A terminal on our stderr; `tty` selects an in-place line over plain lines.
     pub fn new(tty: bool, style: Style) -> Arc<Terminal> {
-        Arc::new(Terminal { inner: Mutex::new(TermState { shown: None }), tty, style })
+        Arc::new(Terminal {
+            inner: Mutex::new(TermState { shown: None }),
+            tty,
+            style,
+        })
     }
 
     /// Writes cargo's stderr bytes, clearing our progress line first.
@@ -174,7 +188,10 @@ impl Tail {
             }
             term.show(None);
         });
-        Tail { stop, handle: Some(handle) }
+        Tail {
+            stop,
+            handle: Some(handle),
+        }
     }
 
     /// Stops the thread and clears the line.
@@ -211,13 +228,23 @@ mod tests {
         s.apply(&ev("start", "cu/a.cu", 0, 3), t0);
         assert_eq!(s.line(t0 + Duration::from_millis(500)), None);
         s.apply(&ev("done", "cu/a.cu", 1, 3), t0 + Duration::from_secs(1));
-        s.apply(&ev("start", "cu/sgemm.cu", 1, 3), t0 + Duration::from_secs(1));
+        s.apply(
+            &ev("start", "cu/sgemm.cu", 1, 3),
+            t0 + Duration::from_secs(1),
+        );
         assert_eq!(
             s.line(t0 + Duration::from_secs(3)).as_deref(),
             Some("1/3 cu/sgemm.cu (sm_80,sm_90)")
         );
         s.apply(&ev("cached", "cu/b.cu", 2, 3), t0 + Duration::from_secs(3));
-        s.apply(&ev("done", "cu/sgemm.cu", 3, 3), t0 + Duration::from_secs(4));
-        assert_eq!(s.line(t0 + Duration::from_secs(5)), None, "finished builds show nothing");
+        s.apply(
+            &ev("done", "cu/sgemm.cu", 3, 3),
+            t0 + Duration::from_secs(4),
+        );
+        assert_eq!(
+            s.line(t0 + Duration::from_secs(5)),
+            None,
+            "finished builds show nothing"
+        );
     }
 }

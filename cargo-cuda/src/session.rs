@@ -87,7 +87,10 @@ pub struct Session {
 impl Session {
     /// A session over the process environment.
     pub fn new(env: Env) -> Session {
-        Session { env, probe: OnceCell::new() }
+        Session {
+            env,
+            probe: OnceCell::new(),
+        }
     }
 
     /// Probe options: the driver probe runs in a child (`cargo-cuda __probe-driver`),
@@ -102,7 +105,8 @@ impl Session {
 
     /// The driver, GPUs and platform (probed once).
     pub fn probe(&self) -> &ProbeReport {
-        self.probe.get_or_init(|| cb::probe(&self.env, &self.probe_options()))
+        self.probe
+            .get_or_init(|| cb::probe(&self.env, &self.probe_options()))
     }
 
     /// Toolkit discovery with the command-line and project settings.
@@ -118,7 +122,12 @@ impl Session {
     }
 
     /// The arch plan for `toolkit`; detection (when needed) uses the cached probe.
-    pub fn plan(&self, toolkit: &Toolkit, o: &Overrides, wants: &ProjectWants) -> Result<ArchPlan, Error> {
+    pub fn plan(
+        &self,
+        toolkit: &Toolkit,
+        o: &Overrides,
+        wants: &ProjectWants,
+    ) -> Result<ArchPlan, Error> {
         let inputs = cb::ArchInputs {
             explicit: o.arch.clone(),
             metadata: wants.arch.clone(),
@@ -138,7 +147,9 @@ fn check_toolkit_flag(root: &Path) -> Result<(), Error> {
             "toolkit-not-found",
             format!("--toolkit `{}` is not a directory", root.display()),
         )
-        .with_help("pass the toolkit root, the directory that holds bin/nvcc (e.g. /usr/local/cuda-13.0)"))
+        .with_help(
+            "pass the toolkit root, the directory that holds bin/nvcc (e.g. /usr/local/cuda-13.0)",
+        ))
     }
 }
 
@@ -167,15 +178,35 @@ pub fn plan_to_cuda_archs(plan: &ArchPlan) -> String {
 
 /// candle-style `CUDA_COMPUTE_CAP`: the single highest compute capability, as a number (`90`).
 pub fn compute_cap(plan: &ArchPlan) -> Option<u32> {
-    plan.sass.iter().chain(plan.ptx.iter()).map(|a| a.cc.number()).max()
+    plan.sass
+        .iter()
+        .chain(plan.ptx.iter())
+        .map(|a| a.cc.number())
+        .max()
 }
 
 /// CUDA versions cudarc 0.19 has bindings for (its build.rs list); it
 /// panics on any other `CUDARC_CUDA_VERSION`, so we only set one of these.
 const CUDARC_VERSIONS: &[(u64, u64)] = &[
-    (11, 4), (11, 5), (11, 6), (11, 7), (11, 8),
-    (12, 0), (12, 1), (12, 2), (12, 3), (12, 4), (12, 5), (12, 6), (12, 8), (12, 9),
-    (13, 0), (13, 1), (13, 2), (13, 3), (13, 4),
+    (11, 4),
+    (11, 5),
+    (11, 6),
+    (11, 7),
+    (11, 8),
+    (12, 0),
+    (12, 1),
+    (12, 2),
+    (12, 3),
+    (12, 4),
+    (12, 5),
+    (12, 6),
+    (12, 8),
+    (12, 9),
+    (13, 0),
+    (13, 1),
+    (13, 2),
+    (13, 3),
+    (13, 4),
 ];
 
 /// `CUDARC_CUDA_VERSION` for a toolkit version (`13.0.88` → `13000`), when cudarc supports it.
@@ -204,7 +235,10 @@ mod tests {
     #[test]
     fn cuda_archs_reproduces_the_plan() {
         assert_eq!(plan_to_cuda_archs(&plan(&[80, 90], Some(90))), "80-real;90");
-        assert_eq!(plan_to_cuda_archs(&plan(&[75], Some(86))), "75-real;86-virtual");
+        assert_eq!(
+            plan_to_cuda_archs(&plan(&[75], Some(86))),
+            "75-real;86-virtual"
+        );
         assert_eq!(plan_to_cuda_archs(&plan(&[86], None)), "86-real");
         let reparsed = cuda_build::arch::parse_arch_list("80-real;90").unwrap();
         assert_eq!(reparsed.to_string(), "80-real;90");
@@ -223,7 +257,11 @@ mod tests {
         assert_eq!(cudarc_version(&v("13.0.88")).as_deref(), Some("13000"));
         assert_eq!(cudarc_version(&v("12.9.86")).as_deref(), Some("12090"));
         assert_eq!(cudarc_version(&v("11.8.89")).as_deref(), Some("11080"));
-        assert_eq!(cudarc_version(&v("12.7.0")), None, "cudarc has no 12.7 bindings");
+        assert_eq!(
+            cudarc_version(&v("12.7.0")),
+            None,
+            "cudarc has no 12.7 bindings"
+        );
         assert_eq!(cudarc_version(&v("11.2.0")), None);
         assert_eq!(cudarc_version(&v("13.5.0")), None);
     }

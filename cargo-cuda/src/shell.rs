@@ -10,7 +10,8 @@
 /// ```
 pub fn quote(s: &str) -> String {
     let safe = !s.is_empty()
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b));
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b));
     if safe {
         s.to_string()
     } else {
@@ -29,7 +30,10 @@ mod tests {
 
     #[test]
     fn quotes_only_when_needed() {
-        assert_eq!(quote("/usr/local/cuda-13.0/bin"), "/usr/local/cuda-13.0/bin");
+        assert_eq!(
+            quote("/usr/local/cuda-13.0/bin"),
+            "/usr/local/cuda-13.0/bin"
+        );
         assert_eq!(quote("/opt/my cuda"), "'/opt/my cuda'");
         assert_eq!(quote("it's"), r"'it'\''s'");
         assert_eq!(quote(""), "''");

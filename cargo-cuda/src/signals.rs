@@ -52,10 +52,18 @@ pub fn process_tree(pid: u32) -> Vec<u32> {
     let mut parent_of: Vec<(u32, u32)> = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for entry in dir.flatten() {
-            let Some(p) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            let Some(p) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
                 continue;
             };
-            if let Some(ppid) = std::fs::read_to_string(format!("/proc/{p}/stat")).ok().as_deref().and_then(parent_pid) {
+            if let Some(ppid) = std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .as_deref()
+                .and_then(parent_pid)
+            {
                 parent_of.push((p, ppid));
             }
         }
@@ -64,7 +72,12 @@ pub fn process_tree(pid: u32) -> Vec<u32> {
     let mut i = 0;
     while i < tree.len() {
         let parent = tree[i];
-        tree.extend(parent_of.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        tree.extend(
+            parent_of
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
         i += 1;
     }
     tree
@@ -113,7 +126,10 @@ mod tests {
 
     #[test]
     fn process_tree_finds_our_own_children() {
-        let mut child = std::process::Command::new("/bin/sleep").arg("5").spawn().unwrap();
+        let mut child = std::process::Command::new("/bin/sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
         let tree = process_tree(std::process::id());
         assert_eq!(tree[0], std::process::id());
         assert!(tree.contains(&child.id()), "{tree:?}");

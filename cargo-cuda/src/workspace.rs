@@ -68,7 +68,11 @@ pub fn check_manifest_path(path: &Path) -> Result<(), Error> {
     if path.is_file() {
         Ok(())
     } else {
-        let what = if path.is_dir() { "is a directory" } else { "does not exist" };
+        let what = if path.is_dir() {
+            "is a directory"
+        } else {
+            "does not exist"
+        };
         Err(Error::new(
             "manifest-not-found",
             format!("--manifest-path `{}` {what}", path.display()),
@@ -89,7 +93,10 @@ pub fn load(env: &Env, cargo: &Path, manifest_path: Option<&Path>) -> Result<Wor
     }
     let timeout = cuda_build::process::timeout_from_env(env, Duration::from_secs(120));
     let out = cuda_build::process::run_command(&mut cmd.cargo_command(), timeout).map_err(|e| {
-        Error::new("cargo-metadata-failed", format!("`cargo metadata` could not run: {e}"))
+        Error::new(
+            "cargo-metadata-failed",
+            format!("`cargo metadata` could not run: {e}"),
+        )
     })?;
     if !out.status.success() {
         return Err(Error::new(
@@ -97,11 +104,20 @@ pub fn load(env: &Env, cargo: &Path, manifest_path: Option<&Path>) -> Result<Wor
             "`cargo metadata` failed; is this a cargo project?",
         )
         .with_detail(out.stderr.trim().to_string())
-        .with_help("run from inside a cargo workspace, or pass --manifest-path path/to/Cargo.toml"));
+        .with_help(
+            "run from inside a cargo workspace, or pass --manifest-path path/to/Cargo.toml",
+        ));
     }
-    let stdout = out.stdout.lines().find(|l| l.starts_with('{')).unwrap_or("");
+    let stdout = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or("");
     let meta = cargo_metadata::MetadataCommand::parse(stdout).map_err(|e| {
-        Error::new("cargo-metadata-failed", format!("`cargo metadata` printed unexpected JSON: {e}"))
+        Error::new(
+            "cargo-metadata-failed",
+            format!("`cargo metadata` printed unexpected JSON: {e}"),
+        )
     })?;
     let packages = meta.workspace_packages();
     let cuda_packages = packages
@@ -138,7 +154,10 @@ mod tests {
         let env = Env::empty().set(Var::Cargo, "/nonexistent/cargo");
         let e = find_cargo(&env).unwrap_err();
         assert_eq!(e.code, "cargo-not-found");
-        assert!(e.message.contains("CARGO is set to `/nonexistent/cargo`"), "{e}");
+        assert!(
+            e.message.contains("CARGO is set to `/nonexistent/cargo`"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -153,6 +172,8 @@ mod tests {
     fn missing_manifest_names_the_flag() {
         let e = check_manifest_path(Path::new("/nonexistent/Cargo.toml")).unwrap_err();
         assert_eq!(e.code, "manifest-not-found");
-        assert!(e.message.contains("--manifest-path `/nonexistent/Cargo.toml` does not exist"));
+        assert!(e
+            .message
+            .contains("--manifest-path `/nonexistent/Cargo.toml` does not exist"));
     }
 }

@@ -48,8 +48,9 @@ pub fn split_args(args: &[OsString]) -> Result<Split, Error> {
             if s == name {
                 i += 1;
                 return args.get(i).cloned().map(Some).ok_or_else(|| {
-                    Error::new("invalid-argument", format!("{name} needs a value"))
-                        .with_help(format!("for example: cargo cuda build {name} {}", example(name)))
+                    Error::new("invalid-argument", format!("{name} needs a value")).with_help(
+                        format!("for example: cargo cuda build {name} {}", example(name)),
+                    )
                 });
             }
             Ok(s.strip_prefix(&format!("{name}=")).map(OsString::from))
@@ -106,7 +107,11 @@ pub fn child_env(
         path_dirs.push(root_bin);
     }
     let old = env.get_os(Var::Path).unwrap_or_default();
-    path_dirs.extend(std::env::split_paths(old).filter(|d| !path_dirs.contains(d)).collect::<Vec<_>>());
+    path_dirs.extend(
+        std::env::split_paths(old)
+            .filter(|d| !path_dirs.contains(d))
+            .collect::<Vec<_>>(),
+    );
     if let Ok(p) = std::env::join_paths(&path_dirs) {
         vars.push(("PATH", p));
     }
@@ -201,13 +206,30 @@ fn prepare_and_run(
             style.warning("packages set different `[package.metadata.cuda] arch`; each build script keeps its own (pass --arch to use one for all)")
         );
     }
-    eprintln!("{}", style.status(Tone::Good, "CUDA", &describe(&toolkit, plan.as_ref())));
+    eprintln!(
+        "{}",
+        style.status(Tone::Good, "CUDA", &describe(&toolkit, plan.as_ref()))
+    );
 
-    let progress_dir = tempfile::Builder::new().prefix("cargo-cuda-").tempdir().ok();
-    let progress_file = progress_dir.as_ref().map(|d| d.path().join("progress.jsonl"));
+    let progress_dir = tempfile::Builder::new()
+        .prefix("cargo-cuda-")
+        .tempdir()
+        .ok();
+    let progress_file = progress_dir
+        .as_ref()
+        .map(|d| d.path().join("progress.jsonl"));
     // With conflicting per-package arch settings, no single CUDA_ARCHS is exported.
-    let export_plan = if wants.arch_conflict && overrides.arch.is_none() { None } else { plan.as_ref() };
-    let mut vars = child_env(&toolkit, export_plan, &session.env, progress_file.as_deref());
+    let export_plan = if wants.arch_conflict && overrides.arch.is_none() {
+        None
+    } else {
+        plan.as_ref()
+    };
+    let mut vars = child_env(
+        &toolkit,
+        export_plan,
+        &session.env,
+        progress_file.as_deref(),
+    );
     // We pipe cargo's stderr; keep its colours when our own stderr shows them.
     if session.env.get_os(Var::CargoTermColor).is_none() || color.is_some() {
         let c = if style.colored() { "always" } else { "never" };
@@ -218,7 +240,15 @@ fn prepare_and_run(
         selected: Some(0),
         probe: None,
     };
-    spawn_cargo(&cargo, sub, &split.cargo_args, &vars, session, progress_file.map(|p| (p, context)), style)
+    spawn_cargo(
+        &cargo,
+        sub,
+        &split.cargo_args,
+        &vars,
+        session,
+        progress_file.map(|p| (p, context)),
+        style,
+    )
 }
 
 /// Discovery, integrity and plan: everything that must be right before cargo starts.
@@ -229,12 +259,19 @@ fn resolve(
 ) -> Result<(Toolkit, Option<ArchPlan>), Error> {
     let discovery = session.discover(overrides, wants)?;
     let toolkit = cb::into_selected(discovery)?;
-    let errors: Vec<&cb::Problem> =
-        toolkit.problems.iter().filter(|p| p.severity == cb::Severity::Error).collect();
+    let errors: Vec<&cb::Problem> = toolkit
+        .problems
+        .iter()
+        .filter(|p| p.severity == cb::Severity::Error)
+        .collect();
     if let Some(first) = errors.first() {
         let mut e = Error::new(
             first.code,
-            format!("the selected CUDA toolkit at `{}` is broken: {}", toolkit.root.display(), first.message),
+            format!(
+                "the selected CUDA toolkit at `{}` is broken: {}",
+                toolkit.root.display(),
+                first.message
+            ),
         );
         for p in &errors[1..] {
             e = e.with_detail(format!("also: {}", p.message));
@@ -251,7 +288,10 @@ fn resolve(
 }
 
 fn describe(toolkit: &Toolkit, plan: Option<&ArchPlan>) -> String {
-    let version = toolkit.version.as_ref().map_or("(unknown version)".to_string(), |v| v.to_string());
+    let version = toolkit
+        .version
+        .as_ref()
+        .map_or("(unknown version)".to_string(), |v| v.to_string());
     let mut s = format!("{version} at {}", toolkit.root.display());
     if let Some(plan) = plan {
         s.push_str(&format!(
@@ -273,7 +313,10 @@ fn spawn_cargo(
     style: &Style,
 ) -> Result<i32, Error> {
     let mut cmd = Command::new(cargo);
-    cmd.arg(sub).args(cargo_args).stdout(Stdio::inherit()).stderr(Stdio::piped());
+    cmd.arg(sub)
+        .args(cargo_args)
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::piped());
     for (k, v) in vars {
         cmd.env(k, v);
     }
@@ -281,8 +324,11 @@ fn spawn_cargo(
     // to the default in the child, so cargo itself still dies on Ctrl-C.
     signals::install_handlers();
     let mut child = cmd.spawn().map_err(|e| {
-        Error::new("cargo-not-found", format!("could not start `{}`: {e}", cargo.display()))
-            .with_help("check that CARGO (or `cargo` on PATH) is a working cargo executable")
+        Error::new(
+            "cargo-not-found",
+            format!("could not start `{}`: {e}", cargo.display()),
+        )
+        .with_help("check that CARGO (or `cargo` on PATH) is a working cargo executable")
     })?;
 
     let term = Terminal::new(std::io::stderr().is_terminal(), *style);
@@ -311,7 +357,9 @@ fn spawn_cargo(
             }
         })
     };
-    let tail = progress.as_ref().map(|(p, _)| Tail::start(p.clone(), term.clone()));
+    let tail = progress
+        .as_ref()
+        .map(|(p, _)| Tail::start(p.clone(), term.clone()));
 
     // We outlive cargo whatever arrives: SIGINT is only recorded (cargo got
     // it from the terminal too); SIGTERM is passed to cargo's whole tree.
@@ -322,7 +370,10 @@ fn spawn_cargo(
             Ok(None) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                return Err(Error::new("cargo-failed", format!("waiting for cargo failed: {e}")))
+                return Err(Error::new(
+                    "cargo-failed",
+                    format!("waiting for cargo failed: {e}"),
+                ))
             }
         }
         if signals::terminated() && !forwarded {
@@ -348,7 +399,8 @@ fn spawn_cargo(
     if status.success() {
         return Ok(0);
     }
-    let text = String::from_utf8_lossy(&kept.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
+    let text =
+        String::from_utf8_lossy(&kept.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
     let mut ctx = progress.map(|(_, c)| c).unwrap_or_default();
     ctx.probe = Some(session.probe().clone());
     let found = cb::diagnose(&text, &ctx);
@@ -356,7 +408,11 @@ fn spawn_cargo(
         eprintln!();
         eprintln!(
             "{}",
-            style.status(Tone::Note, "Diagnosis", "`cargo cuda` found the likely cause:")
+            style.status(
+                Tone::Note,
+                "Diagnosis",
+                "`cargo cuda` found the likely cause:"
+            )
         );
         for d in &found {
             eprintln!("{}", cb::render(d));
@@ -376,8 +432,15 @@ mod tests {
     #[test]
     fn splits_our_flags_from_cargos() {
         let s = split_args(&os(&[
-            "--release", "--arch=80;90", "--manifest-path", "x/Cargo.toml", "--toolkit", "/opt/cuda",
-            "--", "--arch", "70",
+            "--release",
+            "--arch=80;90",
+            "--manifest-path",
+            "x/Cargo.toml",
+            "--toolkit",
+            "/opt/cuda",
+            "--",
+            "--arch",
+            "70",
         ]))
         .unwrap();
         assert_eq!(s.arch.as_deref(), Some("80;90"));
@@ -385,7 +448,14 @@ mod tests {
         assert_eq!(s.manifest_path, Some(PathBuf::from("x/Cargo.toml")));
         assert_eq!(
             s.cargo_args,
-            os(&["--release", "--manifest-path", "x/Cargo.toml", "--", "--arch", "70"])
+            os(&[
+                "--release",
+                "--manifest-path",
+                "x/Cargo.toml",
+                "--",
+                "--arch",
+                "70"
+            ])
         );
     }
 
@@ -415,17 +485,33 @@ mod tests {
         let env = cb::Env::empty()
             .set(Var::Path, "/usr/bin:/opt/cuda-12.4/bin")
             .set(Var::CudaRoot, "/opt/cuda-12.4");
-        let vars = child_env(&tk, Some(&plan), &env, Some(std::path::Path::new("/tmp/p.jsonl")));
-        let get = |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_str().unwrap().to_string());
+        let vars = child_env(
+            &tk,
+            Some(&plan),
+            &env,
+            Some(std::path::Path::new("/tmp/p.jsonl")),
+        );
+        let get = |k: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_str().unwrap().to_string())
+        };
         assert_eq!(get("CUDA_HOME").as_deref(), Some("/opt/cuda-13.0"));
         assert_eq!(get("CUDA_PATH").as_deref(), Some("/opt/cuda-13.0"));
         assert_eq!(get("CUDA_ROOT").as_deref(), Some("/opt/cuda-13.0"));
         assert_eq!(get("NVCC").as_deref(), Some("/opt/cuda-13.0/bin/nvcc"));
-        assert_eq!(get("PATH").as_deref(), Some("/opt/cuda-13.0/bin:/usr/bin:/opt/cuda-12.4/bin"));
+        assert_eq!(
+            get("PATH").as_deref(),
+            Some("/opt/cuda-13.0/bin:/usr/bin:/opt/cuda-12.4/bin")
+        );
         assert_eq!(get("CUDA_ARCHS").as_deref(), Some("80-real;90"));
         assert_eq!(get("CUDA_COMPUTE_CAP").as_deref(), Some("90"));
         assert_eq!(get("CUDARC_CUDA_VERSION").as_deref(), Some("13000"));
         assert_eq!(get("CARGO_CUDA_PROGRESS").as_deref(), Some("/tmp/p.jsonl"));
-        assert_eq!(get("CUDA_TOOLKIT_ROOT_DIR"), None, "unset spellings stay unset");
+        assert_eq!(
+            get("CUDA_TOOLKIT_ROOT_DIR"),
+            None,
+            "unset spellings stay unset"
+        );
     }
 }

@@ -6,7 +6,10 @@ use common::{cargo_cuda, json, text};
 
 #[test]
 fn works_as_cargo_subcommand_and_directly() {
-    for args in [&["cuda", "explain", "--help"][..], &["explain", "--help"][..]] {
+    for args in [
+        &["cuda", "explain", "--help"][..],
+        &["explain", "--help"][..],
+    ] {
         let out = cargo_cuda().args(args).output().unwrap();
         let (stdout, stderr) = text(&out);
         assert!(out.status.success(), "{args:?}: {stderr}");
@@ -17,11 +20,16 @@ fn works_as_cargo_subcommand_and_directly() {
 
 #[test]
 fn every_subcommand_has_its_own_help() {
-    for sub in ["doctor", "build", "run", "test", "check", "bench", "explain", "toolkits", "info", "env"] {
+    for sub in [
+        "doctor", "build", "run", "test", "check", "bench", "explain", "toolkits", "info", "env",
+    ] {
         let out = cargo_cuda().args([sub, "--help"]).output().unwrap();
         let (stdout, stderr) = text(&out);
         assert!(out.status.success(), "{sub}: {stderr}");
-        assert!(stdout.contains(&format!("Usage: cargo cuda {sub}")), "{sub}: {stdout}");
+        assert!(
+            stdout.contains(&format!("Usage: cargo cuda {sub}")),
+            "{sub}: {stdout}"
+        );
     }
 }
 
@@ -30,8 +38,14 @@ fn unknown_subcommand_gets_a_hint() {
     let out = cargo_cuda().arg("doctr").output().unwrap();
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("unrecognized subcommand 'doctr'"), "{stderr}");
-    assert!(stderr.contains("similar subcommand exists: 'doctor'"), "{stderr}");
+    assert!(
+        stderr.contains("unrecognized subcommand 'doctr'"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("similar subcommand exists: 'doctor'"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -45,8 +59,15 @@ fn unknown_flag_gets_a_hint() {
 
 #[test]
 fn info_json_has_the_documented_schema() {
-    let Some(root) = workspace_tests::cu13_root() else { return };
-    let out = cargo_cuda().args(["info", "--json"]).env("CUDA_HOME", &root).env("CUDA_ARCHS", "80;90").output().unwrap();
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let out = cargo_cuda()
+        .args(["info", "--json"])
+        .env("CUDA_HOME", &root)
+        .env("CUDA_ARCHS", "80;90")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out).1);
     let v = json(&out);
     let tk = &v["toolkit"];
@@ -54,70 +75,151 @@ fn info_json_has_the_documented_schema() {
     assert_eq!(tk["found_via"], "CUDA_HOME");
     assert_eq!(tk["root"], root.to_str().unwrap());
     assert!(tk["nvcc"].as_str().unwrap().ends_with("bin/nvcc"));
-    assert!(v["toolkits"].as_array().unwrap().iter().any(|t| t["selected"] == true));
+    assert!(v["toolkits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["selected"] == true));
     assert!(v["gpus"].is_array());
     for g in v["gpus"].as_array().unwrap() {
-        assert!(g["index"].is_u64() && g["name"].is_string() && g["compute_capability"].is_string(), "{g:#}");
+        assert!(
+            g["index"].is_u64() && g["name"].is_string() && g["compute_capability"].is_string(),
+            "{g:#}"
+        );
     }
-    assert!(v["driver"].is_null() || v["driver"]["found_via"].is_string(), "{v:#}");
+    assert!(
+        v["driver"].is_null() || v["driver"]["found_via"].is_string(),
+        "{v:#}"
+    );
     if !common::has_driver() {
         assert!(v["driver"].is_null(), "no driver here: {v:#}");
     }
-    assert_eq!(v["arch"]["targets"], serde_json::json!(["sm_80", "sm_90", "compute_90"]), "{v:#}");
+    assert_eq!(
+        v["arch"]["targets"],
+        serde_json::json!(["sm_80", "sm_90", "compute_90"]),
+        "{v:#}"
+    );
     assert_eq!(v["arch"]["ptx"], "compute_90");
     assert_eq!(v["arch"]["found_via"], "CUDA_ARCHS");
-    let gencode: Vec<&str> = v["gencode"].as_array().unwrap().iter().map(|g| g.as_str().unwrap()).collect();
-    assert!(gencode.iter().any(|g| g.contains("arch=compute_80") && g.contains("sm_80")), "{gencode:?}");
-    assert!(gencode.iter().any(|g| g.contains("arch=compute_90") && g.contains("compute_90]") || g.ends_with("code=compute_90")), "{gencode:?}");
+    let gencode: Vec<&str> = v["gencode"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g.as_str().unwrap())
+        .collect();
+    assert!(
+        gencode
+            .iter()
+            .any(|g| g.contains("arch=compute_80") && g.contains("sm_80")),
+        "{gencode:?}"
+    );
+    assert!(
+        gencode.iter().any(
+            |g| g.contains("arch=compute_90") && g.contains("compute_90]")
+                || g.ends_with("code=compute_90")
+        ),
+        "{gencode:?}"
+    );
 }
 
 #[test]
 fn info_human_names_toolkit_and_arch() {
-    let Some(root) = workspace_tests::cu13_root() else { return };
-    let out = cargo_cuda().arg("info").env("CUDA_HOME", &root).env("CUDA_ARCHS", "90").output().unwrap();
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let out = cargo_cuda()
+        .arg("info")
+        .env("CUDA_HOME", &root)
+        .env("CUDA_ARCHS", "90")
+        .output()
+        .unwrap();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("CUDA 13.0.88"), "{stdout}");
-    assert!(stdout.contains("sm_90 compute_90 (from CUDA_ARCHS)"), "{stdout}");
+    assert!(
+        stdout.contains("sm_90 compute_90 (from CUDA_ARCHS)"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn toolkits_marks_the_selected_one_and_why() {
-    let Some(root) = workspace_tests::cu13_root() else { return };
-    let Some(mixed) = workspace_tests::mixed_root() else { return };
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let Some(mixed) = workspace_tests::mixed_root() else {
+        return;
+    };
     // The mixed toolkit on PATH, the good one in CUDA_HOME: both listed, CUDA_HOME selected.
     let out = cargo_cuda()
         .arg("toolkits")
         .env("CUDA_HOME", &root)
-        .env("PATH", format!("{}:/usr/bin:/bin", mixed.join("bin").display()))
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", mixed.join("bin").display()),
+        )
         .output()
         .unwrap();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
-    let selected = stdout.lines().find(|l| l.contains("Selected")).unwrap_or_else(|| panic!("{stdout}"));
-    assert!(selected.contains(root.to_str().unwrap()) && selected.contains("CUDA_HOME"), "{stdout}");
-    assert!(stdout.contains(mixed.to_str().unwrap()), "the other toolkit is listed: {stdout}");
-    assert!(stdout.contains("CUDA_HOME is set"), "the reason is given: {stdout}");
+    let selected = stdout
+        .lines()
+        .find(|l| l.contains("Selected"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        selected.contains(root.to_str().unwrap()) && selected.contains("CUDA_HOME"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(mixed.to_str().unwrap()),
+        "the other toolkit is listed: {stdout}"
+    );
+    assert!(
+        stdout.contains("CUDA_HOME is set"),
+        "the reason is given: {stdout}"
+    );
     let out = cargo_cuda()
         .args(["toolkits", "--json"])
         .env("CUDA_HOME", &root)
-        .env("PATH", format!("{}:/usr/bin:/bin", mixed.join("bin").display()))
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", mixed.join("bin").display()),
+        )
         .output()
         .unwrap();
     let v = json(&out);
     assert_eq!(v["toolkits"].as_array().unwrap().len(), 2, "{v:#}");
-    let mixed_entry = v["toolkits"].as_array().unwrap().iter().find(|t| t["selected"] == false).unwrap();
-    assert!(!mixed_entry["problems"].as_array().unwrap().is_empty(), "{v:#}");
+    let mixed_entry = v["toolkits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["selected"] == false)
+        .unwrap();
+    assert!(
+        !mixed_entry["problems"].as_array().unwrap().is_empty(),
+        "{v:#}"
+    );
 }
 
 #[test]
 fn env_shell_exports_a_working_environment() {
-    let Some(root) = workspace_tests::cu13_root() else { return };
-    let out = cargo_cuda().args(["env", "--shell"]).env("CUDA_HOME", &root).output().unwrap();
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let out = cargo_cuda()
+        .args(["env", "--shell"])
+        .env("CUDA_HOME", &root)
+        .output()
+        .unwrap();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     for var in ["CUDA_HOME", "PATH", "LD_LIBRARY_PATH"] {
-        assert!(stdout.lines().any(|l| l.starts_with(&format!("export {var}="))), "{var}: {stdout}");
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("export {var}="))),
+            "{var}: {stdout}"
+        );
     }
     // Sourcing the lines gives a shell where nvcc is the selected one.
     let dir = tempfile::tempdir().unwrap();
@@ -134,15 +236,33 @@ fn env_shell_exports_a_working_environment() {
         .unwrap();
     let shown = String::from_utf8_lossy(&check.stdout);
     let lines: Vec<&str> = shown.lines().collect();
-    assert_eq!(lines.first().copied(), Some(root.join("bin/nvcc").to_str().unwrap()), "{shown}");
-    assert_eq!(lines.get(1).copied(), Some(root.to_str().unwrap()), "{shown}");
-    assert!(lines.get(2).is_some_and(|l| l.starts_with(root.to_str().unwrap())), "{shown}");
+    assert_eq!(
+        lines.first().copied(),
+        Some(root.join("bin/nvcc").to_str().unwrap()),
+        "{shown}"
+    );
+    assert_eq!(
+        lines.get(1).copied(),
+        Some(root.to_str().unwrap()),
+        "{shown}"
+    );
+    assert!(
+        lines
+            .get(2)
+            .is_some_and(|l| l.starts_with(root.to_str().unwrap())),
+        "{shown}"
+    );
 }
 
 #[test]
 fn env_without_a_toolkit_fails_clearly() {
     let empty = tempfile::tempdir().unwrap();
-    let out = cargo_cuda().args(["env", "--shell"]).env("PATH", empty.path()).env("CARGO_CUDA_SYSROOT", empty.path()).output().unwrap();
+    let out = cargo_cuda()
+        .args(["env", "--shell"])
+        .env("PATH", empty.path())
+        .env("CARGO_CUDA_SYSROOT", empty.path())
+        .output()
+        .unwrap();
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout.is_empty(), "no half-written exports: {stdout}");

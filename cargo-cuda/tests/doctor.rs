@@ -6,7 +6,12 @@ use common::{cargo_cuda, has_driver, json, text};
 use serde_json::Value;
 
 fn checks_of<'a>(report: &'a Value, layer: &str) -> Vec<&'a Value> {
-    report["checks"].as_array().unwrap().iter().filter(|c| c["layer"] == layer).collect()
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["layer"] == layer)
+        .collect()
 }
 
 fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
@@ -20,7 +25,9 @@ fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
 
 #[test]
 fn doctor_json_on_ci_with_the_real_toolkit() {
-    let Some(root) = workspace_tests::cu13_root() else { return };
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
     let out = cargo_cuda()
         .args(["doctor", "--json", "--no-workload"])
         .env("CUDA_HOME", &root)
@@ -37,9 +44,13 @@ fn doctor_json_on_ci_with_the_real_toolkit() {
         assert!(c["id"].is_string() && c["summary"].is_string(), "{c:#}");
         assert!(c.get("fix").is_some(), "fix key missing: {c:#}");
         assert!(c["evidence"].is_array(), "{c:#}");
-        assert!(["pass", "warn", "fail", "skip"].contains(&c["status"].as_str().unwrap()), "{c:#}");
         assert!(
-            ["driver", "toolkit", "compatibility", "compile", "run"].contains(&c["layer"].as_str().unwrap()),
+            ["pass", "warn", "fail", "skip"].contains(&c["status"].as_str().unwrap()),
+            "{c:#}"
+        );
+        assert!(
+            ["driver", "toolkit", "compatibility", "compile", "run"]
+                .contains(&c["layer"].as_str().unwrap()),
             "{c:#}"
         );
     }
@@ -47,15 +58,30 @@ fn doctor_json_on_ci_with_the_real_toolkit() {
     // The toolkit, compatibility and compile layers pass (nothing fails, something passes).
     for layer in ["toolkit", "compatibility", "compile"] {
         let cs = checks_of(&report, layer);
-        assert!(cs.iter().all(|c| c["status"] != "fail"), "{layer} failed: {cs:#?}");
-        assert!(cs.iter().any(|c| c["status"] == "pass"), "{layer} has no pass: {cs:#?}");
+        assert!(
+            cs.iter().all(|c| c["status"] != "fail"),
+            "{layer} failed: {cs:#?}"
+        );
+        assert!(
+            cs.iter().any(|c| c["status"] == "pass"),
+            "{layer} has no pass: {cs:#?}"
+        );
     }
     let selected = check(&report, "toolkit.selected");
-    assert!(selected["summary"].as_str().unwrap().contains("13.0.88"), "{selected:#}");
-    assert!(selected["evidence"].to_string().contains("CUDA_HOME"), "{selected:#}");
+    assert!(
+        selected["summary"].as_str().unwrap().contains("13.0.88"),
+        "{selected:#}"
+    );
+    assert!(
+        selected["evidence"].to_string().contains("CUDA_HOME"),
+        "{selected:#}"
+    );
     let compile = check(&report, "compile.vector-add");
     assert_eq!(compile["status"], "pass", "{compile:#}");
-    assert!(compile["summary"].as_str().unwrap().contains("sm_90"), "{compile:#}");
+    assert!(
+        compile["summary"].as_str().unwrap().contains("sm_90"),
+        "{compile:#}"
+    );
     assert_eq!(check(&report, "compat.arch")["status"], "pass");
 
     if has_driver() {
@@ -66,40 +92,69 @@ fn doctor_json_on_ci_with_the_real_toolkit() {
     let km = check(&report, "driver.kernel-module");
     assert_eq!(km["status"], "fail", "{km:#}");
     assert_eq!(km["code"], "driver-not-loaded");
-    assert!(km["summary"].as_str().unwrap().contains("no NVIDIA driver"), "{km:#}");
-    assert!(km["evidence"].to_string().contains("/proc/driver/nvidia/version does not exist"), "{km:#}");
+    assert!(
+        km["summary"].as_str().unwrap().contains("no NVIDIA driver"),
+        "{km:#}"
+    );
+    assert!(
+        km["evidence"]
+            .to_string()
+            .contains("/proc/driver/nvidia/version does not exist"),
+        "{km:#}"
+    );
     let fix = km["fix"].as_str().unwrap();
-    assert!(fix.contains("install the NVIDIA driver") && fix.contains("580.65.06"), "{fix}");
+    assert!(
+        fix.contains("install the NVIDIA driver") && fix.contains("580.65.06"),
+        "{fix}"
+    );
     assert_eq!(check(&report, "driver.gpus")["status"], "skip");
     assert_eq!(check(&report, "run.vector-add")["status"], "skip");
     assert_eq!(report["ok"], false);
-    assert!(!out.status.success(), "doctor must exit nonzero when a check fails");
+    assert!(
+        !out.status.success(),
+        "doctor must exit nonzero when a check fails"
+    );
 }
 
 #[test]
 fn doctor_human_output_is_plain_when_piped_and_coloured_on_request() {
-    let Some(root) = workspace_tests::cu13_root() else { return };
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
     let run = |extra: &[(&str, &str)]| {
         let mut cmd = cargo_cuda();
-        cmd.args(["doctor", "--no-workload"]).env("CUDA_HOME", &root).env("CUDA_ARCHS", "90");
+        cmd.args(["doctor", "--no-workload"])
+            .env("CUDA_HOME", &root)
+            .env("CUDA_ARCHS", "90");
         for (k, v) in extra {
             cmd.env(k, v);
         }
         text(&cmd.output().unwrap()).0
     };
     let plain = run(&[]);
-    assert!(!plain.contains('\x1b'), "piped output must not be coloured:\n{plain}");
-    assert!(plain.contains("toolkit.selected") && plain.contains("[compile]"), "{plain}");
+    assert!(
+        !plain.contains('\x1b'),
+        "piped output must not be coloured:\n{plain}"
+    );
+    assert!(
+        plain.contains("toolkit.selected") && plain.contains("[compile]"),
+        "{plain}"
+    );
     assert!(plain.lines().last().unwrap().contains("doctor:"), "{plain}");
     let coloured = run(&[("CARGO_TERM_COLOR", "always")]);
-    assert!(coloured.contains("\x1b[1;32m"), "CARGO_TERM_COLOR=always must colour:\n{coloured}");
+    assert!(
+        coloured.contains("\x1b[1;32m"),
+        "CARGO_TERM_COLOR=always must colour:\n{coloured}"
+    );
     let no_color = run(&[("NO_COLOR", "1")]);
     assert!(!no_color.contains('\x1b'));
 }
 
 #[test]
 fn doctor_flags_the_mixed_release_toolkit() {
-    let Some(root) = workspace_tests::mixed_root() else { return };
+    let Some(root) = workspace_tests::mixed_root() else {
+        return;
+    };
     let out = cargo_cuda()
         .args(["doctor", "--json", "--no-workload"])
         .env("CUDA_HOME", &root)
@@ -112,12 +167,21 @@ fn doctor_flags_the_mixed_release_toolkit() {
     let integrity = check(&report, "toolkit.integrity");
     assert_eq!(integrity["status"], "fail", "{integrity:#}");
     let summary = integrity["summary"].as_str().unwrap();
-    assert!(summary.contains("13.0.88") && summary.contains("13.5.37"), "{summary}");
-    assert!(integrity["fix"].as_str().unwrap().contains("nvidia-nvvm"), "{integrity:#}");
+    assert!(
+        summary.contains("13.0.88") && summary.contains("13.5.37"),
+        "{summary}"
+    );
+    assert!(
+        integrity["fix"].as_str().unwrap().contains("nvidia-nvvm"),
+        "{integrity:#}"
+    );
     // The real compile fails too, in ptxas, and says so.
     let compile = check(&report, "compile.vector-add");
     assert_eq!(compile["status"], "fail", "{compile:#}");
-    assert!(compile.to_string().contains("Unsupported .version"), "{compile:#}");
+    assert!(
+        compile.to_string().contains("Unsupported .version"),
+        "{compile:#}"
+    );
 }
 
 #[test]

@@ -16,7 +16,12 @@ fn explain_stdin(input: &str, args: &[&str]) -> std::process::Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
     child.wait_with_output().unwrap()
 }
 
@@ -31,8 +36,15 @@ fn corpus_logs_give_their_codes_through_the_cli() {
             continue;
         }
         let body = std::fs::read_to_string(&path).unwrap();
-        let Some(expect) = body.lines().find_map(|l| l.strip_prefix("# expect: ")) else { continue };
-        let out = cargo_cuda().arg("explain").arg(&path).arg("--json").output().unwrap();
+        let Some(expect) = body.lines().find_map(|l| l.strip_prefix("# expect: ")) else {
+            continue;
+        };
+        let out = cargo_cuda()
+            .arg("explain")
+            .arg(&path)
+            .arg("--json")
+            .output()
+            .unwrap();
         let v = json(&out);
         let diags = v["diagnoses"].as_array().unwrap();
         if expect.trim() == "none" {
@@ -40,7 +52,12 @@ fn corpus_logs_give_their_codes_through_the_cli() {
             assert_eq!(out.status.code(), Some(1));
             continue;
         }
-        assert_eq!(diags.first().map(|d| d["code"].clone()), Some(expect.trim().into()), "{}: {v:#}", path.display());
+        assert_eq!(
+            diags.first().map(|d| d["code"].clone()),
+            Some(expect.trim().into()),
+            "{}: {v:#}",
+            path.display()
+        );
         assert_eq!(out.status.code(), Some(0), "{}", path.display());
         for key in ["code", "title", "evidence", "cause", "fix"] {
             assert!(diags[0].get(key).is_some(), "missing {key}: {:#}", diags[0]);
@@ -54,7 +71,9 @@ fn corpus_logs_give_their_codes_through_the_cli() {
 /// The real nvcc 13.0 refusing sm_70, piped through stdin inside cargo's build-script wrapper.
 #[test]
 fn real_nvcc_error_from_stdin() {
-    let Some(nvcc) = workspace_tests::nvcc13() else { return };
+    let Some(nvcc) = workspace_tests::nvcc13() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let cu = dir.path().join("k.cu");
     std::fs::write(&cu, "__global__ void k() {}\n").unwrap();
@@ -75,7 +94,10 @@ fn real_nvcc_error_from_stdin() {
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("arch-dropped-by-nvcc"), "{stdout}");
-    assert!(stdout.contains("sm_70"), "the evidence line is shown: {stdout}");
+    assert!(
+        stdout.contains("sm_70"),
+        "the evidence line is shown: {stdout}"
+    );
 }
 
 #[test]
@@ -91,27 +113,45 @@ fn nothing_recognised_exits_1_and_says_so() {
 
 #[test]
 fn explain_code_prints_the_long_explanation() {
-    let out = cargo_cuda().args(["explain", "ptx-too-new-for-driver"]).output().unwrap();
+    let out = cargo_cuda()
+        .args(["explain", "ptx-too-new-for-driver"])
+        .output()
+        .unwrap();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.starts_with("ptx-too-new-for-driver: "), "{stdout}");
-    assert!(stdout.lines().count() > 5, "the long explanation follows the title: {stdout}");
+    assert!(
+        stdout.lines().count() > 5,
+        "the long explanation follows the title: {stdout}"
+    );
     assert!(stdout.contains("Fix"), "{stdout}");
 }
 
 #[test]
 fn unknown_code_lists_close_matches() {
-    let out = cargo_cuda().args(["explain", "nvcc-not-fund"]).output().unwrap();
+    let out = cargo_cuda()
+        .args(["explain", "nvcc-not-fund"])
+        .output()
+        .unwrap();
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr.contains("`nvcc-not-fund` is not a known diagnosis code"), "{stderr}");
+    assert!(
+        stderr.contains("`nvcc-not-fund` is not a known diagnosis code"),
+        "{stderr}"
+    );
     assert!(stderr.contains("did you mean: nvcc-not-found"), "{stderr}");
 }
 
 #[test]
 fn missing_log_file_is_a_clear_error() {
-    let out = cargo_cuda().args(["explain", "/nonexistent/build.log"]).output().unwrap();
+    let out = cargo_cuda()
+        .args(["explain", "/nonexistent/build.log"])
+        .output()
+        .unwrap();
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr.contains("could not read log file `/nonexistent/build.log`"), "{stderr}");
+    assert!(
+        stderr.contains("could not read log file `/nonexistent/build.log`"),
+        "{stderr}"
+    );
 }

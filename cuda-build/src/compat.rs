@@ -807,6 +807,7 @@ mod tests {
         assert!(r.reason.contains("CUDA 13.3's limits"), "{r:?}");
     }
 
+    #[cfg(unix)]
     #[test]
     fn detect_via_fake_compilers() {
         let dir = tempfile::tempdir().unwrap();

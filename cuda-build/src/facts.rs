@@ -545,9 +545,9 @@ pub const HOST_LIMITS: &[(CudaVersion, HostLimits)] = &[
     ((12, 6), limits(13, 18, Some((1910, 1949)))), // S13 host_config.h, S5
     ((12, 8), limits(14, 19, Some((1910, 1949)))), // S5; host_config lines [L]
     ((12, 9), limits(14, 19, None)), // S5
-    ((13, 0), limits(15, 20, Some((1920, 1950)))), // S15 host_config.h, S5
-    ((13, 1), limits(15, 21, None)), // S5 (spack contradicted itself earlier) [U]
-    ((13, 2), limits(15, 21, None)), // S5
+    ((13, 0), limits(15, 20, Some((1920, 1949)))), // S15, S5; MSVC from the real 13.0.88 host_config.h (`_MSC_VER >= 1950` rejected; S15, a 13.x copy of unknown minor, allows 1950) — tests/arch.rs
+    ((13, 1), limits(15, 21, None)),               // S5 (spack contradicted itself earlier) [U]
+    ((13, 2), limits(15, 21, None)),               // S5
     ((13, 3), limits(15, 21, Some((1920, 1959)))), // S5; log and host_config lines [L]
 ];
 
@@ -854,7 +854,7 @@ mod tests {
         let l = host_compiler_limits((13, 0)).unwrap();
         assert_eq!(
             (l.gcc_max, l.clang_max, l.msvc),
-            (15, 20, Some((1920, 1950)))
+            (15, 20, Some((1920, 1949)))
         );
         assert_eq!(host_compiler_limits((12, 6)).unwrap().gcc_max, 13);
         assert_eq!(host_compiler_limits((12, 7)), None);

@@ -536,6 +536,7 @@ pub fn make_plan(
             format!("the arch list from {} selects no target", source.describe()),
         ));
     }
+    warnings.dedup();
     let ptx = ptx_candidates
         .into_iter()
         .max_by_key(|a| (a.cc, std::cmp::Reverse(a.variant)));
@@ -578,8 +579,7 @@ fn check_target(
     let arch = t.arch;
     if !support.is_known() {
         return Ok(Check::OkWarn(format!(
-            "{} is not checked against {nvcc}: its arch list could not be read",
-            arch.sm_name()
+            "the arch list is not checked against {nvcc}: its `--list-gpu-code` could not be read and its version is unknown"
         )));
     }
     let listed = match t.kind {
@@ -1108,6 +1108,15 @@ mod tests {
         .unwrap();
         assert_eq!(p.targets_display(), ["sm_86", "compute_86"]);
         assert!(p.warnings[0].contains("not checked"), "{:?}", p.warnings);
+        let p = make_plan(
+            &"80;86;90".parse().unwrap(),
+            ArchSource::CudaArchs,
+            &[],
+            &NvccArchSupport::default(),
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
     }
 
     #[test]

@@ -19,23 +19,32 @@ pub fn cargo_cuda() -> Command {
 
 /// The workspace root (the directory above cargo-cuda/).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// The cargo running these tests (cargo sets CARGO for them), else `cargo`.
 pub fn real_cargo() -> PathBuf {
-    std::env::var_os("CARGO").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("cargo"))
+    std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("cargo"))
 }
 
 /// stdout and stderr as text.
 pub fn text(out: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// Parses stdout as JSON, with the whole output in the panic message if it is not.
 pub fn json(out: &Output) -> serde_json::Value {
     let (stdout, stderr) = text(out);
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"))
+    serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"))
 }
 
 /// Whether this machine has an NVIDIA driver loaded (then driver checks pass).

@@ -562,7 +562,8 @@ impl<'b> Run<'b> {
         }
         let manifest_path = self.out_root.join("manifest.json");
         let mut manifest = Manifest::load(&manifest_path);
-        let (meta_arch, meta_fallback) = glue::metadata_arch(&self.env, &self.base);
+        let loaded = manifest.clone();
+        let (meta_arch, meta_fallback) = glue::metadata_arch(&self.base)?;
         let default_inputs = ArchInputs {
             explicit: b.arch.clone(),
             metadata: meta_arch.clone(),
@@ -684,27 +685,21 @@ impl<'b> Run<'b> {
             }
         }
         // Keep what succeeded, so fixing one file recompiles only that one.
-        let manifest_written = self.write_out(&manifest_path, &manifest.to_json());
-
-        let warnings = self.warnings.lock().map(|w| w.clone()).unwrap_or_default();
-        for w in &warnings {
-            self.cargo(&format!("warning={w}"));
-        }
         if !failures.is_empty() {
+            let _ = self.save_manifest(&manifest_path, &manifest, &loaded);
+            self.print_warnings();
             return Err(combine(failures));
         }
-        manifest_written?;
 
         let library = if b.output == OutputKind::StaticLib {
             Some(self.link_library(&tk, &default_plan, &kernels, &runner, &mut manifest)?)
         } else {
             None
         };
-        if library.is_some() {
-            self.write_out(&manifest_path, &manifest.to_json())?;
-        }
+        self.splice_launchers(&srcs.files, &includes, &mut items, &mut manifest)?;
+        self.save_manifest(&manifest_path, &manifest, &loaded)?;
+        let warnings = self.print_warnings();
 
-        self.splice_launchers(&srcs.files, &includes, &mut items);
         let version = tk.version.as_ref().map(|v| v.to_string());
         let text = module::render(version.as_deref().unwrap_or(""), &all_archs, &items);
         let module_path = self.write_module(&text)?;
@@ -719,6 +714,22 @@ impl<'b> Run<'b> {
         })
     }
 
+    /// Writes the manifest unless nothing changed (a no-op run writes nothing).
+    fn save_manifest(&self, path: &Path, manifest: &Manifest, loaded: &Manifest) -> Result<(), Error> {
+        if manifest == loaded && path.is_file() && self.b.write_fault.is_none() {
+            return Ok(());
+        }
+        self.write_out(path, &manifest.to_json())
+    }
+
+    fn print_warnings(&self) -> Vec<String> {
+        let warnings = self.warnings.lock().map(|w| w.clone()).unwrap_or_default();
+        for w in &warnings {
+            self.cargo(&format!("warning={w}"));
+        }
+        warnings
+    }
+
     fn write_module(&self, text: &str) -> Result<PathBuf, Error> {
         let path = self.out_dir.join(format!("{}.rs", self.b.module_name));
         // Rewriting identical text would still bump the mtime and make rustc rebuild the crate.
@@ -728,13 +739,55 @@ impl<'b> Run<'b> {
         Ok(path)
     }
 
+    /// Typed launchers (feature `launchers`): generated from the sources by
+    /// [`crate::launchers::generate`] and spliced into each source's module;
+    /// remembered in the manifest so a no-op run does not parse again.
     #[cfg(feature = "launchers")]
-    fn splice_launchers(&self, sources: &[PathBuf], includes: &[PathBuf], items: &mut [ModuleItem]) {
-        let _ = (sources, includes, items);
+    fn splice_launchers(&self, sources: &[PathBuf], includes: &[PathBuf], items: &mut [ModuleItem], manifest: &mut Manifest) -> Result<(), Error> {
+        use super::manifest::LaunchersStamp;
+        let mut k = KeyHasher::new("cuda-build launchers v1");
+        for s in sources {
+            k.str(&s.to_string_lossy());
+            k.str(manifest.sources.get(s).map(|e| e.key.as_str()).unwrap_or(""));
+        }
+        for i in includes {
+            k.str(&i.to_string_lossy());
+        }
+        for (n, v) in &self.b.defines {
+            k.str(n);
+            k.str(v.as_deref().unwrap_or("\u{0}none"));
+        }
+        let key = k.finish();
+        let stamp = match manifest.launchers.as_ref().filter(|l| l.key == key) {
+            Some(l) => l.clone(),
+            None => {
+                let g = crate::launchers::generate(sources, includes, &self.b.defines)?;
+                let l = LaunchersStamp {
+                    key,
+                    code_per_source: g.code_per_source,
+                    notes: g.notes,
+                };
+                manifest.launchers = Some(l.clone());
+                l
+            }
+        };
+        for n in stamp.notes {
+            self.warn(n);
+        }
+        for (path, code) in stamp.code_per_source {
+            if let Some(i) = sources.iter().position(|s| *s == path) {
+                if !code.trim().is_empty() {
+                    items[i].extra = Some(code);
+                }
+            }
+        }
+        Ok(())
     }
 
     #[cfg(not(feature = "launchers"))]
-    fn splice_launchers(&self, _sources: &[PathBuf], _includes: &[PathBuf], _items: &mut [ModuleItem]) {}
+    fn splice_launchers(&self, _sources: &[PathBuf], _includes: &[PathBuf], _items: &mut [ModuleItem], _manifest: &mut Manifest) -> Result<(), Error> {
+        Ok(())
+    }
 
     /// No toolkit on docs.rs: a module with the right shape and empty images.
     fn docs_rs_module(&self, sources: &[PathBuf], names: &[String], why: &Error) -> Result<Artifacts, Error> {
@@ -1117,6 +1170,16 @@ impl<'b> Run<'b> {
         } else {
             ("nvcc-failed", format!("nvcc failed to compile `{}` ({})", job.display, f.status))
         };
+        // nvcc's tools say "Could not write file" without the reason; find out whether it is space.
+        if !f.timed_out && f.spawn_error.is_none() && looks_like_write_failure(&f.stderr) && self.out_of_space() {
+            return Error::new(
+                "disk-full",
+                format!("no space left on device while nvcc compiled `{}` into `{}`", job.display, self.out_root.display()),
+            )
+            .with_detail(format!("command: {}", f.command))
+            .with_detail(f.stderr.trim_end().to_string())
+            .with_help("free space on that file system (or point CARGO_TARGET_DIR elsewhere), then build again; nothing partial was kept");
+        }
         let mut err = Error::new(code, message).with_detail(format!("command: {}", f.command));
         if !f.stderr.trim().is_empty() {
             err = err.with_detail(f.stderr.trim_end().to_string());
@@ -1133,6 +1196,14 @@ impl<'b> Run<'b> {
         } else {
             err.with_help("the command above reproduces the failure when run by hand")
         }
+    }
+
+    /// Whether OUT_DIR's file system is full: a 256 KiB probe write fails with ENOSPC.
+    fn out_of_space(&self) -> bool {
+        let probe = crate::fsutil::temp_path_for(&self.out_root.join("space-probe"));
+        let r = crate::fsutil::write_atomic(&probe, &vec![0u8; 256 * 1024]);
+        let _ = std::fs::remove_file(&probe);
+        matches!(r, Err(e) if e.raw_os_error() == Some(28))
     }
 
     fn item(&self, job: &Job, entry: &Entry) -> ModuleItem {
@@ -1225,6 +1296,13 @@ impl<'b> Run<'b> {
         }
         Ok(lib)
     }
+}
+
+fn looks_like_write_failure(stderr: &str) -> bool {
+    let s = stderr.to_ascii_lowercase();
+    ["could not write", "cannot write", "no space left", "write error", "error writing"]
+        .iter()
+        .any(|p| s.contains(p))
 }
 
 fn stamp_plan(p: &ArchPlan) -> PlanStamp {

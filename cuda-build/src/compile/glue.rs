@@ -12,19 +12,34 @@ pub(crate) fn find_toolkit(env: &Env) -> Result<Toolkit, Error> {
     fallback_find_toolkit(env)
 }
 
-/// The arch plan for this toolkit and these inputs (explicit, metadata, fallback).
+/// The arch plan for this toolkit and these inputs (explicit, metadata,
+/// fallback); the GPUs are probed only when the plan needs them.
 pub(crate) fn plan(env: &Env, tk: &Toolkit, inputs: &ArchInputs) -> Result<ArchPlan, Error> {
-    crate::plan::plan_for_toolkit(env, tk, inputs, &|| Vec::new())
+    let detect = || crate::probe::probe(env, &crate::probe::ProbeOptions::default()).gpus;
+    crate::plan::plan_for_toolkit(env, tk, inputs, &detect)
 }
 
-/// `[package.metadata.cuda]` arch and fallback_arch of the package being built.
-pub(crate) fn metadata_arch(_env: &Env, _manifest_dir: &Path) -> (Option<String>, Option<String>) {
-    (None, None)
+/// `[package.metadata.cuda]` arch and fallback_arch of the package being
+/// built; a directory without Cargo.toml (a test, a tool) has none.
+pub(crate) fn metadata_arch(manifest_dir: &Path) -> Result<(Option<String>, Option<String>), Error> {
+    if !manifest_dir.join("Cargo.toml").is_file() {
+        return Ok((None, None));
+    }
+    let md = crate::metadata::read(manifest_dir)?;
+    Ok((md.arch, md.fallback_arch))
 }
 
 /// Rendered explanations for a failed compile's output, most likely first.
-pub(crate) fn explain(_stderr: &str, _tk: &Toolkit) -> Vec<String> {
-    Vec::new()
+pub(crate) fn explain(stderr: &str, tk: &Toolkit) -> Vec<String> {
+    let ctx = crate::diagnose::Context {
+        toolkits: vec![tk.clone()],
+        selected: Some(0),
+        probe: None,
+    };
+    crate::diagnose::diagnose(stderr, &ctx)
+        .iter()
+        .map(|d| crate::diagnose::render(d).trim_end().to_string())
+        .collect()
 }
 
 // Until toolkit::find lands: NVCC, CUDA_HOME/CUDA_PATH, then PATH.

@@ -98,6 +98,17 @@ pub(crate) struct Manifest {
     /// Key of the last static library (objects + link step).
     #[serde(default)]
     pub library_key: Option<String>,
+    /// The last typed launchers (feature `launchers`).
+    #[serde(default)]
+    pub launchers: Option<LaunchersStamp>,
+}
+
+/// Generated launcher code, keyed by every source's key, include dirs and defines.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct LaunchersStamp {
+    pub key: String,
+    pub code_per_source: Vec<(PathBuf, String)>,
+    pub notes: Vec<String>,
 }
 
 const VERSION: u32 = 1;

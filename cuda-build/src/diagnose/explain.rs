@@ -219,11 +219,18 @@ enum ArchVerdict {
 const FERMI_LAST: CudaVersion = (8, 0);
 
 fn parse_arch_name(name: &str) -> Option<Arch> {
-    let bare = name
-        .trim()
-        .trim_start_matches("sm_")
-        .trim_start_matches("compute_")
-        .trim_start_matches("lto_");
+    // nvcc's own spelling only: sm_/compute_/lto_ + digits + optional a/f.
+    let name = name.trim();
+    let bare = ["sm_", "compute_", "lto_"]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))?;
+    let digits = bare.trim_end_matches(['a', 'f']);
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || bare.len() > digits.len() + 1
+    {
+        return None;
+    }
     Arch::parse(bare).ok()
 }
 
@@ -317,7 +324,7 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
         "libcuda-not-found" | "nvml-not-found" | "ptx-jit-compiler-missing" => {
             lib_missing(f, view, &mut d)
         }
-        "libcuda-stub" => libcuda_stub(view, &mut d),
+        "libcuda-stub" => libcuda_stub(f, view, &mut d),
         "no-device-visible" => no_device(view, &mut d),
         "cuda-unknown-error" => unknown_error(view, &mut d),
         "cuda-runtime-lib-not-found" => runtime_lib(f, view, &mut d),
@@ -605,9 +612,11 @@ fn feature(f: &Finding, view: &View, d: &mut Diagnosis) {
     if specific || arch.variant != Variant::Plain {
         let plain = arch.with_variant(Variant::Plain).sm_name();
         d.cause = format!(
-            "{what} exist only on the arch-specific target {}; plain {plain} (and compute_{} PTX) lack them.",
+            "{what} {} only on the arch-specific target {}; plain {plain} (and compute_{} PTX) lack {}.",
+            if features.len() > 1 { "exist" } else { "exists" },
             arch.sm_name(),
-            arch.cc.number()
+            arch.cc.number(),
+            if features.len() > 1 { "them" } else { "it" }
         );
         d.fix.push(format!(
             "build this kernel for {}: CUDA_ARCHS={num} (or Build::file_arch for this file; nvcc: -gencode arch={},code={})",
@@ -699,7 +708,12 @@ fn cuda_of_isa(isa: (u32, u32)) -> String {
 }
 
 fn toolkit_incomplete(f: &Finding, view: &View, d: &mut Diagnosis) {
-    let release = view.nvcc_version();
+    // The release to pin to: nvcc's own, else the one its ptxas belongs to.
+    let release = view.nvcc_version().or_else(|| {
+        ptx_pair(f).map(|(_, current)| current).and_then(|c| {
+            facts::cuda_for_ptx_isa(c).filter(|v| facts::ptx_isa_for_cuda(*v) == Some(c))
+        })
+    });
     let rel = release.map_or_else(|| "<release>".to_string(), |v| format!("{}-{}", v.0, v.1));
     let wheel = view
         .toolkit()
@@ -807,7 +821,7 @@ fn host_unsupported(f: &Finding, view: &View, d: &mut Diagnosis) {
     };
     let nvcc = view.nvcc_version();
     let limits = nvcc.and_then(facts::host_compiler_limits);
-    let cuda = nvcc.map_or_else(|| "this CUDA".to_string(), |v| format!("CUDA {}", vs(v)));
+    let cuda = nvcc.map_or_else(|| "nvcc".to_string(), |v| format!("CUDA {}", vs(v)));
     match kind {
         HostKind::Gcc | HostKind::Clang => {
             let (name, bin) = if kind == HostKind::Gcc {
@@ -1236,7 +1250,11 @@ fn lib_missing(f: &Finding, view: &View, d: &mut Diagnosis) {
     }
 }
 
-fn libcuda_stub(view: &View, d: &mut Diagnosis) {
+fn libcuda_stub(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let seen = f.facts.iter().find_map(|x| match x {
+        Fact::Library { name, .. } => Some(name.clone()),
+        _ => None,
+    });
     if let Some(p) = view.platform().and_then(|p| p.libcuda.as_ref()) {
         d.cause = format!(
             "The program loaded {}, the toolkit's link-time stub, instead of the driver's libcuda.",
@@ -1249,7 +1267,10 @@ fn libcuda_stub(view: &View, d: &mut Diagnosis) {
             ));
         }
     } else {
-        d.cause = "The program loaded the toolkit's link-time stub libcuda (lib64/stubs) instead of the driver's.".into();
+        d.cause = match seen {
+            Some(seen) => format!("The program loaded `{seen}`, the toolkit's link-time stub, instead of the driver's libcuda."),
+            None => "The program loaded the toolkit's link-time stub libcuda (lib64/stubs) instead of the driver's.".into(),
+        };
         d.fix
             .push("remove the toolkit's `stubs` directory from LD_LIBRARY_PATH and rpath".into());
     }

@@ -151,6 +151,10 @@ const TRIGGERS: &[&str] = &[
     "nvcc not found",
     "nvcc cannot be found",
     "nvcc was not found",
+    "find a cuda installation",
+    "find a CUDA installation",
+    "kernel driver does not appear to be running",
+    "stubs/libcuda.so",
     // driver and nvidia-smi
     "couldn't communicate with the NVIDIA driver",
     "Driver Not Loaded",
@@ -171,6 +175,7 @@ const TRIGGERS: &[&str] = &[
     "CUDA Error",
     "cuda error",
     "CUresult",
+    "CudaAPIError",
     "out of memory",
     "initialization error",
     "stub library",
@@ -880,7 +885,46 @@ fn read_line(raw: &str, offset: usize, scan: &mut Scan, state: &mut LineState) {
         hit(scan, "nvcc-not-found", offset, l, Fact::None, 0.75);
     }
 
+    if l.contains("find a cuda installation") || l.contains("find a CUDA installation") {
+        let note =
+            "The build script found no CUDA toolkit (no CUDA_HOME / CUDA_PATH, no nvcc on PATH).";
+        hit(scan, "nvcc-not-found", offset, l, Fact::Note(note), 0.85);
+    }
+    if let Some(p) = l.find("stubs/libcuda.so") {
+        // A loader naming the stub it loaded, or a bare path in a list of loaded libraries.
+        let loader = [
+            "Mapped", "mapped", "Loaded", "loaded", "dlopen", "Using", "using",
+        ]
+        .iter()
+        .any(|w| l.contains(w));
+        let bare_path = l.starts_with('/') && !l.contains(' ');
+        if loader || bare_path {
+            let start = l[..p].rfind([' ', '\'', '"']).map_or(0, |q| q + 1);
+            let name = l[start..]
+                .split_whitespace()
+                .next()
+                .unwrap_or("stubs/libcuda.so")
+                .to_string();
+            let confidence = if loader { 0.75 } else { 0.6 };
+            hit(
+                scan,
+                "libcuda-stub",
+                offset,
+                l,
+                Fact::Library {
+                    name,
+                    link_time: false,
+                },
+                confidence,
+            );
+        }
+    }
+
     // --- driver, nvidia-smi, NVML -------------------------------------------
+    if l.contains("kernel driver does not appear to be running") {
+        let note = "The NVIDIA kernel module is not running on this host (/proc/driver/nvidia/version is missing).";
+        hit(scan, "driver-not-loaded", offset, l, Fact::Note(note), 0.85);
+    }
     if l.contains("couldn't communicate with the NVIDIA driver") {
         hit(scan, "driver-not-loaded", offset, l, Fact::None, 0.9);
     } else if l.contains("DRIVER_NOT_LOADED") || l.contains("Driver Not Loaded") {

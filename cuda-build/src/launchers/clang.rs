@@ -9,9 +9,9 @@
 // libclang's constants keep their C names, and are matched on in patterns.
 #![allow(non_upper_case_globals)]
 
+use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_uint, c_ulong};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -60,19 +60,17 @@ impl Session {
     /// only when it is set, else llvm-config and the usual directories).
     pub(super) fn load() -> Result<Session, Error> {
         let loaded = LIBRARY.get_or_init(|| {
-            clang_sys::load_manually()
-                .map(Arc::new)
-                .and_then(|lib| {
-                    // clang_isInvalidDeclaration (libclang 7) is the newest call used.
-                    if lib.functions.clang_isInvalidDeclaration.is_some() {
-                        Ok(lib)
-                    } else {
-                        Err(format!(
-                            "the libclang at {} is older than 7.0",
-                            lib.path().display()
-                        ))
-                    }
-                })
+            clang_sys::load_manually().map(Arc::new).and_then(|lib| {
+                // clang_isInvalidDeclaration (libclang 7) is the newest call used.
+                if lib.functions.clang_isInvalidDeclaration.is_some() {
+                    Ok(lib)
+                } else {
+                    Err(format!(
+                        "the libclang at {} is older than 7.0",
+                        lib.path().display()
+                    ))
+                }
+            })
         });
         match loaded {
             Ok(library) => Ok(Session {
@@ -104,8 +102,9 @@ pub(super) fn libclang_missing(env: &Env, why: &str) -> Error {
             "the `launchers` feature of cuda-build needs libclang, and LIBCLANG_PATH \
              is set to `{path}`, where no usable libclang was found"
         ),
-        None => "the `launchers` feature of cuda-build needs libclang, which was not found"
-            .to_string(),
+        None => {
+            "the `launchers` feature of cuda-build needs libclang, which was not found".to_string()
+        }
     };
     Error::new("libclang-not-found", message)
         .with_detail(why.to_string())
@@ -732,7 +731,11 @@ unsafe fn children(cursor: CXCursor) -> Vec<CXCursor> {
         CXChildVisit_Continue
     }
     let mut out: Vec<CXCursor> = Vec::new();
-    clang_visitChildren(cursor, visit, &mut out as *mut Vec<CXCursor> as CXClientData);
+    clang_visitChildren(
+        cursor,
+        visit,
+        &mut out as *mut Vec<CXCursor> as CXClientData,
+    );
     out
 }
 
@@ -752,4 +755,3 @@ unsafe fn take(s: CXString) -> String {
 fn cstring(s: &str) -> CString {
     CString::new(s.replace('\0', "")).unwrap_or_default()
 }
-

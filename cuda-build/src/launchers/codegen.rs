@@ -189,11 +189,11 @@ pub(crate) fn snake_case(name: &str) -> String {
 /// An identifier, raw (`r#type`) when it is a Rust keyword.
 fn ident(name: &str) -> String {
     const KEYWORDS: &[&str] = &[
-        "as", "async", "await", "box", "break", "const", "continue", "crate", "dyn", "else", "enum",
-        "extern", "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod",
-        "move", "mut", "pub", "ref", "return", "static", "struct", "trait", "true", "try", "type",
-        "unsafe", "use", "where", "while", "abstract", "become", "do", "final", "macro", "override",
-        "priv", "typeof", "unsized", "virtual", "yield",
+        "as", "async", "await", "box", "break", "const", "continue", "crate", "dyn", "else",
+        "enum", "extern", "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match",
+        "mod", "move", "mut", "pub", "ref", "return", "static", "struct", "trait", "true", "try",
+        "type", "unsafe", "use", "where", "while", "abstract", "become", "do", "final", "macro",
+        "override", "priv", "typeof", "unsized", "virtual", "yield",
     ];
     match name {
         // These cannot be raw identifiers.
@@ -283,10 +283,17 @@ mod tests {
             "{code}"
         );
         assert!(code.contains("    n: usize,\n"), "{code}");
-        let order: Vec<usize> = ["__launch.arg(&__ptr0)", "__launch.arg(&__ptr1)", "__launch.arg(&n)"]
-            .iter()
-            .map(|s| code.find(s).unwrap_or_else(|| panic!("{s} missing in {code}")))
-            .collect();
+        let order: Vec<usize> = [
+            "__launch.arg(&__ptr0)",
+            "__launch.arg(&__ptr1)",
+            "__launch.arg(&n)",
+        ]
+        .iter()
+        .map(|s| {
+            code.find(s)
+                .unwrap_or_else(|| panic!("{s} missing in {code}"))
+        })
+        .collect();
         assert!(order.windows(2).all(|w| w[0] < w[1]), "{code}");
         assert!(code.contains("load_function(\"vectorAdd\")"), "{code}");
     }
@@ -300,14 +307,24 @@ mod tests {
         );
         assert!(notes.is_empty(), "{notes:?}");
         assert!(code.contains("pub unsafe fn vector_add("), "{code}");
-        assert!(code.contains("#[allow(non_snake_case)]\npub unsafe fn VectorAdd("), "{code}");
+        assert!(
+            code.contains("#[allow(non_snake_case)]\npub unsafe fn VectorAdd("),
+            "{code}"
+        );
         // `vector_add` is taken both ways: dropped, with a note naming it.
         let (code, notes) = launchers(
             Path::new("cu/k.cu"),
             &[kernel("vectorAdd", &[]), kernel("vector_add", &[])],
         );
-        assert_eq!(code.matches("pub unsafe fn vector_add(").count(), 1, "{code}");
+        assert_eq!(
+            code.matches("pub unsafe fn vector_add(").count(),
+            1,
+            "{code}"
+        );
         assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(notes[0].starts_with("cu/k.cu:3: kernel `vector_add`"), "{notes:?}");
+        assert!(
+            notes[0].starts_with("cu/k.cu:3: kernel `vector_add`"),
+            "{notes:?}"
+        );
     }
 }

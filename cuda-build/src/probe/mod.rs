@@ -265,6 +265,21 @@ pub fn probe(env: &Env, options: &ProbeOptions) -> ProbeReport {
             driver.version = Some(k.version.clone());
         }
     }
+    // No CUDA version (the /proc answer, a failed banner): the branch table knows it.
+    if let Some(driver) = report.driver.as_mut() {
+        if driver.cuda_version.is_none() {
+            let inferred = driver
+                .version
+                .as_deref()
+                .and_then(crate::facts::max_cuda_for_driver);
+            if let (Some((major, minor)), Some(last)) = (inferred, report.attempts.last_mut()) {
+                driver.cuda_version = inferred;
+                last.outcome.push_str(&format!(
+                    "; CUDA {major}.{minor} from the driver-branch table"
+                ));
+            }
+        }
+    }
     report
 }
 

@@ -103,6 +103,8 @@ fn run(env: &Env, opts: &DiscoverOptions, all: bool) -> Result<Discovery, Error>
     };
     let mut conflicts = Vec::new();
     let mut explicit_used = false;
+    // Each variable that named a usable toolkit: (name, resolved nvcc, root).
+    let mut named: Vec<(&'static str, PathBuf, PathBuf)> = Vec::new();
 
     if let Some(root) = &opts.explicit_root {
         let what = Setting::Explicit;
@@ -114,6 +116,7 @@ fn run(env: &Env, opts: &DiscoverOptions, all: bool) -> Result<Discovery, Error>
         let what = Setting::Var(Var::Nvcc);
         match s.nvcc_var_candidate(value) {
             Ok(c) => {
+                named.push(("NVCC", c.key.clone(), c.tk.root.clone()));
                 s.push(c);
                 explicit_used = true;
             }
@@ -128,6 +131,7 @@ fn run(env: &Env, opts: &DiscoverOptions, all: bool) -> Result<Discovery, Error>
         let what = Setting::Var(var);
         match s.explicit_root_candidate(&what, value) {
             Ok(c) => {
+                named.push((var.name(), c.key.clone(), c.tk.root.clone()));
                 s.push(c);
                 explicit_used = true;
             }
@@ -161,7 +165,7 @@ fn run(env: &Env, opts: &DiscoverOptions, all: bool) -> Result<Discovery, Error>
         s.search_conda(Path::new(prefix));
     }
 
-    conflicts.extend(root_var_conflicts(env));
+    conflicts.extend(variable_conflicts(&named));
     let (selected, reason) = choose(&s.cands, opts.requirement.as_ref(), &s.looked);
     if let (Some(i), Some((shown, key))) = (selected, &s.path_first) {
         let sel = &s.cands[i];
@@ -248,9 +252,13 @@ impl Search<'_> {
     }
 
     /// Validates a root given explicitly; every way it can be wrong is an error.
-    fn explicit_root_candidate(&mut self, what: &Setting, value: &OsStr) -> Result<Candidate, Error> {
+    fn explicit_root_candidate(
+        &mut self,
+        what: &Setting,
+        value: &OsStr,
+    ) -> Result<Candidate, Error> {
         let name = what.name();
-        let bad = |msg: String| Error::new("toolkit-env-invalid", msg).with_help(what.fix_hint());
+        let bad = |msg: String| Error::new("cuda-home-invalid", msg).with_help(what.fix_hint());
         if value.to_string_lossy().trim().is_empty() {
             return Err(bad(format!(
                 "{name} is set to an empty string; expected the CUDA toolkit's root directory"
@@ -327,7 +335,7 @@ impl Search<'_> {
     fn nvcc_var_candidate(&mut self, value: &OsStr) -> Result<Candidate, Error> {
         let text = value.to_string_lossy();
         let bad = |msg: String| {
-            Error::new("toolkit-env-invalid", msg).with_help(
+            Error::new("cuda-home-invalid", msg).with_help(
                 "set NVCC to the nvcc executable (e.g. `export NVCC=/usr/local/cuda-13.0/bin/nvcc`), or unset it",
             )
         };
@@ -966,42 +974,29 @@ fn python_sites(env: &Env) -> Vec<PathBuf> {
     }
 }
 
-/// CUDA_HOME, CUDA_PATH… naming different toolkits.
-fn root_var_conflicts(env: &Env) -> Vec<Problem> {
-    let set: Vec<(Var, PathBuf)> = ROOT_VARS
+/// NVCC, CUDA_HOME, CUDA_PATH… naming different toolkits (the first one wins).
+fn variable_conflicts(named: &[(&'static str, PathBuf, PathBuf)]) -> Vec<Problem> {
+    let Some((first, first_key, first_root)) = named.first() else {
+        return Vec::new();
+    };
+    named[1..]
         .iter()
-        .filter_map(|&v| {
-            let p = PathBuf::from(env.get_nonempty(v)?);
-            Some((v, std::fs::canonicalize(&p).unwrap_or(p)))
+        .filter(|(_, key, _)| key != first_key)
+        .map(|(other, _, other_root)| Problem {
+            code: "toolkit-env-conflict",
+            severity: Severity::Warning,
+            message: format!(
+                "{first} names the toolkit at `{}` but {other} names `{}`; {first} wins, but tools that read {other} use the other one",
+                first_root.display(),
+                other_root.display(),
+            ),
+            fix: Some(if *first == "NVCC" {
+                format!("point {other} at `{}`, or unset {other}", first_root.display())
+            } else {
+                format!("make them agree (`export {other}=\"${first}\"`) or unset {other}")
+            }),
         })
-        .collect();
-    let mut out = Vec::new();
-    if let Some((first, first_path)) = set.first() {
-        for (other, other_path) in &set[1..] {
-            if other_path != first_path {
-                out.push(Problem {
-                    code: "toolkit-env-conflict",
-                    severity: Severity::Warning,
-                    message: format!(
-                        "{}=`{}` and {}=`{}` name different toolkits; {} wins, but tools that read {} use the other",
-                        first.name(),
-                        first_path.display(),
-                        other.name(),
-                        other_path.display(),
-                        first.name(),
-                        other.name()
-                    ),
-                    fix: Some(format!(
-                        "make them agree (`export {}=\"${}\"`) or unset {}",
-                        other.name(),
-                        first.name(),
-                        other.name()
-                    )),
-                });
-            }
-        }
-    }
-    out
+        .collect()
 }
 
 /// Picks a candidate; returns its index (or none) and why.
@@ -1111,7 +1106,7 @@ fn choose(
 }
 
 /// A short name for the rule that found a toolkit (`CUDA_HOME`, `PATH (/usr/bin)`).
-pub fn via_name(via: &FoundVia) -> String {
+pub(crate) fn via_name(via: &FoundVia) -> String {
     match via {
         FoundVia::Explicit => "explicit root".into(),
         FoundVia::EnvVar(name) => name.clone(),

@@ -268,7 +268,7 @@ fn release_check(
                 .to_string()
         };
         problems.push(Problem {
-            code: "toolkit-mixed-release",
+            code: "toolkit-incomplete",
             severity: Severity::Error,
             message: format!(
                 "the toolkit mixes CUDA releases: nvcc is {nvcc} but {}{consequence}",
@@ -284,7 +284,7 @@ fn release_check(
         .collect();
     if !drifted.is_empty() {
         problems.push(Problem {
-            code: "toolkit-mixed-release",
+            code: "toolkit-incomplete",
             severity: Severity::Warning,
             message: format!(
                 "headers from another CUDA release than nvcc {nvcc}: {}",

@@ -36,7 +36,7 @@
 //! (`TOP`, `INCLUDES`, `LIBRARIES`, `PATH`). We read that file the way nvcc
 //! does ([`layout`]), and only when there is none (a wrapper script) ask
 //! `nvcc -v --dryrun`. Each candidate is then checked ([`Problem`]s with
-//! codes `toolkit-incomplete`, `toolkit-mixed-release`, …): cicc, ptxas,
+//! code `toolkit-incomplete`): cicc, ptxas,
 //! fatbinary and nvlink present and executable; `cuda_runtime.h` and the
 //! CCCL headers present; nvcc, cicc and ptxas from one release.
 //!
@@ -81,6 +81,13 @@ pub enum FoundVia {
     PythonWheel(PathBuf),
     /// A conda environment (CONDA_PREFIX).
     Conda(PathBuf),
+}
+
+impl std::fmt::Display for FoundVia {
+    /// A short name for the rule: `CUDA_HOME`, `PATH (/usr/bin)`, `/usr/local/cuda → /usr/local/cuda-12.4`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&discover::via_name(self))
+    }
 }
 
 /// How bad a problem is.

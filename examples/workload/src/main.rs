@@ -65,6 +65,9 @@ struct Cli {
     /// Timed repetitions per measurement (after one warm-up).
     #[arg(long, default_value_t = 20)]
     iters: u32,
+    /// Also write the JSON report to FILE (atomically), whatever the stdout format.
+    #[arg(long, value_name = "FILE")]
+    json_out: Option<std::path::PathBuf>,
     /// Skip the bandwidth section (the D2D limit is still measured).
     #[arg(long)]
     skip_bandwidth: bool,
@@ -143,11 +146,14 @@ fn main() -> ExitCode {
         }
     };
     report.ok = status == 0;
-    if cli.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(j) => println!("{j}"),
-            Err(e) => eprintln!("error: could not write the JSON report: {e}"),
+    let json = serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    if let Some(path) = &cli.json_out {
+        if let Err(e) = cuda_build::fsutil::write_atomic(path, format!("{json}\n").as_bytes()) {
+            eprintln!("error: could not write --json-out {}: {e}", path.display());
         }
+    }
+    if cli.json {
+        println!("{json}");
     } else {
         print!("{}", report.render());
     }
@@ -259,7 +265,16 @@ fn run(cli: &Cli, report: &mut Report) -> Result<(), Fatal> {
         pinned_rows(&bw, report);
         report.bandwidth = bw;
     }
-    memory_bound(&gpu, sizes.vector, cli.iters, &vadd_fn, report)?;
+    let saxpy_mod = load(&gpu, "saxpy", kernels::saxpy::IMAGE)?;
+    let reduce_mod = load(&gpu, "reduce", kernels::reduce::IMAGE)?;
+    let k = Streaming {
+        vadd: vadd_fn,
+        saxpy: function(&saxpy_mod, "saxpy")?,
+        partial: function(&reduce_mod, "reduceSumPartial")?,
+        fin: function(&reduce_mod, "reduceSumFinal")?,
+    };
+    odd_tails(&gpu, &k, report)?;
+    memory_bound(&gpu, sizes.vector, cli.iters, &k, report)?;
     if !cli.skip_gemm {
         gemm(&gpu, &sizes, cli.iters.min(10), report)?;
     }
@@ -395,13 +410,63 @@ fn pinned_rows(bw: &[gpu::Bandwidth], report: &mut Report) {
 
 /// vectorAdd, SAXPY and the reduction on `n` floats, against a D2D copy of
 /// the same bytes measured just before.
-fn memory_bound(
-    gpu: &Gpu,
-    n: u64,
-    iters: u32,
-    vadd: &cudarc::driver::CudaFunction,
-    report: &mut Report,
-) -> Result<(), Fatal> {
+/// The memory-bound kernels' functions.
+struct Streaming {
+    vadd: cudarc::driver::CudaFunction,
+    saxpy: cudarc::driver::CudaFunction,
+    partial: cudarc::driver::CudaFunction,
+    fin: cudarc::driver::CudaFunction,
+}
+
+/// Runs the streaming kernels once each on 50,003 elements (not a multiple
+/// of 4): the scalar tail paths the timed sizes never take, with chains
+/// short enough that the sum's bound catches a single lost element.
+fn odd_tails(gpu: &Gpu, k: &Streaming, report: &mut Report) -> Result<(), Fatal> {
+    const N: usize = 50_003;
+    let n = N as u64;
+    let a = verify::random_vec(N, 41);
+    let b = verify::random_vec(N, 42);
+    let da = gpu::to_device(gpu, &a).map_err(dev_err("copying inputs"))?;
+    let db = gpu::to_device(gpu, &b).map_err(dev_err("copying inputs"))?;
+    let mut dc: CudaSlice<f32> = gpu.stream.alloc_zeros(N).map_err(dev_err("cuMemAlloc"))?;
+    gpu::launch_vector_add(gpu, &k.vadd, &da, &db, &mut dc, n).map_err(dev_err("vectorAdd"))?;
+    let c = gpu::to_host(gpu, &dc).map_err(dev_err("vectorAdd"))?;
+    let mut checks = vec![verify::exact(&c, verify::vector_add_ref(&a, &b), "a + b")];
+    let mut dy = gpu::to_device(gpu, &b).map_err(dev_err("copying inputs"))?;
+    gpu::launch_saxpy(gpu, &k.saxpy, -0.75, &da, &mut dy, n).map_err(dev_err("saxpy"))?;
+    let y = gpu::to_host(gpu, &dy).map_err(dev_err("saxpy"))?;
+    checks.push(verify::exact(&y, verify::saxpy_ref(-0.75, &a, &b), "fmaf(alpha, x, y)"));
+    let mut partial: CudaSlice<f64> =
+        gpu.stream.alloc_zeros(gpu.stream_grid(n) as usize).map_err(dev_err("cuMemAlloc"))?;
+    let mut out: CudaSlice<f64> = gpu.stream.alloc_zeros(1).map_err(dev_err("cuMemAlloc"))?;
+    gpu::launch_reduce(gpu, &k.partial, &k.fin, &da, n, &mut partial, &mut out).map_err(dev_err("reduceSum"))?;
+    let sum = gpu::to_host(gpu, &out).map_err(dev_err("reduceSum"))?[0];
+    let chain = n.div_ceil(4).div_ceil(gpu::reduce_threads(gpu, n) * 4).max(1);
+    checks.push(verify::check_sum(sum, &a, chain));
+    let names = ["vectorAdd", "SAXPY", "reduction"];
+    let combined = verify::Check {
+        compared: checks.iter().map(|c| c.compared).sum(),
+        failures: checks.iter().map(|c| c.failures).sum(),
+        max_abs_error: checks.iter().map(|c| c.max_abs_error).fold(0.0, f64::max),
+        tolerance: names
+            .iter()
+            .zip(&checks)
+            .map(|(n, c)| format!("{n}: {}", c.tolerance))
+            .collect::<Vec<_>>()
+            .join("; "),
+        first_failure: names
+            .iter()
+            .zip(&checks)
+            .find_map(|(n, c)| c.first_failure.as_ref().map(|f| format!("{n} {f}"))),
+    };
+    let mut r = row("odd-size tails (vectorAdd, SAXPY, sum)", format!("{N} floats"), "GB/s", 0.0, 0.0);
+    r.check = Some(combined);
+    report.results.push(r);
+    Ok(())
+}
+
+fn memory_bound(gpu: &Gpu, n: u64, iters: u32, k: &Streaming, report: &mut Report) -> Result<(), Fatal> {
+    let vadd = &k.vadd;
     let len = n as usize;
     let a = verify::random_vec(len, 11);
     let b = verify::random_vec(len, 12);
@@ -440,16 +505,15 @@ fn memory_bound(
 
     // SAXPY: y = alpha x + y reads x and y, writes y. Verified on the first
     // run; the timed runs keep accumulating into y.
-    let saxpy_mod = load(gpu, "saxpy", kernels::saxpy::IMAGE)?;
-    let saxpy = function(&saxpy_mod, "saxpy")?;
+    let saxpy = &k.saxpy;
     let alpha = 1.5f32;
     let mut dy = gpu::to_device(gpu, &b).map_err(dev_err("copying inputs"))?;
-    gpu::launch_saxpy(gpu, &saxpy, alpha, &da, &mut dy, n).map_err(dev_err("saxpy"))?;
+    gpu::launch_saxpy(gpu, saxpy, alpha, &da, &mut dy, n).map_err(dev_err("saxpy"))?;
     let y = gpu::to_host(gpu, &dy).map_err(dev_err("saxpy"))?;
     let check = verify::exact(&y, verify::saxpy_ref(alpha, &a, &b), "fmaf(alpha, x, y)");
     drop(y);
     let ms = gpu
-        .time_ms(iters, || gpu::launch_saxpy(gpu, &saxpy, alpha, &da, &mut dy, n))
+        .time_ms(iters, || gpu::launch_saxpy(gpu, saxpy, alpha, &da, &mut dy, n))
         .map_err(dev_err("saxpy"))?;
     let mut r = row("SAXPY", size.clone(), "GB/s", gbps(3.0 * bytes as f64, ms), ms);
     r.check = Some(check);
@@ -459,19 +523,17 @@ fn memory_bound(
     drop(db);
 
     // Reduction: reads a once.
-    let reduce_mod = load(gpu, "reduce", kernels::reduce::IMAGE)?;
-    let partial_fn = function(&reduce_mod, "reduceSumPartial")?;
-    let final_fn = function(&reduce_mod, "reduceSumFinal")?;
+    let (partial_fn, final_fn) = (&k.partial, &k.fin);
     let blocks = gpu.stream_grid(n) as usize;
     let mut partial: CudaSlice<f64> = gpu.stream.alloc_zeros(blocks.max(1)).map_err(dev_err("cuMemAlloc"))?;
     let mut out: CudaSlice<f64> = gpu.stream.alloc_zeros(1).map_err(dev_err("cuMemAlloc"))?;
-    gpu::launch_reduce(gpu, &partial_fn, &final_fn, &da, n, &mut partial, &mut out)
+    gpu::launch_reduce(gpu, partial_fn, final_fn, &da, n, &mut partial, &mut out)
         .map_err(dev_err("reduceSum"))?;
     let sum = gpu::to_host(gpu, &out).map_err(dev_err("reduceSum"))?[0];
     let chain = n.div_ceil(4).div_ceil(gpu::reduce_threads(gpu, n) * 4);
     let check = verify::check_sum(sum, &a, chain);
     let ms = gpu
-        .time_ms(iters, || gpu::launch_reduce(gpu, &partial_fn, &final_fn, &da, n, &mut partial, &mut out))
+        .time_ms(iters, || gpu::launch_reduce(gpu, partial_fn, final_fn, &da, n, &mut partial, &mut out))
         .map_err(dev_err("reduceSum"))?;
     let mut r = row("reduction (sum)", size, "GB/s", gbps(bytes as f64, ms), ms);
     r.check = Some(check);

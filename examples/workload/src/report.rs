@@ -138,14 +138,16 @@ impl Report {
                 self.kernels_archs.join(", ")
             ),
         );
-        push(
-            &mut s,
-            format!(
-                "driver {} (supports CUDA {})",
-                self.driver_version.as_deref().unwrap_or("version unknown"),
-                self.driver_cuda.as_deref().unwrap_or("?")
-            ),
-        );
+        if !self.devices.is_empty() {
+            push(
+                &mut s,
+                format!(
+                    "driver {} (supports CUDA {})",
+                    self.driver_version.as_deref().unwrap_or("(version unknown)"),
+                    self.driver_cuda.as_deref().unwrap_or("?")
+                ),
+            );
+        }
         for d in &self.devices {
             push(&mut s, String::new());
             push(&mut s, format!("Device {}: \"{}\"", d.index, d.name));
@@ -213,9 +215,7 @@ impl Report {
         for n in &self.notes {
             push(&mut s, format!("note: {n}"));
         }
-        if let Some(e) = &self.error {
-            push(&mut s, e.text.clone());
-        }
+        // The error itself goes to stderr (main), not into the report text.
         s
     }
 

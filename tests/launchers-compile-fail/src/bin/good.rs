@@ -35,7 +35,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut c = stream.alloc_zeros::<f32>(n)?;
     add(&stream, &func, &a, &b, &mut c, n as i32)?;
     let c_host = stream.clone_dtoh(&c)?;
-    let bad = (0..n).filter(|&i| c_host[i] != a_host[i] + b_host[i]).count();
+    let bad = (0..n)
+        .filter(|&i| c_host[i] != a_host[i] + b_host[i])
+        .count();
     if bad != 0 {
         return Err(format!("vectorAdd: {bad} of {n} elements wrong").into());
     }

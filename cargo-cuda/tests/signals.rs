@@ -1,0 +1,131 @@
+//! Ctrl-C and SIGTERM during a wrapped build: cargo and everything under it
+//! ends, `cargo cuda` waits for it and exits 130 / 143, and no process is left.
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{cargo_cuda, fake_cargo, plain_package};
+
+fn read_pid(path: &Path) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+fn wait_for_file(path: &Path, limit: Duration) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(start.elapsed() < limit, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Alive and not a zombie.
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next()
+                .unwrap_or("");
+            state != "Z" && state != "X"
+        }
+        Err(_) => false,
+    }
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("cargo-cuda did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A slow "cargo" with a child ("nvcc"), started under `cargo cuda build`
+/// as its own process group (as a shell starts a foreground job).
+fn start(dir: &Path, cargo_body: &str) -> Child {
+    let manifest = plain_package(&dir.join("pkg"));
+    let cargo = fake_cargo(dir, cargo_body);
+    cargo_cuda()
+        .args(["build", "--manifest-path"])
+        .arg(manifest)
+        .env("CARGO", cargo)
+        .env("PATH", "/usr/bin:/bin")
+        .env("CARGO_CUDA_SYSROOT", dir)
+        .env("D", dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn ctrl_c_ends_cargo_and_its_children_and_we_wait_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // cargo traps INT to clean up slowly: we must still be waiting when it finishes.
+    let mut child = start(
+        dir.path(),
+        "echo $$ > \"$D/cargo.pid\"\n\
+         trap 'sleep 0.5; echo done > \"$D/cargo.cleaned\"; exit 130' INT\n\
+         sh -c 'echo $$ > \"$D/nvcc.pid\"; exec sleep 300'\n\
+         wait",
+    );
+    wait_for_file(&dir.path().join("nvcc.pid"), Duration::from_secs(20));
+    let cargo = read_pid(&dir.path().join("cargo.pid")).unwrap();
+    let nvcc = read_pid(&dir.path().join("nvcc.pid")).unwrap();
+    // What the terminal does on Ctrl-C: SIGINT to the whole foreground group.
+    unsafe {
+        libc::kill(-(child.id() as i32), libc::SIGINT);
+    }
+    let status = wait_exit(&mut child, Duration::from_secs(20));
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        dir.path().join("cargo.cleaned").exists(),
+        "cargo-cuda exited before cargo finished"
+    );
+    let start = Instant::now();
+    while (alive(cargo) || alive(nvcc)) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(cargo), "cargo (pid {cargo}) was left running");
+    assert!(!alive(nvcc), "cargo's child (pid {nvcc}) was left running");
+}
+
+#[test]
+fn sigterm_is_passed_to_cargo_and_everything_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Plain sh: on SIGTERM it dies without touching its child, so only our
+    // forwarding to the whole tree can end the "nvcc" below it.
+    let mut child = start(
+        dir.path(),
+        "echo $$ > \"$D/cargo.pid\"\n\
+         sh -c 'echo $$ > \"$D/nvcc.pid\"; exec sleep 300'",
+    );
+    wait_for_file(&dir.path().join("nvcc.pid"), Duration::from_secs(20));
+    let cargo = read_pid(&dir.path().join("cargo.pid")).unwrap();
+    let nvcc = read_pid(&dir.path().join("nvcc.pid")).unwrap();
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = wait_exit(&mut child, Duration::from_secs(20));
+    assert_eq!(status.code(), Some(143));
+    let start = Instant::now();
+    while (alive(cargo) || alive(nvcc)) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive(cargo), "cargo (pid {cargo}) was left running");
+    assert!(!alive(nvcc), "cargo's child (pid {nvcc}) was left running");
+}
