@@ -722,3 +722,66 @@ fn real_host_config_h_of_13_0_matches_the_host_compiler_table() {
     let quoted = v.reason.split('`').nth(1).unwrap();
     assert!(text.contains(quoted), "`{quoted}` is not in host_config.h");
 }
+
+#[test]
+fn nvcc_query_survives_hanging_and_odd_nvccs() {
+    let dir = tempfile::tempdir().unwrap();
+    let v13 = semver::Version::new(13, 0, 88);
+    // A hung nvcc: killed after CUDA_BUILD_TIMEOUT, answered from the facts.
+    let hang = dir.path().join("hang/nvcc");
+    workspace_tests::write_script(&hang, "exec sleep 30");
+    let env = Env::empty().set(Var::CudaBuildTimeout, "0.3");
+    let start = std::time::Instant::now();
+    let s = NvccArchSupport::query(&hang, Some(&v13), &env);
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(!s.from_nvcc);
+    assert_eq!(s, NvccArchSupport::from_facts((13, 0)));
+    // An nvcc too old for --list-gpu-code, version unknown: nothing known.
+    let old = dir.path().join("old/nvcc");
+    workspace_tests::write_script(
+        &old,
+        "echo \"nvcc fatal   : Unknown option '$1'\" >&2; exit 1",
+    );
+    let s = NvccArchSupport::query(&old, None, &Env::empty());
+    assert!(!s.is_known());
+    // A future nvcc listing sm_130 (and junk lines): used as listed.
+    let future = dir.path().join("future/nvcc");
+    workspace_tests::write_script(
+        &future,
+        "case \"$1\" in --list-gpu-code) printf 'sm_90\\nsm_130\\nwarning: junk\\n';; --list-gpu-arch) printf 'compute_90\\ncompute_130\\n';; *) exit 1;; esac",
+    );
+    let s = NvccArchSupport::query(
+        &future,
+        Some(&semver::Version::new(14, 0, 1)),
+        &Env::empty(),
+    );
+    assert!(s.from_nvcc);
+    assert_eq!(
+        s.real.iter().map(Arch::to_string).collect::<Vec<_>>(),
+        ["90", "130"]
+    );
+    let tk = Toolkit {
+        nvcc: future,
+        version: Some(semver::Version::new(14, 0, 1)),
+        ..cu13_toolkit(&hang)
+    };
+    let p = plan::plan_for_toolkit(
+        &Env::empty().set(Var::CudaArchs, "sm_130;90"),
+        &tk,
+        &ArchInputs::default(),
+        &Vec::new,
+    )
+    .unwrap();
+    assert_eq!(p.targets_display(), ["sm_90", "sm_130", "compute_90"]);
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.contains("sm_130 is not in cuda-build's tables")),
+        "{:?}",
+        p.warnings
+    );
+}

@@ -653,3 +653,30 @@ fn full_fixture_set_builds() {
     }
     rustc_accepts(&a.module, "conv2d::ENTRIES.len() + stencil::ENTRIES.len()");
 }
+
+#[test]
+fn typed_launchers_are_spliced_into_the_module_when_asked() {
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else { return };
+    // Off by default: feature unification must not change a module nobody asked to change.
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    let plain = std::fs::read_to_string(&a.module).unwrap();
+    assert!(!plain.contains("pub unsafe fn"), "{plain}");
+    match fx.build().dir("cu").launchers(true).try_compile() {
+        Ok(a) => {
+            let text = std::fs::read_to_string(&a.module).unwrap();
+            let va = &text[text.find("pub mod vector_add {").unwrap()..];
+            let va = &va[..va.find("\n}\n").unwrap()];
+            assert!(va.contains("pub unsafe fn vector_add("), "{va}");
+            let sx = &text[text.find("pub mod saxpy {").unwrap()..];
+            assert!(sx.contains("pub unsafe fn saxpy(") && sx.contains("pub unsafe fn daxpy("), "{sx}");
+            // The second run takes the launchers from the manifest: nothing compiled, same text.
+            let b = fx.build().dir("cu").launchers(true).try_compile().unwrap();
+            assert_eq!(b.stats.up_to_date, 2);
+            assert_eq!(std::fs::read_to_string(&b.module).unwrap(), text);
+        }
+        Err(e) if e.code == "libclang-not-found" => {
+            eprintln!("skipped launcher splice: {}", e.message);
+        }
+        Err(e) => panic!("{e}"),
+    }
+}

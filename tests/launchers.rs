@@ -529,3 +529,31 @@ fn typed_vector_add_runs_and_verifies_on_a_gpu() {
         "{stdout}"
     );
 }
+
+#[test]
+fn kernels_in_included_headers_are_found_once_per_including_source() {
+    let sources = [fixture("uses_header_a.cu"), fixture("uses_header_b.cu")];
+    let Some(g) = try_generate(&sources, &[fixture("include")], &[]) else {
+        return;
+    };
+    // The same definition reached through two sources is no duplicate.
+    assert!(g.notes.is_empty(), "{:#?}", g.notes);
+    for (file, own) in [("uses_header_a.cu", "own_a"), ("uses_header_b.cu", "own_b")] {
+        let code = code_for(&g, file);
+        let sigs = signatures(code);
+        assert_eq!(
+            sigs.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["from_header", own],
+            "{file}"
+        );
+        assert_eq!(
+            sigs["from_header"],
+            [
+                "flags: &mut impl ::cudarc::driver::DevicePtrMut<u32>",
+                "n: i32"
+            ]
+        );
+        // Reported at the header's own file and line.
+        assert!(code.contains("header_kernel.cuh:3):"), "{code}");
+    }
+}

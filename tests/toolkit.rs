@@ -1242,7 +1242,7 @@ fn real_ptxas_of_other_releases_is_caught() {
 // ---------------------------------------------------------------- caching
 
 #[test]
-fn nvcc_version_runs_once_and_is_cached_on_disk() {
+fn nvcc_version_runs_once_per_build() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let root = fake_toolkit(&t.join("cuda"), "12.4.131", Layout::Installer);
@@ -1256,14 +1256,56 @@ fn nvcc_version_runs_once_and_is_cached_on_disk() {
         assert_eq!(discover(&env).candidates[0].version, Some(v("12.4.131")));
     }
     assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 1);
+    // A script's answer depends on what it runs, so it is not kept on disk.
+    assert!(
+        !cache.join("tool-versions").exists()
+            || std::fs::read_dir(cache.join("tool-versions"))
+                .unwrap()
+                .all(|e| {
+                    !std::fs::read_to_string(e.unwrap().path())
+                        .unwrap()
+                        .contains("V12.4.131")
+                })
+    );
+    // A changed nvcc (new size) is asked again.
+    tool(&root.join("bin/nvcc"), &nvcc_text("13.0.88"), Some(&count));
+    assert_eq!(discover(&env).candidates[0].version, Some(v("13.0.88")));
+    assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 2);
+}
+
+#[test]
+fn real_nvcc_answers_are_cached_on_disk() {
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache dir");
+    let env = hermetic(tmp.path())
+        .set(Var::CudaHome, &root)
+        .set(Var::CudaBuildCacheDir, &cache);
+    assert_eq!(discover(&env).candidates[0].version, Some(v("13.0.88")));
     let files: Vec<String> = std::fs::read_dir(cache.join("tool-versions"))
         .unwrap()
         .flatten()
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
         .collect();
-    assert!(files.iter().any(|f| f.contains("V12.4.131")), "{files:?}");
-    // A changed nvcc (new size) is asked again.
-    tool(&root.join("bin/nvcc"), &nvcc_text("13.0.88"), Some(&count));
-    assert_eq!(discover(&env).candidates[0].version, Some(v("13.0.88")));
-    assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 2);
+    // nvcc --version, ptxas --version and the version found inside cicc.
+    assert!(
+        files
+            .iter()
+            .any(|f| f.contains("nvcc: NVIDIA (R) Cuda compiler driver") && f.contains("V13.0.88")),
+        "{files:?}"
+    );
+    assert!(
+        files
+            .iter()
+            .any(|f| f.contains("ptxas: NVIDIA (R) Ptx optimizing assembler")),
+        "{files:?}"
+    );
+    assert!(
+        files
+            .iter()
+            .any(|f| f.contains("<scan>") && f.contains("\"output\":\"13.0.88\"")),
+        "{files:?}"
+    );
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 #[allow(unused_imports)] // used by tests
-pub use cuda_build::arch::Arch;
+pub use cuda_build::arch::{Arch, Variant};
 pub use cuda_build::compat::{
     detect_host_compiler, driver_jits_ptx, driver_runs_sass, host_compiler_ok, Status, Verdict,
 };
@@ -17,7 +17,7 @@ pub use cuda_build::diagnose::{diagnose, render, Context};
 pub use cuda_build::env::{Env, Var};
 pub use cuda_build::facts::{min_driver_for_toolkit, ptx_isa_for_cuda};
 pub use cuda_build::metadata::read as read_metadata;
-pub use cuda_build::plan::{plan_for_toolkit, ArchInputs, ArchPlan, ArchSource};
+pub use cuda_build::plan::{plan_for_toolkit, ArchInputs, ArchPlan, ArchSource, NvccArchSupport};
 pub use cuda_build::probe::{probe, ProbeMethod, ProbeOptions, ProbeReport, DRIVER_PROBE_ARG};
 pub use cuda_build::toolkit::{
     discover, DiscoverOptions, Discovery, FoundVia, Problem, Severity, Toolkit,

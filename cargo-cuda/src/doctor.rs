@@ -14,6 +14,7 @@ use crate::cb::{self, ArchPlan, Discovery, Env, ProbeReport, Toolkit, Var};
 use crate::info::{found_via_name, method_name, source_name};
 use crate::session::{Overrides, ProjectWants, Session};
 use crate::style::{Style, Tone};
+use crate::workspace::Workspace;
 
 /// The outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -111,7 +112,8 @@ extern "C" __global__ void vectorAdd(const float* a, const float* b, float* c, i
 pub fn run(session: &Session, opts: &Options) -> Report {
     let mut checks = Vec::new();
     let probe = session.probe();
-    let wants = ProjectWants::for_current(opts.overrides.manifest_path.as_deref());
+    let project = session.project(opts.overrides.manifest_path.as_deref());
+    let wants = project.wants;
     let toolkit_min = |tk: Option<&Toolkit>| {
         tk.and_then(|t| t.version.as_ref())
             .and_then(|v| cb::min_driver_for_toolkit(v).map(|d| (v.clone(), d)))
@@ -149,13 +151,36 @@ pub fn run(session: &Session, opts: &Options) -> Report {
         plan.as_ref(),
     ));
 
-    let (compile, image) = compile_check(&session.env, selected.as_ref(), plan.as_ref());
+    // With no arch set and no GPU (CI), builds need CUDA_ARCHS (compat.arch
+    // says so), but the toolkit can still be proven: compile for the newest
+    // arch this nvcc supports.
+    let probe_plan = match (&plan, selected.as_ref()) {
+        (Some(Err(e)), Some(t)) if e.code == "arch-not-detected" => newest_arch_plan(session, t),
+        _ => None,
+    };
+    let compile_plan = match &probe_plan {
+        Some(p) => Some(Ok(p.clone())),
+        None => plan.clone(),
+    };
+    let (mut compile, image) =
+        compile_check(&session.env, selected.as_ref(), compile_plan.as_ref());
+    if probe_plan.is_some() && compile.status == Status::Pass {
+        compile = compile.evidence(
+            "no arch is set and no GPU was found: compiled for the newest arch this nvcc supports",
+        );
+    }
     checks.push(compile);
+    let workload = Workload {
+        workspace: project.workspace.as_ref(),
+        toolkit: selected.as_ref(),
+        plan: plan.as_ref().and_then(|p| p.as_ref().ok()),
+    };
     checks.extend(run_checks(
         probe,
         image.as_ref().map(|(_, bytes)| bytes.as_slice()),
         opts,
         session,
+        workload,
     ));
 
     let ok = !checks.iter().any(|c| c.status == Status::Fail);
@@ -525,7 +550,10 @@ fn compat_checks(
     out.push(match plan {
         None => Check::new("compat.arch", Status::Skip, no_toolkit),
         Some(Err(e)) => {
-            let mut c = Check::new("compat.arch", Status::Fail, e.message.clone()).code(e.code);
+            // Nothing set and nothing detected is a warning here: builds on this
+            // machine need a setting, but nothing is incompatible.
+            let status = if e.code == "arch-not-detected" { Status::Warn } else { Status::Fail };
+            let mut c = Check::new("compat.arch", status, e.message.clone()).code(e.code);
             c.fix = e.help.first().cloned();
             c
         }
@@ -563,6 +591,14 @@ fn compat_checks(
         },
     });
     out
+}
+
+/// The plan for the newest plain arch the toolkit's nvcc lists (e.g. `sm_120`).
+fn newest_arch_plan(session: &Session, t: &Toolkit) -> Option<ArchPlan> {
+    let support = cb::NvccArchSupport::query(&t.nvcc, t.version.as_ref(), &session.env);
+    let newest = support.real.iter().filter(|a| a.variant == cb::Variant::Plain).max()?;
+    let overrides = Overrides { arch: Some(newest.to_string()), ..Default::default() };
+    session.plan(t, &overrides, &ProjectWants::default()).ok()
 }
 
 /// Compiles the embedded vectorAdd; returns the check and the image it built.
@@ -676,6 +712,7 @@ fn run_checks(
     image: Option<&[u8]>,
     opts: &Options,
     session: &Session,
+    workload: Workload<'_>,
 ) -> Vec<Check> {
     let mut out = Vec::new();
     let gpu_usable =
@@ -743,43 +780,44 @@ fn run_checks(
             c
         }
     });
-    out.push(workload_check(opts, session));
+    out.push(workload_check(opts, session, workload));
     out
 }
 
-fn workload_check(opts: &Options, session: &Session) -> Check {
+/// What the workload run needs: the workspace, and the toolchain doctor validated.
+pub struct Workload<'a> {
+    workspace: Option<&'a Workspace>,
+    toolkit: Option<&'a Toolkit>,
+    plan: Option<&'a ArchPlan>,
+}
+
+/// Builds and runs `cuda-workload --quick` with the same environment `cargo cuda run` gives.
+fn workload_check(opts: &Options, session: &Session, w: Workload<'_>) -> Check {
     if opts.no_workload {
         return Check::new("run.workload", Status::Skip, "skipped: --no-workload");
     }
+    if !w.workspace.is_some_and(|ws| ws.has_member("cuda-workload")) {
+        return Check::new(
+            "run.workload",
+            Status::Skip,
+            "skipped: this workspace has no `cuda-workload` package",
+        );
+    }
+    let Some(toolkit) = w.toolkit else {
+        return Check::new("run.workload", Status::Skip, "skipped: no toolkit selected");
+    };
     let cargo = match crate::workspace::find_cargo(&session.env) {
         Ok(c) => c,
-        Err(e) => {
-            return Check::new(
-                "run.workload",
-                Status::Skip,
-                format!("skipped: {}", e.message),
-            )
-        }
+        Err(e) => return Check::new("run.workload", Status::Skip, format!("skipped: {}", e.message)),
     };
-    let ws = crate::workspace::load(
-        &session.env,
-        &cargo,
-        opts.overrides.manifest_path.as_deref(),
-    );
-    match ws {
-        Ok(w) if w.has_member("cuda-workload") => {}
-        _ => {
-            return Check::new(
-                "run.workload",
-                Status::Skip,
-                "skipped: this workspace has no `cuda-workload` package",
-            )
-        }
-    }
     let mut cmd = std::process::Command::new(&cargo);
-    cmd.args(["run", "--release", "-p", "cuda-workload", "--", "--quick"]);
+    cmd.args(["run", "--release", "-p", "cuda-workload"]);
     if let Some(m) = &opts.overrides.manifest_path {
         cmd.arg("--manifest-path").arg(m);
+    }
+    cmd.args(["--", "--quick"]);
+    for (k, v) in crate::wrap::child_env(toolkit, w.plan, &session.env, None) {
+        cmd.env(k, v);
     }
     let timeout = cuda_build::process::timeout_from_env(&session.env, Duration::from_secs(900));
     match cuda_build::process::run_command(&mut cmd, timeout) {

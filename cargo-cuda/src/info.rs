@@ -7,6 +7,7 @@ use crate::cb::{self, ArchPlan, ArchSource, Discovery, FoundVia, ProbeMethod, Se
 use crate::session::{Overrides, ProjectWants, Session};
 use crate::shell;
 use crate::style::{Style, Tone};
+use crate::workspace::Workspace;
 
 /// How a toolkit was found, in words (`CUDA_HOME`, `PATH (/usr/bin)`).
 pub fn found_via_name(f: &FoundVia) -> String {
@@ -147,7 +148,7 @@ fn print_problem(p: &cb::Problem, style: &Style) {
 }
 
 fn discover(session: &Session, o: &Overrides) -> Result<Discovery, cb::Error> {
-    let wants = ProjectWants::for_current(o.manifest_path.as_deref())?;
+    let wants = session.project(o.manifest_path.as_deref()).wants?;
     session.discover(o, &wants)
 }
 
@@ -157,18 +158,27 @@ pub struct InfoData {
     pub discovery: Result<Discovery, cb::Error>,
     /// The plan for the selected toolkit (or why it failed).
     pub plan: Option<Result<ArchPlan, cb::Error>>,
+    /// The workspace, when cargo could describe it.
+    pub workspace: Option<Workspace>,
 }
 
 /// Gathers discovery and the plan for the selected toolkit.
 pub fn gather(session: &Session, o: &Overrides) -> InfoData {
-    let wants = ProjectWants::for_current(o.manifest_path.as_deref()).unwrap_or_default();
-    let discovery = session.discover(o, &wants);
+    let project = session.project(o.manifest_path.as_deref());
+    let discovery = project.wants.and_then(|wants| {
+        let d = session.discover(o, &wants)?;
+        Ok((d, wants))
+    });
+    let (discovery, wants) = match discovery {
+        Ok((d, w)) => (Ok(d), w),
+        Err(e) => (Err(e), ProjectWants::default()),
+    };
     let plan = discovery
         .as_ref()
         .ok()
         .and_then(|d| d.selected.and_then(|i| d.candidates.get(i)))
         .map(|t| session.plan(t, o, &wants));
-    InfoData { discovery, plan }
+    InfoData { discovery, plan, workspace: project.workspace }
 }
 
 /// The `info --json` document.
@@ -237,6 +247,10 @@ pub fn info_json(session: &Session, data: &InfoData) -> Value {
         "driver": driver,
         "arch": arch,
         "gencode": gencode,
+        "workspace": data.workspace.as_ref().map(|w| json!({
+            "root": w.root,
+            "cuda_packages": w.cuda_packages,
+        })),
         "errors": errors,
     })
 }
@@ -353,6 +367,12 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
         }
         Some(Err(e)) => println!("{}", style.cuda_error(e)),
         None => {}
+    }
+    if let Some(w) = &data.workspace {
+        let names: Vec<String> =
+            w.cuda_packages.iter().map(|p| format!("{} ({})", p.name, p.uses.join(", "))).collect();
+        let what = if names.is_empty() { "no package uses cuda-build or cudarc".to_string() } else { names.join(", ") };
+        println!("{}", style.status(Tone::Good, "Workspace", &format!("{}: {what}", w.root.display())));
     }
     0
 }

@@ -77,6 +77,15 @@ impl ProjectWants {
     }
 }
 
+/// The workspace (when cargo could describe it) and what its CUDA packages ask for.
+pub struct Project {
+    /// `cargo metadata --no-deps`, when cargo ran and understood the manifest.
+    pub workspace: Option<crate::workspace::Workspace>,
+    /// The combined `[package.metadata.cuda]` of the packages that use CUDA
+    /// (or of the package in the current directory when there is no workspace).
+    pub wants: Result<ProjectWants, Error>,
+}
+
 /// The environment plus lazily computed, cached facts about the machine.
 pub struct Session {
     /// The process environment.
@@ -107,6 +116,26 @@ impl Session {
     pub fn probe(&self) -> &ProbeReport {
         self.probe
             .get_or_init(|| cb::probe(&self.env, &self.probe_options()))
+    }
+
+    /// The workspace and its CUDA settings. Best effort: outside a cargo
+    /// project, or without cargo, the workspace is `None`.
+    pub fn project(&self, manifest_path: Option<&Path>) -> Project {
+        let workspace = crate::workspace::find_cargo(&self.env)
+            .ok()
+            .and_then(|cargo| crate::workspace::load(&self.env, &cargo, manifest_path).ok());
+        let wants = match &workspace {
+            Some(w) => {
+                let dirs: Vec<PathBuf> = w
+                    .cuda_packages
+                    .iter()
+                    .filter_map(|p| p.manifest_path.parent().map(Path::to_path_buf))
+                    .collect();
+                ProjectWants::read(&dirs)
+            }
+            None => ProjectWants::for_current(manifest_path),
+        };
+        Project { workspace, wants }
     }
 
     /// Toolkit discovery with the command-line and project settings.

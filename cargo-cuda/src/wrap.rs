@@ -165,20 +165,10 @@ fn prepare_and_run(
 
     // The workspace tells us which packages build GPU code and what they ask for.
     // If cargo metadata fails, cargo itself will say why in a moment.
-    let ws = workspace::load(&session.env, &cargo, overrides.manifest_path.as_deref()).ok();
-    let uses_cuda = ws.as_ref().map_or(true, |w| !w.cuda_packages.is_empty());
+    let project = session.project(overrides.manifest_path.as_deref());
+    let uses_cuda = project.workspace.as_ref().map_or(true, |w| !w.cuda_packages.is_empty());
     let strict = uses_cuda || overrides.arch.is_some() || overrides.toolkit.is_some();
-    let wants = match &ws {
-        Some(w) => {
-            let dirs: Vec<PathBuf> = w
-                .cuda_packages
-                .iter()
-                .filter_map(|p| p.manifest_path.parent().map(|d| d.to_path_buf()))
-                .collect();
-            ProjectWants::read(&dirs)?
-        }
-        None => ProjectWants::for_current(overrides.manifest_path.as_deref())?,
-    };
+    let wants = project.wants?;
 
     let setup = resolve(session, &overrides, &wants);
     let (toolkit, plan) = match setup {

@@ -10,20 +10,33 @@ use std::time::Instant;
 const NOISE: &str = "   Compiling serde v1.0.210\n    Checking regex-automata v0.4.8\n  running: \"cc\" \"-O3\" \"-c\" \"src/lib.c\"\nwarning: unused variable: `x`\n  --> src/main.rs:3:9\n";
 const TRIGGERS: &str = "nvcc fatal   : Unsupported gpu architecture 'compute_89'\nptxas /tmp/tmpxft_1_va.ptx, line 9; fatal   : Unsupported .version 9.5; current version is '9.0'\n\u{1b}[1mRuntimeError: CUDA error: no kernel image is available for execution on the device\u{1b}[0m\r\nDriverError(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, \"the provided PTX was compiled with an unsupported toolchain.\")\nCUDA error 999 unknown error\n";
 
-/// Repeats `unit` to `mb` megabytes, with one real error in the middle.
-fn build(unit: &str, mb: usize, newlines: bool) -> String {
+/// Fills `mb` megabytes with `unit(i)` for i = 0, 1, ..., with one real error
+/// in the middle.
+fn build(unit: &dyn Fn(usize) -> String, mb: usize, newlines: bool) -> String {
     let target = mb << 20;
-    let mut s = String::with_capacity(target + 256);
+    let mut s = String::with_capacity(target + 4096);
+    let mut i = 0;
     while s.len() < target / 2 {
-        s.push_str(unit);
+        s.push_str(&unit(i));
+        i += 1;
     }
     s.push_str(if newlines { "\n" } else { " " });
     s.push_str("nvcc fatal   : Value 'sm_35' is not defined for option 'gpu-architecture'");
     s.push_str(if newlines { "\n" } else { " " });
     while s.len() < target {
-        s.push_str(unit);
+        s.push_str(&unit(i));
+        i += 1;
     }
     s
+}
+
+/// Trigger lines that all differ (as in a real log: paths, line numbers), so
+/// skipping repeated lines does not help.
+fn distinct(i: usize) -> String {
+    format!(
+        "ptxas /tmp/tmpxft_{i:08x}_k.ptx, line {i}; error   : Feature 'cp.async.bulk' requires .target sm_90 or higher\n\
+         kernel_{i}.cu(12): CUDA error 700 at cudaMemcpy: an illegal memory access was encountered\n"
+    )
 }
 
 fn main() {
@@ -33,19 +46,23 @@ fn main() {
         .unwrap_or(100);
     let ctx = Context::default();
     let one_line = "x".repeat(4096) + " CUDA_ERROR_ ";
-    let shapes: [(&str, &str, bool); 3] = [
-        ("cargo noise, one error", NOISE, true),
-        ("every line a trigger", TRIGGERS, true),
-        ("one line, no newlines", one_line.as_str(), false),
+    let noise = |_| NOISE.to_string();
+    let triggers = |_| TRIGGERS.to_string();
+    let long = |_| one_line.clone();
+    let shapes: [(&str, &dyn Fn(usize) -> String, bool); 4] = [
+        ("cargo noise, one error", &noise, true),
+        ("repeated trigger lines", &triggers, true),
+        ("distinct trigger lines", &distinct, true),
+        ("one line, no newlines", &long, false),
     ];
     println!(
         "{:<26} {:>8} {:>10} {:>10} {:>10}",
         "shape", "MB", "ms", "MB/s", "found"
     );
-    for (name, unit, newlines) in shapes {
+    for (name, unit, newlines) in &shapes {
         let mut mb = 1;
         while mb <= max_mb {
-            let text = build(unit, mb, newlines);
+            let text = build(*unit, mb, *newlines);
             let start = Instant::now();
             let found = diagnose(&text, &ctx);
             let ms = start.elapsed().as_secs_f64() * 1e3;

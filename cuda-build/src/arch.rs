@@ -9,8 +9,11 @@
 //! | `sm_86`, `86-real` | SASS only ([`CodeKind::Real`]) |
 //! | `compute_86`, `86-virtual` | PTX only ([`CodeKind::Virtual`]) |
 //! | `90a`, `sm_90a`, `9.0a`, `100f`, `compute_100f` | arch-specific (`a`) / family (`f`) variants |
-//! | `turing`, `ampere`, `ada`, `hopper`, `blackwell` (also `volta`, `pascal`, `maxwell`) | every compute capability of that generation, see [`crate::facts::generation`] |
-//! | `native`, `all`, `all-major` | the GPUs present; every arch nvcc supports; every major |
+//! | `turing` 7.5, `ampere` 8.0 + 8.6, `ada` 8.9, `hopper` 9.0, `blackwell` 10.0 + 10.3 + 12.0 + 12.1 (also `volta`, `pascal`, `maxwell`) | those compute capabilities, each as a plain number; Jetson parts (8.7, 11.0) are left out, see [`crate::facts::generation`] |
+//! | `native`, `all`, `all-major` | the GPUs present; every arch nvcc supports; the lowest arch of each major (as nvcc's own `-arch=all-major`) |
+//!
+//! Note that `sm_86` in a list means SASS only, as in CMake's `86-real`
+//! (nvcc's `-arch=sm_86` shorthand also embeds PTX; write `86` for that).
 //!
 //! Items are separated by `;`, `,` or whitespace (CMake, Cargo-env and
 //! PyTorch styles all work). Displaying a parsed [`ArchSpec`] and parsing

@@ -406,7 +406,7 @@ fn identify(path: &Path, timeout: Duration) -> Result<HostCompiler, Error> {
     let text = out.combined();
     let (kind, version) = parse_compiler_version(&text).ok_or_else(|| {
         Error::new(
-            "host-compiler-unknown",
+            "host-compiler-unsupported",
             format!(
                 "`{} --version` did not identify gcc, clang or MSVC",
                 path.display()
@@ -848,6 +848,6 @@ mod tests {
         write("weird", "echo 'hello'");
         let e = detect_host_compiler(&Env::empty().set(Var::NvccCcbin, dir.path().join("weird")))
             .unwrap_err();
-        assert_eq!(e.code, "host-compiler-unknown");
+        assert_eq!(e.code, "host-compiler-unsupported");
     }
 }

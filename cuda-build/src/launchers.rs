@@ -195,7 +195,12 @@ pub fn generate(
         let parsed = session.parse(source, include_dirs, defines);
         generated.notes.extend(parsed.notes);
         for kernel in &parsed.kernels {
-            if let Some((_, file, line)) = seen.iter().find(|(n, _, _)| *n == kernel.name) {
+            let same_name = seen.iter().find(|(n, _, _)| *n == kernel.name);
+            // One definition in a header two sources include is not a clash.
+            if same_name.is_some_and(|(_, f, l)| *f == kernel.file && *l == kernel.line) {
+                continue;
+            }
+            if let Some((_, file, line)) = same_name {
                 generated.notes.push(format!(
                     "{}:{}: kernel `{}` is also defined at {}:{}; each module gets its \
                      own launcher, but linking both into one program (rdc, a static \

@@ -27,9 +27,14 @@
 //! `compute_90a` explicitly if you want it). Several GPUs give the union.
 //! Each target is checked against the nvcc's own `--list-gpu-code` (or the
 //! facts tables when that cannot run): an arch the nvcc dropped fails with
-//! `arch-dropped-by-nvcc`, one it does not know yet with
-//! `arch-too-new-for-nvcc`; a detected GPU newer than the nvcc gets the
-//! highest PTX the nvcc can emit, plus a warning.
+//! `arch-dropped-by-nvcc` (naming the last toolkit that has it), one it does
+//! not know yet with `arch-too-new-for-nvcc`, and an arch it lists but
+//! cuda-build's tables do not (a future `sm_130`) is used with a warning.
+//! Detected GPUs are gentler: a GPU newer than the nvcc gets SASS of an older
+//! minor of its major when there is one (sm_100 for 10.3), else the highest
+//! PTX the nvcc emits, plus a warning that the driver will JIT it; a dropped
+//! GPU next to newer ones is skipped with a warning. `all` and `all-major`
+//! expand exactly as nvcc's own `-arch=all`/`-arch=all-major` do.
 //!
 //! ```
 //! use cuda_build::arch::Arch;
@@ -485,9 +490,20 @@ pub fn make_plan(
 
     let mut sass = BTreeSet::new();
     let mut ptx_candidates = BTreeSet::new();
+    let mut skipped: Option<Error> = None;
     for w in &wanted {
         let t = w.target;
-        match check_target(t, w.gpu.as_deref(), support, version, &nvcc, &source)? {
+        let checked = match check_target(t, w.gpu.as_deref(), support, version, &nvcc, &source) {
+            // A machine with one old GPU among newer ones still builds for
+            // the others (checked below: if nothing is left, this is the error).
+            Err(e) if w.gpu.is_some() && e.code == "arch-dropped-by-nvcc" => {
+                warnings.push(format!("{}; kernels will not run on that GPU", e.message));
+                skipped.get_or_insert(e);
+                continue;
+            }
+            other => other?,
+        };
+        match checked {
             Check::Ok => {}
             Check::OkWarn(msg) => warnings.push(msg),
             Check::GpuTooNew(msg) => {
@@ -531,12 +547,16 @@ pub fn make_plan(
         }
     }
     if sass.is_empty() && ptx_candidates.is_empty() {
+        if let Some(e) = skipped {
+            return Err(e);
+        }
         return Err(Error::new(
             "arch-invalid",
             format!("the arch list from {} selects no target", source.describe()),
         ));
     }
-    warnings.dedup();
+    let mut seen = BTreeSet::new();
+    warnings.retain(|w| seen.insert(w.clone()));
     let ptx = ptx_candidates
         .into_iter()
         .max_by_key(|a| (a.cc, std::cmp::Reverse(a.variant)));
@@ -664,7 +684,7 @@ fn check_target(
         return Err(too_new(arch, support, version, nvcc, source));
     }
     Err(Error::new(
-        "arch-unsupported-by-nvcc",
+        "arch-invalid",
         format!(
             "{} (from {}) is not an architecture {nvcc} supports",
             arch.sm_name(),
@@ -965,6 +985,23 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.code, "arch-dropped-by-nvcc");
         assert!(e.message.contains("GPU 0 (Tesla V100"), "{e}");
+        // Next to a newer GPU it is skipped with a warning instead.
+        let gpus = [gpu(0, "Tesla V100", 7, 0), gpu(1, "NVIDIA L4", 8, 9)];
+        let p = make_plan(
+            &"native".parse().unwrap(),
+            ArchSource::Detected,
+            &gpus,
+            &cu13(),
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.targets_display(), ["sm_89", "compute_89"]);
+        assert!(
+            p.warnings[0].contains("GPU 0 (Tesla V100")
+                && p.warnings[0].contains("will not run on that GPU"),
+            "{:?}",
+            p.warnings
+        );
     }
 
     #[test]
@@ -998,7 +1035,7 @@ mod tests {
         assert_eq!(e.code, "arch-too-new-for-nvcc");
         assert!(e.to_string().contains("CUDA 12.9"), "{e}");
         let e = plan("85").unwrap_err();
-        assert_eq!(e.code, "arch-unsupported-by-nvcc");
+        assert_eq!(e.code, "arch-invalid");
     }
 
     #[test]

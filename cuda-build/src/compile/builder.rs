@@ -128,6 +128,7 @@ pub struct Build {
     toolkit: Option<Toolkit>,
     out_dir: Option<PathBuf>,
     emit_cargo: bool,
+    launchers: bool,
     write_fault: Option<i32>,
 }
 
@@ -163,6 +164,7 @@ impl Build {
             toolkit: None,
             out_dir: None,
             emit_cargo: true,
+            launchers: false,
             write_fault: None,
         }
     }
@@ -303,6 +305,15 @@ impl Build {
     /// Whether to print `cargo:` lines (default true; tests turn it off).
     pub fn emit_cargo(&mut self, on: bool) -> &mut Self {
         self.emit_cargo = on;
+        self
+    }
+
+    /// Generates typed launchers into each source's module (needs the
+    /// `launchers` feature and libclang; see [`crate::launchers`]). Off by
+    /// default: Cargo unifies features across build scripts, so a feature
+    /// alone must not change another crate's generated module.
+    pub fn launchers(&mut self, on: bool) -> &mut Self {
+        self.launchers = on;
         self
     }
 
@@ -745,6 +756,10 @@ impl<'b> Run<'b> {
     #[cfg(feature = "launchers")]
     fn splice_launchers(&self, sources: &[PathBuf], includes: &[PathBuf], items: &mut [ModuleItem], manifest: &mut Manifest) -> Result<(), Error> {
         use super::manifest::LaunchersStamp;
+        if !self.b.launchers {
+            manifest.launchers = None;
+            return Ok(());
+        }
         let mut k = KeyHasher::new("cuda-build launchers v1");
         for s in sources {
             k.str(&s.to_string_lossy());
@@ -786,6 +801,13 @@ impl<'b> Run<'b> {
 
     #[cfg(not(feature = "launchers"))]
     fn splice_launchers(&self, _sources: &[PathBuf], _includes: &[PathBuf], _items: &mut [ModuleItem], _manifest: &mut Manifest) -> Result<(), Error> {
+        if self.b.launchers {
+            return Err(Error::new(
+                "launchers-feature-off",
+                "Build::launchers(true) needs cuda-build's `launchers` feature, which is off",
+            )
+            .with_help("depend on cuda-build with `features = [\"launchers\"]` in [build-dependencies]"));
+        }
         Ok(())
     }
 

@@ -281,12 +281,12 @@ pub(crate) fn find_in_line(line: &str, out: &mut Vec<(&'static CudaError, bool)>
             from = end.max(start + 1);
         }
     }
-    for err in ERRORS {
-        if err.generic_message && !mentions_cuda {
-            continue;
-        }
-        if err.messages.iter().any(|m| line.contains(m)) {
-            push(out, err, false);
+    // Message strings: one pass of a literal automaton over the line.
+    for m in message_regex().find_iter(line) {
+        if let Some(err) = ERRORS.iter().find(|e| e.messages.contains(&m.as_str())) {
+            if !err.generic_message || mentions_cuda {
+                push(out, err, false);
+            }
         }
     }
     if mentions_cuda && out.is_empty() {
@@ -296,6 +296,19 @@ pub(crate) fn find_in_line(line: &str, out: &mut Vec<(&'static CudaError, bool)>
             }
         }
     }
+}
+
+fn message_regex() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        let all: Vec<String> = ERRORS
+            .iter()
+            .flat_map(|e| e.messages.iter())
+            .map(|m| regex::escape(m))
+            .collect();
+        // Only escaped literals: cannot fail.
+        regex::Regex::new(&all.join("|")).expect("message literals form a valid regex")
+    })
 }
 
 fn push(out: &mut Vec<(&'static CudaError, bool)>, err: &'static CudaError, by_number: bool) {

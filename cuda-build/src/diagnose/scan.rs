@@ -93,6 +93,8 @@ pub(crate) struct Scan {
     pub build_script: Option<String>,
     /// The log shows a module being loaded / JIT-compiled (so ptxas messages are the driver's).
     pub jit_context: bool,
+    /// Hits kept per (code, fact kind), to bound memory on huge logs.
+    kept: Vec<(&'static str, std::mem::Discriminant<Fact>, u32)>,
 }
 
 /// Literal texts that make a line worth reading. Keep them specific: every
@@ -227,6 +229,16 @@ pub(crate) fn scan(text: &str) -> Scan {
             .find('\n')
             .map_or(text.len(), |p| m.end() + p);
         next_unread = end + 1;
+        // A line seen before adds nothing (diagnoses collapse duplicates);
+        // skipping it keeps logs that repeat one error fast.
+        let line = &text[start..end];
+        if state.seen.len() < MAX_SEEN_LINES {
+            if !state.seen.insert(hash_line(line)) {
+                continue;
+            }
+        } else if state.seen.contains(&hash_line(line)) {
+            continue;
+        }
         let before = scan.hits.len();
         read_line(&text[start..end], start, &mut scan, &mut state);
         // cuda-build's own errors: attach the `= help:` lines that follow.
@@ -246,8 +258,23 @@ pub(crate) fn scan(text: &str) -> Scan {
     scan
 }
 
+/// How many distinct candidate lines are remembered to skip repeats.
+const MAX_SEEN_LINES: usize = 1 << 16;
+
+/// Most hits kept per code (and fact kind); diagnoses show a few lines anyway.
+const MAX_HITS_PER_KIND: u32 = 64;
+
+fn hash_line(line: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    line.hash(&mut h);
+    h.finish()
+}
+
 #[derive(Default)]
 struct LineState {
+    /// Hashes of the candidate lines read so far.
+    seen: std::collections::HashSet<u64>,
     /// The previous `X: No such file or directory` that was not a header.
     missing_program: Option<String>,
 }
@@ -435,6 +462,16 @@ fn hit(
     fact: Fact,
     confidence: f32,
 ) {
+    let kind = std::mem::discriminant(&fact);
+    match scan
+        .kept
+        .iter_mut()
+        .find(|(c, k, _)| *c == code && *k == kind)
+    {
+        Some((_, _, n)) if *n >= MAX_HITS_PER_KIND => return,
+        Some((_, _, n)) => *n += 1,
+        None => scan.kept.push((code, kind, 1)),
+    }
     scan.hits.push(Hit {
         code,
         offset,
@@ -527,86 +564,110 @@ fn read_line(raw: &str, offset: usize, scan: &mut Scan, state: &mut LineState) {
     }
 
     // --- nvcc: architectures ---------------------------------------------
-    if let Some(name) = quoted_after(l, "Unsupported gpu architecture", '\'') {
-        let fact = Fact::Arch {
-            name: name.to_string(),
-            option: "gpu-architecture".into(),
-        };
-        hit(scan, "", offset, l, fact, 0.9);
-    } else if l.contains("is not defined for option 'gpu-") {
-        if let (Some(name), Some(option)) = (
-            quoted_after(l, "Value", '\''),
-            quoted_after(l, "for option", '\''),
-        ) {
+    if l.contains("rchitecture")
+        || l.contains("ARCHITECTURES")
+        || l.contains("gpu-")
+        || l.contains("valid GPU")
+    {
+        if let Some(name) = quoted_after(l, "Unsupported gpu architecture", '\'') {
             let fact = Fact::Arch {
                 name: name.to_string(),
-                option: option.to_string(),
+                option: "gpu-architecture".into(),
             };
             hit(scan, "", offset, l, fact, 0.9);
+        } else if l.contains("is not defined for option 'gpu-") {
+            if let (Some(name), Some(option)) = (
+                quoted_after(l, "Value", '\''),
+                quoted_after(l, "for option", '\''),
+            ) {
+                let fact = Fact::Arch {
+                    name: name.to_string(),
+                    option: option.to_string(),
+                };
+                hit(scan, "", offset, l, fact, 0.9);
+            }
         }
-    }
-    if l.contains("Cannot find valid GPU for") {
-        let note = "nvcc found no GPU for -arch=native and fell back to its default architecture, \
+        if l.contains("Cannot find valid GPU for") {
+            let note =
+                "nvcc found no GPU for -arch=native and fell back to its default architecture, \
                     which may not be the GPU the program runs on.";
-        hit(scan, "arch-not-detected", offset, l, Fact::Note(note), 0.85);
-    }
-    if l.contains("CMAKE_CUDA_ARCHITECTURES must be non-empty")
-        || l.contains("Failed to detect a default CUDA architecture")
-    {
-        let note = "CMake could not determine which GPU architectures to build for.";
-        hit(scan, "arch-not-detected", offset, l, Fact::Note(note), 0.8);
+            hit(scan, "arch-not-detected", offset, l, Fact::Note(note), 0.85);
+        }
+        if l.contains("CMAKE_CUDA_ARCHITECTURES must be non-empty")
+            || l.contains("Failed to detect a default CUDA architecture")
+        {
+            let note = "CMake could not determine which GPU architectures to build for.";
+            hit(scan, "arch-not-detected", offset, l, Fact::Note(note), 0.8);
+        }
     }
 
     // --- ptxas -------------------------------------------------------------
-    let jit_line = l.contains("application ptx input");
-    let nvcc_tmp = l.contains("tmpxft_");
-    if let Some(p) = l.find("Unsupported .version") {
-        let rest = &l[p + 20..];
-        let ptx = parse_version(rest.split(';').next().unwrap_or(""));
-        let current = quoted_after(rest, "current version is", '\'').and_then(parse_version);
-        if let (Some(ptx), Some(current)) = (ptx, current) {
-            hit(
-                scan,
-                "",
-                offset,
-                l,
-                Fact::PtxVersion {
-                    ptx,
-                    current,
-                    jit: jit_line,
-                    nvcc_tmp,
-                },
-                0.9,
-            );
+    if l.contains(".version") || l.contains(".target") {
+        let jit_line = l.contains("application ptx input");
+        let nvcc_tmp = l.contains("tmpxft_");
+        if let Some(p) = l.find("Unsupported .version") {
+            let rest = &l[p + 20..];
+            let ptx = parse_version(rest.split(';').next().unwrap_or(""));
+            let current = quoted_after(rest, "current version is", '\'').and_then(parse_version);
+            if let (Some(ptx), Some(current)) = (ptx, current) {
+                hit(
+                    scan,
+                    "",
+                    offset,
+                    l,
+                    Fact::PtxVersion {
+                        ptx,
+                        current,
+                        jit: jit_line,
+                        nvcc_tmp,
+                    },
+                    0.9,
+                );
+            }
         }
-    }
-    if let Some(target) = quoted_after(l, "Unsupported .target", '\'') {
-        let fact = Fact::PtxTarget {
-            target: target.to_string(),
-            jit: jit_line,
-            nvcc_tmp,
-        };
-        hit(scan, "", offset, l, fact, 0.8);
-    }
-    for kind in ["Feature", "Instruction", "Modifier"] {
-        let key = format!("{kind} '");
-        let Some(p) = l.find(&key) else { continue };
-        let rest = &l[p + key.len()..];
-        let Some(q) = rest.find('\'') else { continue };
-        let feature = rest[..q].to_string();
-        let after = &rest[q + 1..];
-        if let Some(r) = after.find("requires .target") {
-            let needs: String = after[r + 16..]
-                .trim_start()
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !needs.is_empty() {
+        if let Some(target) = quoted_after(l, "Unsupported .target", '\'') {
+            let fact = Fact::PtxTarget {
+                target: target.to_string(),
+                jit: jit_line,
+                nvcc_tmp,
+            };
+            hit(scan, "", offset, l, fact, 0.8);
+        }
+        for key in ["Feature '", "Instruction '", "Modifier '"] {
+            let Some(p) = l.find(key) else { continue };
+            let rest = &l[p + key.len()..];
+            let Some(q) = rest.find('\'') else { continue };
+            let feature = rest[..q].to_string();
+            let after = &rest[q + 1..];
+            if let Some(r) = after.find("requires .target") {
+                let needs: String = after[r + 16..]
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !needs.is_empty() {
+                    let fact = Fact::Feature {
+                        feature,
+                        needs,
+                        arch_specific: false,
+                        target: None,
+                    };
+                    hit(
+                        scan,
+                        "arch-feature-needs-higher-target",
+                        offset,
+                        l,
+                        fact,
+                        0.95,
+                    );
+                }
+            } else if let Some(target) = quoted_after(after, "not supported on .target", '\'') {
+                let needs = arch_specific_home(&feature, target);
                 let fact = Fact::Feature {
                     feature,
                     needs,
-                    arch_specific: false,
-                    target: None,
+                    arch_specific: true,
+                    target: Some(target.to_string()),
                 };
                 hit(
                     scan,
@@ -614,349 +675,381 @@ fn read_line(raw: &str, offset: usize, scan: &mut Scan, state: &mut LineState) {
                     offset,
                     l,
                     fact,
-                    0.95,
+                    0.9,
                 );
             }
-        } else if let Some(target) = quoted_after(after, "not supported on .target", '\'') {
-            let needs = arch_specific_home(&feature, target);
-            let fact = Fact::Feature {
-                feature,
-                needs,
-                arch_specific: true,
-                target: Some(target.to_string()),
-            };
-            hit(
-                scan,
-                "arch-feature-needs-higher-target",
-                offset,
-                l,
-                fact,
-                0.9,
-            );
+            break;
         }
-        break;
     }
 
     // --- host compiler -----------------------------------------------------
-    if l.contains("unsupported GNU version") {
-        let fact = Fact::Host {
-            kind: HostKind::Gcc,
-            limit: number_after(l, "versions later than"),
-        };
-        hit(scan, "host-compiler-unsupported", offset, l, fact, 0.95);
-    } else if l.contains("unsupported clang version") {
-        let limit = number_after(l, "less than").map(|n| n.saturating_sub(1));
-        hit(
-            scan,
-            "host-compiler-unsupported",
-            offset,
-            l,
-            Fact::Host {
-                kind: HostKind::Clang,
-                limit,
-            },
-            0.95,
-        );
-    } else if l.contains("unsupported Microsoft Visual Studio version") {
-        let limit = number_after(l, "and ");
-        hit(
-            scan,
-            "host-compiler-unsupported",
-            offset,
-            l,
-            Fact::Host {
-                kind: HostKind::Msvc,
-                limit,
-            },
-            0.95,
-        );
-    } else if l.contains("unsupported Intel ICX") {
-        hit(
-            scan,
-            "host-compiler-unsupported",
-            offset,
-            l,
-            Fact::Host {
-                kind: HostKind::Icx,
-                limit: None,
-            },
-            0.95,
-        );
-    }
-    if l.contains("Failed to preprocess host compiler properties") {
-        let fact = match state.missing_program.take() {
-            Some(p) => Fact::MissingProgram(p),
-            None => Fact::None,
-        };
-        let conf = if matches!(fact, Fact::MissingProgram(_)) {
-            0.95
-        } else {
-            0.7
-        };
-        hit(scan, "host-compiler-not-found", offset, l, fact, conf);
-    }
-    if l.contains("Cannot find compiler")
-        || l.contains("Could not set up the environment for Microsoft Visual Studio")
+    if l.contains("unsupported")
+        || l.contains("ompiler")
+        || l.contains("not found")
+        || l.contains("Visual Studio")
     {
-        hit(scan, "host-compiler-not-found", offset, l, Fact::None, 0.9);
-    }
-    for tool in ["g++", "gcc", "c++", "clang++"] {
-        for tail in [": not found", ": command not found"] {
-            let needle = format!("{tool}{tail}");
-            if let Some(p) = l.find(&needle) {
-                // "x86_64-linux-gnu-g++: not found" too, but not "nvcc: not found".
-                let prefix_ok = p == 0
-                    || !l.as_bytes()[p - 1].is_ascii_alphanumeric()
-                    || l.as_bytes()[p - 1] == b'-';
-                if prefix_ok {
-                    let prog = l[..p + tool.len()]
-                        .rsplit([' ', ':'])
-                        .next()
-                        .unwrap_or(tool)
-                        .to_string();
-                    hit(
-                        scan,
-                        "host-compiler-not-found",
-                        offset,
-                        l,
-                        Fact::MissingProgram(prog),
-                        0.75,
-                    );
+        if l.contains("unsupported GNU version") {
+            let fact = Fact::Host {
+                kind: HostKind::Gcc,
+                limit: number_after(l, "versions later than"),
+            };
+            hit(scan, "host-compiler-unsupported", offset, l, fact, 0.95);
+        } else if l.contains("unsupported clang version") {
+            let limit = number_after(l, "less than").map(|n| n.saturating_sub(1));
+            hit(
+                scan,
+                "host-compiler-unsupported",
+                offset,
+                l,
+                Fact::Host {
+                    kind: HostKind::Clang,
+                    limit,
+                },
+                0.95,
+            );
+        } else if l.contains("unsupported Microsoft Visual Studio version") {
+            let limit = number_after(l, "and ");
+            hit(
+                scan,
+                "host-compiler-unsupported",
+                offset,
+                l,
+                Fact::Host {
+                    kind: HostKind::Msvc,
+                    limit,
+                },
+                0.95,
+            );
+        } else if l.contains("unsupported Intel ICX") {
+            hit(
+                scan,
+                "host-compiler-unsupported",
+                offset,
+                l,
+                Fact::Host {
+                    kind: HostKind::Icx,
+                    limit: None,
+                },
+                0.95,
+            );
+        }
+        if l.contains("Failed to preprocess host compiler properties") {
+            let fact = match state.missing_program.take() {
+                Some(p) => Fact::MissingProgram(p),
+                None => Fact::None,
+            };
+            let conf = if matches!(fact, Fact::MissingProgram(_)) {
+                0.95
+            } else {
+                0.7
+            };
+            hit(scan, "host-compiler-not-found", offset, l, fact, conf);
+        }
+        if l.contains("Cannot find compiler")
+            || l.contains("Could not set up the environment for Microsoft Visual Studio")
+        {
+            hit(scan, "host-compiler-not-found", offset, l, Fact::None, 0.9);
+        }
+        let tools: &[&str] = if l.contains("not found") {
+            &["g++", "gcc", "c++", "clang++"]
+        } else {
+            &[]
+        };
+        for &tool in tools {
+            for tail in [": not found", ": command not found"] {
+                let Some(p) = l
+                    .find(tail)
+                    .filter(|&p| l[..p].ends_with(tool))
+                    .map(|p| p - tool.len())
+                else {
+                    continue;
+                };
+                {
+                    // "x86_64-linux-gnu-g++: not found" too, but not "nvcc: not found".
+                    let prefix_ok = p == 0
+                        || !l.as_bytes()[p - 1].is_ascii_alphanumeric()
+                        || l.as_bytes()[p - 1] == b'-';
+                    if prefix_ok {
+                        let prog = l[..p + tool.len()]
+                            .rsplit([' ', ':'])
+                            .next()
+                            .unwrap_or(tool)
+                            .to_string();
+                        hit(
+                            scan,
+                            "host-compiler-not-found",
+                            offset,
+                            l,
+                            Fact::MissingProgram(prog),
+                            0.75,
+                        );
+                    }
                 }
             }
         }
     }
 
     // --- missing files -----------------------------------------------------
-    let header = if let Some(p) = l.find("fatal error: ") {
-        let rest = &l[p + 13..];
-        if let Some(q) = rest.find(": No such file or directory") {
-            Some(rest[..q].trim().to_string())
-        } else {
-            quoted_after(rest, "", '\'')
-                .filter(|_| rest.contains("file not found"))
-                .map(str::to_string)
-        }
-    } else if let Some(h) = quoted_after(l, "Cannot open include file:", '\'') {
-        Some(h.to_string())
-    } else {
-        quoted_after(l, "cannot open source file", '"').map(str::to_string)
-    };
-    let mut header_seen = false;
-    if let Some(h) = header {
-        let h = h
-            .trim_start_matches(['<', '"'])
-            .trim_end_matches(['>', '"'])
-            .to_string();
-        header_seen = true;
-        if is_cuda_header(&h) {
-            hit(scan, "toolkit-incomplete", offset, l, Fact::Header(h), 0.9);
-        }
-    }
-    if !header_seen
-        && l.ends_with("No such file or directory")
-        && !l.contains("cannot open shared object file")
+    if l.contains("No such file")
+        || l.contains("not found")
+        || l.contains("annot ")
+        || l.contains("load")
+        || l.contains("nvcuda")
+        || l.contains("libnvidia-ml")
+        || l.contains("NVML")
     {
-        if let Some(prog) = l
-            .strip_suffix("No such file or directory")
-            .map(|s| s.trim_end_matches([' ', ':']))
-        {
-            if !prog.is_empty() && !prog.contains(' ') {
-                state.missing_program = Some(prog.to_string());
+        let header = if let Some(p) = l.find("fatal error: ") {
+            let rest = &l[p + 13..];
+            if let Some(q) = rest.find(": No such file or directory") {
+                Some(rest[..q].trim().to_string())
+            } else {
+                quoted_after(rest, "", '\'')
+                    .filter(|_| rest.contains("file not found"))
+                    .map(str::to_string)
+            }
+        } else if let Some(h) = quoted_after(l, "Cannot open include file:", '\'') {
+            Some(h.to_string())
+        } else {
+            quoted_after(l, "cannot open source file", '"').map(str::to_string)
+        };
+        let mut header_seen = false;
+        if let Some(h) = header {
+            let h = h
+                .trim_start_matches(['<', '"'])
+                .trim_end_matches(['>', '"'])
+                .to_string();
+            header_seen = true;
+            if is_cuda_header(&h) {
+                hit(scan, "toolkit-incomplete", offset, l, Fact::Header(h), 0.9);
             }
         }
-    }
-    if let Some(p) = l.find(": cannot open shared object file") {
-        let lib = l[..p]
-            .rsplit([' ', ':', '\'', '"', '('])
-            .next()
-            .unwrap_or("")
-            .to_string();
-        if let Some(code) = lib_code(&lib) {
+        if !header_seen
+            && l.ends_with("No such file or directory")
+            && !l.contains("cannot open shared object file")
+        {
+            if let Some(prog) = l
+                .strip_suffix("No such file or directory")
+                .map(|s| s.trim_end_matches([' ', ':']))
+            {
+                if !prog.is_empty() && !prog.contains(' ') {
+                    state.missing_program = Some(prog.to_string());
+                }
+            }
+        }
+        if let Some(p) = l.find(": cannot open shared object file") {
+            let lib = l[..p]
+                .rsplit([' ', ':', '\'', '"', '('])
+                .next()
+                .unwrap_or("")
+                .to_string();
+            if let Some(code) = lib_code(&lib) {
+                hit(
+                    scan,
+                    code,
+                    offset,
+                    l,
+                    Fact::Library {
+                        name: lib,
+                        link_time: false,
+                    },
+                    0.9,
+                );
+            }
+        }
+        if let Some(p) = l.find("cannot find -l") {
+            let lib: String = l[p + 14..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || *c == '.')
+                .collect();
+            if let Some(code) = lib_code(&lib) {
+                hit(
+                    scan,
+                    code,
+                    offset,
+                    l,
+                    Fact::Library {
+                        name: format!("lib{lib}"),
+                        link_time: true,
+                    },
+                    0.85,
+                );
+            }
+        }
+        if let Some(lib) = quoted_after(l, "Could not load dynamic library", '\'') {
+            if let Some(code) = lib_code(lib) {
+                hit(
+                    scan,
+                    code,
+                    offset,
+                    l,
+                    Fact::Library {
+                        name: lib.to_string(),
+                        link_time: false,
+                    },
+                    0.85,
+                );
+            }
+        }
+        if l.contains("dynamically load")
+            && l.contains("shared library")
+            && l.contains("cuda")
+            && !l.contains("nvrtc")
+        {
+            // cudarc: Unable to dynamically load the "cuda" shared library - searched for library names: ["cuda", "nvcuda"]
+            let fact = Fact::Library {
+                name: "libcuda.so".into(),
+                link_time: false,
+            };
+            hit(scan, "libcuda-not-found", offset, l, fact, 0.85);
+        }
+        if l.contains("nvcuda.dll")
+            && (l.contains("not found") || l.contains("could not") || l.contains("cannot"))
+        {
             hit(
                 scan,
-                code,
+                "libcuda-not-found",
                 offset,
                 l,
                 Fact::Library {
-                    name: lib,
+                    name: "nvcuda.dll".into(),
+                    link_time: false,
+                },
+                0.8,
+            );
+        }
+        if l.contains("couldn't find libnvidia-ml.so")
+            || l.contains("NVML Shared Library Not Found")
+        {
+            hit(
+                scan,
+                "nvml-not-found",
+                offset,
+                l,
+                Fact::Library {
+                    name: "libnvidia-ml.so".into(),
                     link_time: false,
                 },
                 0.9,
             );
         }
     }
-    if let Some(p) = l.find("cannot find -l") {
-        let lib: String = l[p + 14..]
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || *c == '.')
-            .collect();
-        if let Some(code) = lib_code(&lib) {
-            hit(
-                scan,
-                code,
-                offset,
-                l,
-                Fact::Library {
-                    name: format!("lib{lib}"),
-                    link_time: true,
-                },
-                0.85,
-            );
-        }
-    }
-    if let Some(lib) = quoted_after(l, "Could not load dynamic library", '\'') {
-        if let Some(code) = lib_code(lib) {
-            hit(
-                scan,
-                code,
-                offset,
-                l,
-                Fact::Library {
-                    name: lib.to_string(),
-                    link_time: false,
-                },
-                0.85,
-            );
-        }
-    }
-    if l.contains("dynamically load")
-        && l.contains("shared library")
-        && l.contains("cuda")
-        && !l.contains("nvrtc")
-    {
-        // cudarc: Unable to dynamically load the "cuda" shared library - searched for library names: ["cuda", "nvcuda"]
-        let fact = Fact::Library {
-            name: "libcuda.so".into(),
-            link_time: false,
-        };
-        hit(scan, "libcuda-not-found", offset, l, fact, 0.85);
-    }
-    if l.contains("nvcuda.dll")
-        && (l.contains("not found") || l.contains("could not") || l.contains("cannot"))
-    {
-        hit(
-            scan,
-            "libcuda-not-found",
-            offset,
-            l,
-            Fact::Library {
-                name: "nvcuda.dll".into(),
-                link_time: false,
-            },
-            0.8,
-        );
-    }
-    if l.contains("couldn't find libnvidia-ml.so") || l.contains("NVML Shared Library Not Found") {
-        hit(
-            scan,
-            "nvml-not-found",
-            offset,
-            l,
-            Fact::Library {
-                name: "libnvidia-ml.so".into(),
-                link_time: false,
-            },
-            0.9,
-        );
-    }
 
     // --- nvcc itself missing -------------------------------------------------
-    if l.contains("nvcc: command not found")
-        || l.contains("nvcc: not found")
-        || l.contains("'nvcc' is not recognized")
-        || l.contains("No CMAKE_CUDA_COMPILER could be found")
-        || l.contains("nvcc not found")
-        || l.contains("nvcc cannot be found")
-        || l.contains("nvcc was not found")
-        || (l.contains("find nvcc")
-            && (l.contains("Could not")
-                || l.contains("could not")
-                || l.contains("Failed to")
-                || l.contains("Unable to")))
+    if l.contains("nvcc")
+        || l.contains("CMAKE_CUDA_COMPILER")
+        || l.contains("CUDA_HOME")
+        || l.contains("installation")
+        || l.contains("stubs/")
     {
-        hit(scan, "nvcc-not-found", offset, l, Fact::None, 0.85);
-    } else if l.contains("CUDA_HOME environment variable is not set") {
-        hit(scan, "nvcc-not-found", offset, l, Fact::Note("PyTorch/setuptools could not find a toolkit: CUDA_HOME is unset and nvcc is not on PATH."), 0.8);
-    } else if l.contains("nvcc")
-        && l.contains("No such file or directory")
-        && (l.contains("os error 2") || l.contains("execute") || l.contains("spawn"))
-    {
-        hit(scan, "nvcc-not-found", offset, l, Fact::None, 0.75);
-    }
+        if l.contains("nvcc: command not found")
+            || l.contains("nvcc: not found")
+            || l.contains("'nvcc' is not recognized")
+            || l.contains("No CMAKE_CUDA_COMPILER could be found")
+            || l.contains("nvcc not found")
+            || l.contains("nvcc cannot be found")
+            || l.contains("nvcc was not found")
+            || (l.contains("find nvcc")
+                && (l.contains("Could not")
+                    || l.contains("could not")
+                    || l.contains("Failed to")
+                    || l.contains("Unable to")))
+        {
+            hit(scan, "nvcc-not-found", offset, l, Fact::None, 0.85);
+        } else if l.contains("CUDA_HOME environment variable is not set") {
+            hit(scan, "nvcc-not-found", offset, l, Fact::Note("PyTorch/setuptools could not find a toolkit: CUDA_HOME is unset and nvcc is not on PATH."), 0.8);
+        } else if l.contains("nvcc")
+            && l.contains("No such file or directory")
+            && (l.contains("os error 2") || l.contains("execute") || l.contains("spawn"))
+        {
+            hit(scan, "nvcc-not-found", offset, l, Fact::None, 0.75);
+        }
 
-    if l.contains("find a cuda installation") || l.contains("find a CUDA installation") {
-        let note =
+        if l.contains("find a cuda installation") || l.contains("find a CUDA installation") {
+            let note =
             "The build script found no CUDA toolkit (no CUDA_HOME / CUDA_PATH, no nvcc on PATH).";
-        hit(scan, "nvcc-not-found", offset, l, Fact::Note(note), 0.85);
-    }
-    if let Some(p) = l.find("stubs/libcuda.so") {
-        // A loader naming the stub it loaded, or a bare path in a list of loaded libraries.
-        let loader = [
-            "Mapped", "mapped", "Loaded", "loaded", "dlopen", "Using", "using",
-        ]
-        .iter()
-        .any(|w| l.contains(w));
-        let bare_path = l.starts_with('/') && !l.contains(' ');
-        if loader || bare_path {
-            let start = l[..p].rfind([' ', '\'', '"']).map_or(0, |q| q + 1);
-            let name = l[start..]
-                .split_whitespace()
-                .next()
-                .unwrap_or("stubs/libcuda.so")
-                .to_string();
-            let confidence = if loader { 0.75 } else { 0.6 };
-            hit(
-                scan,
-                "libcuda-stub",
-                offset,
-                l,
-                Fact::Library {
-                    name,
-                    link_time: false,
-                },
-                confidence,
-            );
+            hit(scan, "nvcc-not-found", offset, l, Fact::Note(note), 0.85);
+        }
+        if let Some(p) = l.find("stubs/libcuda.so") {
+            // A loader naming the stub it loaded, or a bare path in a list of loaded libraries.
+            let loader = [
+                "Mapped", "mapped", "Loaded", "loaded", "dlopen", "Using", "using",
+            ]
+            .iter()
+            .any(|w| l.contains(w));
+            let bare_path = l.starts_with('/') && !l.contains(' ');
+            if loader || bare_path {
+                let start = l[..p].rfind([' ', '\'', '"']).map_or(0, |q| q + 1);
+                let name = l[start..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("stubs/libcuda.so")
+                    .to_string();
+                let confidence = if loader { 0.75 } else { 0.6 };
+                hit(
+                    scan,
+                    "libcuda-stub",
+                    offset,
+                    l,
+                    Fact::Library {
+                        name,
+                        link_time: false,
+                    },
+                    confidence,
+                );
+            }
         }
     }
 
     // --- driver, nvidia-smi, NVML -------------------------------------------
-    if l.contains("kernel driver does not appear to be running") {
-        let note = "The NVIDIA kernel module is not running on this host (/proc/driver/nvidia/version is missing).";
-        hit(scan, "driver-not-loaded", offset, l, Fact::Note(note), 0.85);
-    }
-    if l.contains("couldn't communicate with the NVIDIA driver") {
-        hit(scan, "driver-not-loaded", offset, l, Fact::None, 0.9);
-    } else if l.contains("DRIVER_NOT_LOADED") || l.contains("Driver Not Loaded") {
-        hit(scan, "driver-not-loaded", offset, l, Fact::None, 0.85);
-    } else if l.contains("Key was rejected by service") {
-        hit(scan, "driver-not-loaded", offset, l, Fact::Note("The kernel refused to load the nvidia module: Secure Boot rejects unsigned modules."), 0.85);
-    } else if l.contains("Module nvidia not found") {
-        hit(
-            scan,
-            "driver-not-loaded",
-            offset,
-            l,
-            Fact::Note("No nvidia kernel module is built for the running kernel."),
-            0.8,
-        );
-    } else if l.contains("Found no NVIDIA driver") {
-        hit(scan, "driver-not-loaded", offset, l, Fact::Note("The program found no working NVIDIA driver (no libcuda, or the kernel module is not loaded)."), 0.6);
-    }
-    if l.contains("Driver/library version mismatch") || l.contains("RM_VERSION_MISMATCH") {
-        hit(scan, "driver-library-mismatch", offset, l, Fact::None, 0.95);
-    } else if l.contains("API mismatch") && (l.contains("NVRM") || l.contains("kernel module")) {
-        hit(scan, "driver-library-mismatch", offset, l, Fact::None, 0.9);
-    }
-    if l.contains("NVIDIA driver on your system is too old") {
-        hit(scan, "driver-too-old", offset, l, Fact::None, 0.9);
-    }
-    if l.contains("No devices were found") {
-        hit(scan, "no-device-visible", offset, l, Fact::None, 0.75);
-    }
-    if l.contains("is not compatible with the current PyTorch installation") {
-        let fact = number_after(l, "CUDA capability sm_").map_or(Fact::None, Fact::GpuArch);
-        hit(scan, "no-kernel-image-for-device", offset, l, fact, 0.85);
+    if l.contains("river")
+        || l.contains("DRIVER")
+        || l.contains("NVIDIA")
+        || l.contains("nvidia")
+        || l.contains("NVML")
+        || l.contains("RM_")
+        || l.contains("mismatch")
+        || l.contains("rejected")
+        || l.contains("devices were found")
+        || l.contains("PyTorch")
+    {
+        if l.contains("kernel driver does not appear to be running") {
+            let note = "The NVIDIA kernel module is not running on this host (/proc/driver/nvidia/version is missing).";
+            hit(scan, "driver-not-loaded", offset, l, Fact::Note(note), 0.85);
+        }
+        if l.contains("couldn't communicate with the NVIDIA driver") {
+            hit(scan, "driver-not-loaded", offset, l, Fact::None, 0.9);
+        } else if l.contains("DRIVER_NOT_LOADED") || l.contains("Driver Not Loaded") {
+            hit(scan, "driver-not-loaded", offset, l, Fact::None, 0.85);
+        } else if l.contains("Key was rejected by service") {
+            hit(scan, "driver-not-loaded", offset, l, Fact::Note("The kernel refused to load the nvidia module: Secure Boot rejects unsigned modules."), 0.85);
+        } else if l.contains("Module nvidia not found") {
+            hit(
+                scan,
+                "driver-not-loaded",
+                offset,
+                l,
+                Fact::Note("No nvidia kernel module is built for the running kernel."),
+                0.8,
+            );
+        } else if l.contains("Found no NVIDIA driver") {
+            hit(scan, "driver-not-loaded", offset, l, Fact::Note("The program found no working NVIDIA driver (no libcuda, or the kernel module is not loaded)."), 0.6);
+        }
+        if l.contains("Driver/library version mismatch") || l.contains("RM_VERSION_MISMATCH") {
+            hit(scan, "driver-library-mismatch", offset, l, Fact::None, 0.95);
+        } else if l.contains("API mismatch") && (l.contains("NVRM") || l.contains("kernel module"))
+        {
+            hit(scan, "driver-library-mismatch", offset, l, Fact::None, 0.9);
+        }
+        if l.contains("NVIDIA driver on your system is too old") {
+            hit(scan, "driver-too-old", offset, l, Fact::None, 0.9);
+        }
+        if l.contains("No devices were found") {
+            hit(scan, "no-device-visible", offset, l, Fact::None, 0.75);
+        }
+        if l.contains("is not compatible with the current PyTorch installation") {
+            let fact = number_after(l, "CUDA capability sm_").map_or(Fact::None, Fact::GpuArch);
+            hit(scan, "no-kernel-image-for-device", offset, l, fact, 0.85);
+        }
     }
 
     // --- CUresult / cudaError_t ---------------------------------------------

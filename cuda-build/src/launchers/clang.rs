@@ -119,7 +119,7 @@ pub(super) fn libclang_missing(env: &Env, why: &str) -> Error {
         .with_help("or turn the `launchers` feature of cuda-build off")
 }
 
-/// An error or fatal diagnostic, located.
+/// An error diagnostic, located.
 struct Diag {
     file: PathBuf,
     line: u32,

@@ -365,10 +365,14 @@ impl Search<'_> {
             path
         };
         if !nvcc.exists() {
-            return Err(bad(format!(
+            let mut e = bad(format!(
                 "NVCC is set to {}, which does not exist",
                 quoted(value)
-            )));
+            ));
+            if text.contains(char::is_whitespace) {
+                e = e.with_help("NVCC is one path, not a command line; to run nvcc under a compiler cache set CUDA_BUILD_WRAPPER=sccache");
+            }
+            return Err(e);
         }
         if nvcc.is_dir() {
             return Err(bad(format!(
@@ -643,7 +647,7 @@ impl Search<'_> {
         let mut key = real.clone();
         let profile = match layout::read_profile(&real_dir) {
             Some(p) => Some(p),
-            None if nvcc_version.is_some() && is_script(&real) => {
+            None if nvcc_version.is_some() && version::is_script(&real) => {
                 let dry = version::cached_output(
                     env,
                     &real,
@@ -866,14 +870,6 @@ fn check_usable(c: &Candidate, setting: &str) -> Result<(), Error> {
         )));
     }
     Ok(())
-}
-
-fn is_script(path: &Path) -> bool {
-    let mut head = [0u8; 2];
-    std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .map(|_| &head == b"#!")
-        .unwrap_or(false)
 }
 
 /// Wheel toolkit dirs with a bin/nvcc: `nvidia/cu13`, `nvidia/cu12`…, newest first.

@@ -239,14 +239,19 @@ fn write_disk(dir: &Path, key: &str, output: &str) {
 /// executable's canonical path, size and mtime. Failures are not kept on disk.
 pub fn cached_output(env: &Env, exe: &Path, args: &[&str]) -> Result<String, ToolRunError> {
     let key = file_key(exe, args);
-    if let Some(key) = &key {
-        if let Some(hit) = memo().lock().ok().and_then(|m| m.get(key).cloned()) {
+    // A wrapper script's answer depends on what it runs, not on its own bytes:
+    // keep it in memory for this build only.
+    let disk = if is_script(exe) { None } else { cache_dir(env) };
+    // The memo is per cache dir too, so a new cache dir is always filled.
+    let memo_key = key.as_ref().map(|k| format!("{k}\0{:?}", disk));
+    if let (Some(key), Some(mk)) = (&key, &memo_key) {
+        if let Some(hit) = memo().lock().ok().and_then(|m| m.get(mk).cloned()) {
             return hit;
         }
-        if let Some(dir) = cache_dir(env) {
-            if let Some(out) = read_disk(&dir, key) {
+        if let Some(dir) = &disk {
+            if let Some(out) = read_disk(dir, key) {
                 if let Ok(mut m) = memo().lock() {
-                    m.insert(key.clone(), Ok(out.clone()));
+                    m.insert(mk.clone(), Ok(out.clone()));
                 }
                 return Ok(out);
             }
@@ -261,32 +266,42 @@ pub fn cached_output(env: &Env, exe: &Path, args: &[&str]) -> Result<String, Too
         }),
         Ok(out) => Ok(out.combined()),
     };
-    if let Some(key) = &key {
+    if let (Some(key), Some(mk)) = (&key, memo_key) {
         if let Ok(mut m) = memo().lock() {
-            m.insert(key.clone(), result.clone());
+            m.insert(mk, result.clone());
         }
-        if let (Ok(out), Some(dir)) = (&result, cache_dir(env)) {
-            write_disk(&dir, key, out);
+        if let (Ok(out), Some(dir)) = (&result, &disk) {
+            write_disk(dir, key, out);
         }
     }
     result
+}
+
+/// Whether a file starts with `#!` (a script, not the nvcc binary).
+pub(crate) fn is_script(path: &Path) -> bool {
+    let mut head = [0u8; 2];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .map(|_| &head == b"#!")
+        .unwrap_or(false)
 }
 
 /// The version embedded in a binary, cached like [`cached_output`] (scanning
 /// cicc costs tens of milliseconds; the cache makes it free afterwards).
 pub fn cached_binary_version(env: &Env, path: &Path) -> Option<semver::Version> {
     let key = file_key(path, &["<scan>"])?;
-    if let Some(Ok(hit)) = memo().lock().ok().and_then(|m| m.get(&key).cloned()) {
+    let dir = cache_dir(env);
+    let memo_key = format!("{key}\0{dir:?}");
+    if let Some(Ok(hit)) = memo().lock().ok().and_then(|m| m.get(&memo_key).cloned()) {
         return parse_loose(&hit);
     }
-    let dir = cache_dir(env);
     if let Some(out) = dir.as_deref().and_then(|d| read_disk(d, &key)) {
         return parse_loose(&out);
     }
     let version = scan_binary_version(path).ok().flatten()?;
     let text = version.to_string();
     if let Ok(mut m) = memo().lock() {
-        m.insert(key.clone(), Ok(text.clone()));
+        m.insert(memo_key, Ok(text.clone()));
     }
     if let Some(dir) = dir {
         write_disk(&dir, &key, &text);
@@ -386,5 +401,8 @@ mod tests {
         write_disk(dir.path(), "k1", "out1");
         assert_eq!(read_disk(dir.path(), "k1").as_deref(), Some("out1"));
         assert_eq!(read_disk(dir.path(), "k2"), None);
+        // A corrupt file is ignored, never believed.
+        std::fs::write(disk_path(dir.path(), "k1"), "{garbage").unwrap();
+        assert_eq!(read_disk(dir.path(), "k1"), None);
     }
 }

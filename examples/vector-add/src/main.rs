@@ -45,7 +45,9 @@ fn run() -> Result<(), String> {
     }
     let ctx = CudaContext::new(0).map_err(|e| explain(&driver_error_text(&e)))?;
     let name = ctx.name().unwrap_or_else(|_| "?".into());
-    let (major, minor) = ctx.compute_capability().map_err(|e| cuda_err("query", &e))?;
+    let (major, minor) = ctx
+        .compute_capability()
+        .map_err(|e| cuda_err("query", &e))?;
     println!(
         "[Vector addition of {N} elements] on GPU 0: {name} (compute capability {major}.{minor})"
     );

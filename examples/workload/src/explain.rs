@@ -102,7 +102,9 @@ pub fn visible_devices(env: &Env) -> Result<(Visible, Option<String>), cuda_buil
             "no-device-visible",
             format!("{name} is set but empty: the driver hides every GPU from this process"),
         )
-        .with_help(format!("unset {name}, or list the GPUs to use, e.g. `{name}=0`")));
+        .with_help(format!(
+            "unset {name}, or list the GPUs to use, e.g. `{name}=0`"
+        )));
     }
     let mut entries = Vec::new();
     for item in value.split(',').map(str::trim) {
@@ -142,8 +144,34 @@ mod tests {
     }
 
     #[test]
+    fn driver_errors_of_a_mismatch_get_their_codes() {
+        // What `--force-arch-mismatch` and the pre-load check rely on: the
+        // engine names the driver's own words with the expected codes.
+        let cases = [
+            (
+                "CUDA_ERROR_NO_BINARY_FOR_GPU: no kernel image is available for execution on the device",
+                "no-kernel-image-for-device",
+            ),
+            (
+                "CUDA_ERROR_UNSUPPORTED_PTX_VERSION: the provided PTX was compiled with an unsupported toolchain.",
+                "ptx-too-new-for-driver",
+            ),
+        ];
+        for (text, code) in cases {
+            let first = diagnose::diagnose(text, &Context::default());
+            assert_eq!(first.first().map(|d| d.code), Some(code), "{text}");
+            let e = explain_code(code, "  sm_75: SASS for CC 7.x does not run on CC 9.0");
+            assert_eq!(e.code, code);
+            assert!(e.text.contains(code), "{}", e.text);
+        }
+    }
+
+    #[test]
     fn unset_means_all() {
-        assert_eq!(visible_devices(&env_with(None)).unwrap(), (Visible::All, None));
+        assert_eq!(
+            visible_devices(&env_with(None)).unwrap(),
+            (Visible::All, None)
+        );
     }
 
     #[test]
@@ -151,7 +179,10 @@ mod tests {
         for v in ["", "  "] {
             let e = visible_devices(&env_with(Some(v))).unwrap_err();
             assert_eq!(e.code, "no-device-visible");
-            assert!(e.message.contains("CUDA_VISIBLE_DEVICES is set but empty"), "{e}");
+            assert!(
+                e.message.contains("CUDA_VISIBLE_DEVICES is set but empty"),
+                "{e}"
+            );
         }
     }
 
@@ -170,7 +201,10 @@ mod tests {
         assert_eq!(visible, Visible::Listed(vec!["1".into(), "0".into()]));
         assert!(warning.unwrap().contains("`x`"));
         let (visible, warning) = visible_devices(&env_with(Some("GPU-8f3a12,0"))).unwrap();
-        assert_eq!(visible, Visible::Listed(vec!["GPU-8f3a12".into(), "0".into()]));
+        assert_eq!(
+            visible,
+            Visible::Listed(vec!["GPU-8f3a12".into(), "0".into()])
+        );
         assert_eq!(warning, None);
     }
 }

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 use cudarc::driver::{
-    result, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DriverError, LaunchConfig, PushKernelArg,
+    result, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut,
+    DriverError, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use serde::Serialize;
@@ -347,7 +348,9 @@ pub fn launch_reduce(
     out: &mut CudaSlice<f64>,
 ) -> Result<(), DriverError> {
     // Same grid as the streaming kernels, but with 1024-thread blocks.
-    let blocks = (gpu.stream_grid(n) * STREAM_THREADS).div_ceil(REDUCE_THREADS).max(1);
+    let blocks = (gpu.stream_grid(n) * STREAM_THREADS)
+        .div_ceil(REDUCE_THREADS)
+        .max(1);
     let blocks = blocks.min(partial.len() as u32);
     let mut l = gpu.stream.launch_builder(partial_fn);
     l.arg(x).arg(&n).arg(&mut *partial);
@@ -362,7 +365,9 @@ pub fn launch_reduce(
 
 /// Threads the first reduction pass runs (for the tolerance's chain length).
 pub fn reduce_threads(gpu: &Gpu, n: u64) -> u64 {
-    let blocks = (gpu.stream_grid(n) * STREAM_THREADS).div_ceil(REDUCE_THREADS).max(1);
+    let blocks = (gpu.stream_grid(n) * STREAM_THREADS)
+        .div_ceil(REDUCE_THREADS)
+        .max(1);
     blocks as u64 * REDUCE_THREADS as u64
 }
 
@@ -389,7 +394,14 @@ pub fn launch_gemm(
     };
     let (nn, alpha, beta) = (n as i32, 1.0f32, 0.0f32);
     let mut l = gpu.stream.launch_builder(f);
-    l.arg(&nn).arg(&nn).arg(&nn).arg(&alpha).arg(a).arg(b).arg(&beta).arg(c);
+    l.arg(&nn)
+        .arg(&nn)
+        .arg(&nn)
+        .arg(&alpha)
+        .arg(a)
+        .arg(b)
+        .arg(&beta)
+        .arg(c);
     // SAFETY: matches (int M, int N, int K, float alpha, const float* A,
     // const float* B, float beta, float* C); n is a multiple of 128 (checked
     // by sizes::validate_gemm_dim) and each matrix holds n * n floats.
@@ -493,7 +505,12 @@ fn gbps(bytes: f64, ms: f64) -> f64 {
 
 /// Host<->device copies (pinned and pageable, driver API; pinned also via
 /// the runtime when libcudart loads) and device<->device copies at `sizes`.
-pub fn bandwidth(gpu: &Gpu, sizes: &[u64], iters: u32, notes: &mut Vec<String>) -> Result<Vec<Bandwidth>, DriverError> {
+pub fn bandwidth(
+    gpu: &Gpu,
+    sizes: &[u64],
+    iters: u32,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Bandwidth>, DriverError> {
     let mut out = Vec::new();
     let runtime = runtime_ready(gpu.info.index);
     if let Err(why) = &runtime {
@@ -533,11 +550,23 @@ pub fn bandwidth(gpu: &Gpu, sizes: &[u64], iters: u32, notes: &mut Vec<String>) 
             let ms = gpu.time_ms(iters, || {
                 // SAFETY: both buffers hold `len` bytes and outlive the copy
                 // (the timing synchronises before returning).
-                runtime_copy(dptr as *mut c_void, hptr, len, cudaMemcpyHostToDevice, stream)
+                runtime_copy(
+                    dptr as *mut c_void,
+                    hptr,
+                    len,
+                    cudaMemcpyHostToDevice,
+                    stream,
+                )
             })?;
             record(Direction::H2d, CopyKind::PinnedRuntime, ms);
             let ms = gpu.time_ms(iters, || {
-                runtime_copy(hptr, dptr as *const c_void, len, cudaMemcpyDeviceToHost, stream)
+                runtime_copy(
+                    hptr,
+                    dptr as *const c_void,
+                    len,
+                    cudaMemcpyDeviceToHost,
+                    stream,
+                )
             })?;
             record(Direction::D2h, CopyKind::PinnedRuntime, ms);
         }
@@ -596,6 +625,9 @@ pub fn to_host<T: cudarc::driver::DeviceRepr + Default + Clone>(
 }
 
 /// Uploads a host slice.
-pub fn to_device<T: cudarc::driver::DeviceRepr>(gpu: &Gpu, h: &[T]) -> Result<CudaSlice<T>, DriverError> {
+pub fn to_device<T: cudarc::driver::DeviceRepr>(
+    gpu: &Gpu,
+    h: &[T],
+) -> Result<CudaSlice<T>, DriverError> {
     gpu.stream.clone_htod(h)
 }

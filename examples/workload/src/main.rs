@@ -146,7 +146,8 @@ fn main() -> ExitCode {
         }
     };
     report.ok = status == 0;
-    let json = serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let json =
+        serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     if let Some(path) = &cli.json_out {
         if let Err(e) = cuda_build::fsutil::write_atomic(path, format!("{json}\n").as_bytes()) {
             eprintln!("error: could not write --json-out {}: {e}", path.display());
@@ -167,7 +168,8 @@ fn run(cli: &Cli, report: &mut Report) -> Result<(), Fatal> {
     // Sizes first: a refused size never waits for the driver.
     let sizes = parse_sizes(cli).map_err(Fatal::BadInput)?;
     let env = Env::from_process();
-    let (_, warning) = explain::visible_devices(&env).map_err(|e| Fatal::NoGpu(error_explained(&e)))?;
+    let (_, warning) =
+        explain::visible_devices(&env).map_err(|e| Fatal::NoGpu(error_explained(&e)))?;
     report.notes.extend(warning);
 
     // cudarc panics when libcuda cannot be opened: look first.
@@ -202,10 +204,21 @@ fn run(cli: &Cli, report: &mut Report) -> Result<(), Fatal> {
                 "--device {}: there is no GPU {}; {count} visible (index 0{})",
                 cli.device,
                 cli.device,
-                if count > 1 { format!("..{}", count - 1) } else { String::new() }
+                if count > 1 {
+                    format!("..{}", count - 1)
+                } else {
+                    String::new()
+                }
             ),
         )
-        .with_help(format!("pass --device 0{}", if count > 1 { format!(" to {}", count - 1) } else { String::new() }));
+        .with_help(format!(
+            "pass --device 0{}",
+            if count > 1 {
+                format!(" to {}", count - 1)
+            } else {
+                String::new()
+            }
+        ));
         if let Some(v) = env.get(Var::CudaVisibleDevices) {
             e = e.with_help(format!(
                 "CUDA_VISIBLE_DEVICES=`{v}` limits and renumbers the GPUs this process sees"
@@ -243,9 +256,11 @@ fn run(cli: &Cli, report: &mut Report) -> Result<(), Fatal> {
 
     let free = gpu.free_memory().map_err(|e| failed("cuMemGetInfo", &e))?;
     if !cli.quick {
-        sizes::validate_vector_len("--size", sizes.vector, 3, Some(free)).map_err(Fatal::BadInput)?;
+        sizes::validate_vector_len("--size", sizes.vector, 3, Some(free))
+            .map_err(Fatal::BadInput)?;
         if !cli.skip_gemm {
-            sizes::validate_gemm_dim("--gemm-size", sizes.gemm, Some(free)).map_err(Fatal::BadInput)?;
+            sizes::validate_gemm_dim("--gemm-size", sizes.gemm, Some(free))
+                .map_err(Fatal::BadInput)?;
         }
     }
 
@@ -289,8 +304,10 @@ fn parse_sizes(cli: &Cli) -> Result<Sizes, cuda_build::Error> {
     sizes::validate_gemm_dim("--gemm-size", gemm, None)?;
     sizes::validate_gemm_dim("--verify-gemm-size", verify_gemm, None)?;
     if cli.iters == 0 {
-        return Err(cuda_build::Error::new("invalid-size", "--iters 0: nothing would be timed")
-            .with_help("pass --iters 1 or more (default 20)"));
+        return Err(
+            cuda_build::Error::new("invalid-size", "--iters 0: nothing would be timed")
+                .with_help("pass --iters 1 or more (default 20)"),
+        );
     }
     Ok(Sizes {
         vector,
@@ -307,7 +324,9 @@ fn driver_version(env: &Env) -> Option<String> {
         skip_driver_api: true,
         ..Default::default()
     };
-    cuda_build::probe::probe(env, &options).driver.and_then(|d| d.version)
+    cuda_build::probe::probe(env, &options)
+        .driver
+        .and_then(|d| d.version)
 }
 
 fn load(gpu: &Gpu, what: &str, image: &[u8]) -> Result<Arc<CudaModule>, Fatal> {
@@ -320,7 +339,11 @@ fn load_failed(what: &str, f: &LoadFailure) -> Fatal {
     let log = if f.jit_log.is_empty() {
         "(the driver's JIT wrote no log)".to_string()
     } else {
-        f.jit_log.lines().map(|l| format!("  | {l}")).collect::<Vec<_>>().join("\n")
+        f.jit_log
+            .lines()
+            .map(|l| format!("  | {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     Fatal::Failed(Explained {
         text: format!(
@@ -368,7 +391,11 @@ fn gbps(bytes: f64, ms: f64) -> f64 {
 }
 
 /// vectorAdd on 50,000 elements, like NVIDIA's sample.
-fn vector_add_small(gpu: &Gpu, f: &cudarc::driver::CudaFunction, report: &mut Report) -> Result<(), Fatal> {
+fn vector_add_small(
+    gpu: &Gpu,
+    f: &cudarc::driver::CudaFunction,
+    report: &mut Report,
+) -> Result<(), Fatal> {
     const N: usize = 50_000;
     let a = verify::random_vec(N, 1);
     let b = verify::random_vec(N, 2);
@@ -379,9 +406,17 @@ fn vector_add_small(gpu: &Gpu, f: &cudarc::driver::CudaFunction, report: &mut Re
     let c = gpu::to_host(gpu, &dc).map_err(dev_err("vectorAdd"))?;
     let check = verify::exact(&c, verify::vector_add_ref(&a, &b), "a + b");
     let ms = gpu
-        .time_ms(10, || gpu::launch_vector_add(gpu, f, &da, &db, &mut dc, N as u64))
+        .time_ms(10, || {
+            gpu::launch_vector_add(gpu, f, &da, &db, &mut dc, N as u64)
+        })
         .map_err(dev_err("vectorAdd"))?;
-    let mut r = row("vectorAdd (NVIDIA sample size)", format!("{N} floats"), "GB/s", gbps(12.0 * N as f64, ms), ms);
+    let mut r = row(
+        "vectorAdd (NVIDIA sample size)",
+        format!("{N} floats"),
+        "GB/s",
+        gbps(12.0 * N as f64, ms),
+        ms,
+    );
     r.check = Some(check);
     report.results.push(r);
     Ok(())
@@ -391,10 +426,17 @@ fn vector_add_small(gpu: &Gpu, f: &cudarc::driver::CudaFunction, report: &mut Re
 /// at the largest size measured.
 fn pinned_rows(bw: &[gpu::Bandwidth], report: &mut Report) {
     use gpu::{CopyKind, Direction};
-    let Some(largest) = bw.iter().map(|b| b.bytes).max() else { return };
+    let Some(largest) = bw.iter().map(|b| b.bytes).max() else {
+        return;
+    };
     for dir in [Direction::H2d, Direction::D2h] {
-        let find = |kind| bw.iter().find(|b| b.bytes == largest && b.direction == dir && b.kind == kind);
-        let Some(driver) = find(CopyKind::Pinned) else { continue };
+        let find = |kind| {
+            bw.iter()
+                .find(|b| b.bytes == largest && b.direction == dir && b.kind == kind)
+        };
+        let Some(driver) = find(CopyKind::Pinned) else {
+            continue;
+        };
         let name = match dir {
             Direction::H2d => "copy host->device, pinned (driver)",
             _ => "copy device->host, pinned (driver)",
@@ -403,7 +445,13 @@ fn pinned_rows(bw: &[gpu::Bandwidth], report: &mut Report) {
             name: "cudaMemcpyAsync (runtime)".into(),
             value: rt.gbps,
         });
-        let r = row(name, report::human_size(largest), "GB/s", driver.gbps, driver.ms);
+        let r = row(
+            name,
+            report::human_size(largest),
+            "GB/s",
+            driver.gbps,
+            driver.ms,
+        );
         report.results.push(r.against(limit, Some(TARGET_PINNED)));
     }
 }
@@ -435,13 +483,23 @@ fn odd_tails(gpu: &Gpu, k: &Streaming, report: &mut Report) -> Result<(), Fatal>
     let mut dy = gpu::to_device(gpu, &b).map_err(dev_err("copying inputs"))?;
     gpu::launch_saxpy(gpu, &k.saxpy, -0.75, &da, &mut dy, n).map_err(dev_err("saxpy"))?;
     let y = gpu::to_host(gpu, &dy).map_err(dev_err("saxpy"))?;
-    checks.push(verify::exact(&y, verify::saxpy_ref(-0.75, &a, &b), "fmaf(alpha, x, y)"));
-    let mut partial: CudaSlice<f64> =
-        gpu.stream.alloc_zeros(gpu.stream_grid(n) as usize).map_err(dev_err("cuMemAlloc"))?;
+    checks.push(verify::exact(
+        &y,
+        verify::saxpy_ref(-0.75, &a, &b),
+        "fmaf(alpha, x, y)",
+    ));
+    let mut partial: CudaSlice<f64> = gpu
+        .stream
+        .alloc_zeros(gpu.stream_grid(n) as usize)
+        .map_err(dev_err("cuMemAlloc"))?;
     let mut out: CudaSlice<f64> = gpu.stream.alloc_zeros(1).map_err(dev_err("cuMemAlloc"))?;
-    gpu::launch_reduce(gpu, &k.partial, &k.fin, &da, n, &mut partial, &mut out).map_err(dev_err("reduceSum"))?;
+    gpu::launch_reduce(gpu, &k.partial, &k.fin, &da, n, &mut partial, &mut out)
+        .map_err(dev_err("reduceSum"))?;
     let sum = gpu::to_host(gpu, &out).map_err(dev_err("reduceSum"))?[0];
-    let chain = n.div_ceil(4).div_ceil(gpu::reduce_threads(gpu, n) * 4).max(1);
+    let chain = n
+        .div_ceil(4)
+        .div_ceil(gpu::reduce_threads(gpu, n) * 4)
+        .max(1);
     checks.push(verify::check_sum(sum, &a, chain));
     let names = ["vectorAdd", "SAXPY", "reduction"];
     let combined = verify::Check {
@@ -459,13 +517,25 @@ fn odd_tails(gpu: &Gpu, k: &Streaming, report: &mut Report) -> Result<(), Fatal>
             .zip(&checks)
             .find_map(|(n, c)| c.first_failure.as_ref().map(|f| format!("{n} {f}"))),
     };
-    let mut r = row("odd-size tails (vectorAdd, SAXPY, sum)", format!("{N} floats"), "GB/s", 0.0, 0.0);
+    let mut r = row(
+        "odd-size tails (vectorAdd, SAXPY, sum)",
+        format!("{N} floats"),
+        "GB/s",
+        0.0,
+        0.0,
+    );
     r.check = Some(combined);
     report.results.push(r);
     Ok(())
 }
 
-fn memory_bound(gpu: &Gpu, n: u64, iters: u32, k: &Streaming, report: &mut Report) -> Result<(), Fatal> {
+fn memory_bound(
+    gpu: &Gpu,
+    n: u64,
+    iters: u32,
+    k: &Streaming,
+    report: &mut Report,
+) -> Result<(), Fatal> {
     let vadd = &k.vadd;
     let len = n as usize;
     let a = verify::random_vec(len, 11);
@@ -497,11 +567,21 @@ fn memory_bound(gpu: &Gpu, n: u64, iters: u32, k: &Streaming, report: &mut Repor
     let check = verify::exact(&c, verify::vector_add_ref(&a, &b), "a + b");
     drop(c);
     let ms = gpu
-        .time_ms(iters, || gpu::launch_vector_add(gpu, vadd, &da, &db, &mut dc, n))
+        .time_ms(iters, || {
+            gpu::launch_vector_add(gpu, vadd, &da, &db, &mut dc, n)
+        })
         .map_err(dev_err("vectorAdd"))?;
-    let mut r = row("vectorAdd", size.clone(), "GB/s", gbps(3.0 * bytes as f64, ms), ms);
+    let mut r = row(
+        "vectorAdd",
+        size.clone(),
+        "GB/s",
+        gbps(3.0 * bytes as f64, ms),
+        ms,
+    );
     r.check = Some(check);
-    report.results.push(r.against(Some(d2d.clone()), Some(TARGET_STREAM)));
+    report
+        .results
+        .push(r.against(Some(d2d.clone()), Some(TARGET_STREAM)));
 
     // SAXPY: y = alpha x + y reads x and y, writes y. Verified on the first
     // run; the timed runs keep accumulating into y.
@@ -513,11 +593,21 @@ fn memory_bound(gpu: &Gpu, n: u64, iters: u32, k: &Streaming, report: &mut Repor
     let check = verify::exact(&y, verify::saxpy_ref(alpha, &a, &b), "fmaf(alpha, x, y)");
     drop(y);
     let ms = gpu
-        .time_ms(iters, || gpu::launch_saxpy(gpu, saxpy, alpha, &da, &mut dy, n))
+        .time_ms(iters, || {
+            gpu::launch_saxpy(gpu, saxpy, alpha, &da, &mut dy, n)
+        })
         .map_err(dev_err("saxpy"))?;
-    let mut r = row("SAXPY", size.clone(), "GB/s", gbps(3.0 * bytes as f64, ms), ms);
+    let mut r = row(
+        "SAXPY",
+        size.clone(),
+        "GB/s",
+        gbps(3.0 * bytes as f64, ms),
+        ms,
+    );
     r.check = Some(check);
-    report.results.push(r.against(Some(d2d.clone()), Some(TARGET_STREAM)));
+    report
+        .results
+        .push(r.against(Some(d2d.clone()), Some(TARGET_STREAM)));
     drop(dy);
     drop(dc);
     drop(db);
@@ -525,7 +615,10 @@ fn memory_bound(gpu: &Gpu, n: u64, iters: u32, k: &Streaming, report: &mut Repor
     // Reduction: reads a once.
     let (partial_fn, final_fn) = (&k.partial, &k.fin);
     let blocks = gpu.stream_grid(n) as usize;
-    let mut partial: CudaSlice<f64> = gpu.stream.alloc_zeros(blocks.max(1)).map_err(dev_err("cuMemAlloc"))?;
+    let mut partial: CudaSlice<f64> = gpu
+        .stream
+        .alloc_zeros(blocks.max(1))
+        .map_err(dev_err("cuMemAlloc"))?;
     let mut out: CudaSlice<f64> = gpu.stream.alloc_zeros(1).map_err(dev_err("cuMemAlloc"))?;
     gpu::launch_reduce(gpu, partial_fn, final_fn, &da, n, &mut partial, &mut out)
         .map_err(dev_err("reduceSum"))?;
@@ -533,11 +626,15 @@ fn memory_bound(gpu: &Gpu, n: u64, iters: u32, k: &Streaming, report: &mut Repor
     let chain = n.div_ceil(4).div_ceil(gpu::reduce_threads(gpu, n) * 4);
     let check = verify::check_sum(sum, &a, chain);
     let ms = gpu
-        .time_ms(iters, || gpu::launch_reduce(gpu, partial_fn, final_fn, &da, n, &mut partial, &mut out))
+        .time_ms(iters, || {
+            gpu::launch_reduce(gpu, partial_fn, final_fn, &da, n, &mut partial, &mut out)
+        })
         .map_err(dev_err("reduceSum"))?;
     let mut r = row("reduction (sum)", size, "GB/s", gbps(bytes as f64, ms), ms);
     r.check = Some(check);
-    report.results.push(r.against(Some(d2d), Some(TARGET_REDUCE)));
+    report
+        .results
+        .push(r.against(Some(d2d), Some(TARGET_REDUCE)));
     Ok(())
 }
 
@@ -550,7 +647,9 @@ fn gemm(gpu: &Gpu, sizes: &Sizes, iters: u32, report: &mut Report) -> Result<(),
         let m = load(gpu, "sgemm_tf32", kernels::sgemm_tf32::IMAGE)?;
         Some(function(&m, "sgemmTf32")?)
     } else {
-        report.notes.push("TF32 tensor-core SGEMM skipped: it needs compute capability 8.0".into());
+        report
+            .notes
+            .push("TF32 tensor-core SGEMM skipped: it needs compute capability 8.0".into());
         None
     };
     let blas = match gpu::Blas::new(gpu) {
@@ -569,17 +668,33 @@ fn gemm(gpu: &Gpu, sizes: &Sizes, iters: u32, report: &mut Report) -> Result<(),
     let b = verify::random_vec(n * n, 22);
     let da = gpu::to_device(gpu, &a).map_err(dev_err("copying inputs"))?;
     let db = gpu::to_device(gpu, &b).map_err(dev_err("copying inputs"))?;
-    let mut dc: CudaSlice<f32> = gpu.stream.alloc_zeros(n * n).map_err(dev_err("cuMemAlloc"))?;
-    let verify_one = |f: &cudarc::driver::CudaFunction, grouped: bool, precision, dc: &mut CudaSlice<f32>| {
-        gpu::launch_gemm(gpu, f, n as u32, &da, &db, dc, grouped).map_err(dev_err("sgemm"))?;
-        let c = gpu::to_host(gpu, dc).map_err(dev_err("sgemm"))?;
-        Ok::<_, Fatal>(verify::check_gemm(n, &a, &b, &c, None, precision))
-    };
-    let mut r = row("SGEMM FP32 full check", format!("{n}^3"), "GFLOP/s", 0.0, 0.0);
+    let mut dc: CudaSlice<f32> = gpu
+        .stream
+        .alloc_zeros(n * n)
+        .map_err(dev_err("cuMemAlloc"))?;
+    let verify_one =
+        |f: &cudarc::driver::CudaFunction, grouped: bool, precision, dc: &mut CudaSlice<f32>| {
+            gpu::launch_gemm(gpu, f, n as u32, &da, &db, dc, grouped).map_err(dev_err("sgemm"))?;
+            let c = gpu::to_host(gpu, dc).map_err(dev_err("sgemm"))?;
+            Ok::<_, Fatal>(verify::check_gemm(n, &a, &b, &c, None, precision))
+        };
+    let mut r = row(
+        "SGEMM FP32 full check",
+        format!("{n}^3"),
+        "GFLOP/s",
+        0.0,
+        0.0,
+    );
     r.check = Some(verify_one(&fp32, true, GemmPrecision::Fp32, &mut dc)?);
     report.results.push(r);
     if let Some(tc) = &tc {
-        let mut r = row("SGEMM TF32 full check", format!("{n}^3"), "GFLOP/s", 0.0, 0.0);
+        let mut r = row(
+            "SGEMM TF32 full check",
+            format!("{n}^3"),
+            "GFLOP/s",
+            0.0,
+            0.0,
+        );
         r.check = Some(verify_one(tc, false, GemmPrecision::Tf32, &mut dc)?);
         report.results.push(r);
     }
@@ -591,35 +706,48 @@ fn gemm(gpu: &Gpu, sizes: &Sizes, iters: u32, report: &mut Report) -> Result<(),
     let b = verify::random_vec(n * n, 32);
     let da = gpu::to_device(gpu, &a).map_err(dev_err("copying inputs"))?;
     let db = gpu::to_device(gpu, &b).map_err(dev_err("copying inputs"))?;
-    let mut dc: CudaSlice<f32> = gpu.stream.alloc_zeros(n * n).map_err(dev_err("cuMemAlloc"))?;
+    let mut dc: CudaSlice<f32> = gpu
+        .stream
+        .alloc_zeros(n * n)
+        .map_err(dev_err("cuMemAlloc"))?;
     let flops = 2.0 * (n as f64).powi(3);
     let size = format!("{n}^3");
-    let timed = |name: &str,
-                     precision: GemmPrecision,
-                     dc: &mut CudaSlice<f32>,
-                     run: &mut dyn FnMut(&mut CudaSlice<f32>) -> Result<(), cudarc::driver::DriverError>|
-     -> Result<ResultRow, Fatal> {
-        run(dc).map_err(dev_err("sgemm"))?;
-        let c = gpu::to_host(gpu, dc).map_err(dev_err("sgemm"))?;
-        let check = verify::check_gemm(n, &a, &b, &c, Some(256), precision);
-        let ms = gpu.time_ms(iters, || run(dc)).map_err(dev_err("sgemm"))?;
-        let mut r = row(name, size.clone(), "GFLOP/s", flops / (ms * 1e-3) / 1e9, ms);
-        r.check = Some(check);
-        Ok(r)
-    };
-    let ours = timed("SGEMM FP32 (CUDA cores)", GemmPrecision::Fp32, &mut dc, &mut |c| {
-        gpu::launch_gemm(gpu, &fp32, n as u32, &da, &db, c, true)
-    })?;
+    let timed =
+        |name: &str,
+         precision: GemmPrecision,
+         dc: &mut CudaSlice<f32>,
+         run: &mut dyn FnMut(&mut CudaSlice<f32>) -> Result<(), cudarc::driver::DriverError>|
+         -> Result<ResultRow, Fatal> {
+            run(dc).map_err(dev_err("sgemm"))?;
+            let c = gpu::to_host(gpu, dc).map_err(dev_err("sgemm"))?;
+            let check = verify::check_gemm(n, &a, &b, &c, Some(256), precision);
+            let ms = gpu.time_ms(iters, || run(dc)).map_err(dev_err("sgemm"))?;
+            let mut r = row(name, size.clone(), "GFLOP/s", flops / (ms * 1e-3) / 1e9, ms);
+            r.check = Some(check);
+            Ok(r)
+        };
+    let ours = timed(
+        "SGEMM FP32 (CUDA cores)",
+        GemmPrecision::Fp32,
+        &mut dc,
+        &mut |c| gpu::launch_gemm(gpu, &fp32, n as u32, &da, &db, c, true),
+    )?;
     let cublas = match &blas {
-        Some(blas) => Some(timed("cuBLAS SGEMM FP32", GemmPrecision::Fp32, &mut dc, &mut |c| {
-            blas.sgemm(n as u32, &da, &db, c)
-        })?),
+        Some(blas) => Some(timed(
+            "cuBLAS SGEMM FP32",
+            GemmPrecision::Fp32,
+            &mut dc,
+            &mut |c| blas.sgemm(n as u32, &da, &db, c),
+        )?),
         None => None,
     };
     let tf32 = match &tc {
-        Some(tc) => Some(timed("SGEMM TF32 (tensor cores)", GemmPrecision::Tf32, &mut dc, &mut |c| {
-            gpu::launch_gemm(gpu, tc, n as u32, &da, &db, c, false)
-        })?),
+        Some(tc) => Some(timed(
+            "SGEMM TF32 (tensor cores)",
+            GemmPrecision::Tf32,
+            &mut dc,
+            &mut |c| gpu::launch_gemm(gpu, tc, n as u32, &da, &db, c, false),
+        )?),
         None => None,
     };
     let peak = gpu.info.fp32_peak_gflops.map(|p| Limit {

@@ -143,7 +143,9 @@ impl Report {
                 &mut s,
                 format!(
                     "driver {} (supports CUDA {})",
-                    self.driver_version.as_deref().unwrap_or("(version unknown)"),
+                    self.driver_version
+                        .as_deref()
+                        .unwrap_or("(version unknown)"),
                     self.driver_cuda.as_deref().unwrap_or("?")
                 ),
             );
@@ -177,7 +179,9 @@ impl Report {
                 (
                     "FP32 peak",
                     d.fp32_peak_gflops
-                        .map_or("unknown for this CC".into(), |g| format!("{:.1} TFLOP/s", g / 1e3)),
+                        .map_or("unknown for this CC".into(), |g| {
+                            format!("{:.1} TFLOP/s", g / 1e3)
+                        }),
                 ),
             ];
             for (k, v) in rows {
@@ -195,16 +199,27 @@ impl Report {
                     crate::targets::Fit::PtxJit => "PTX, JIT",
                     crate::targets::Fit::No => "no",
                 };
-                push(&mut s, format!("    {:<14}{:<10}{}", t.target, fit, t.reason));
+                push(
+                    &mut s,
+                    format!("    {:<14}{:<10}{}", t.target, fit, t.reason),
+                );
             }
         }
         if !self.bandwidth.is_empty() {
             push(&mut s, String::new());
-            push(&mut s, "Bandwidth (CUDA events, mean of timed copies after one warm-up):".into());
+            push(
+                &mut s,
+                "Bandwidth (CUDA events, mean of timed copies after one warm-up):".into(),
+            );
             for b in &self.bandwidth {
                 push(
                     &mut s,
-                    format!("  {:<52}{:>9}  {:>9.1} GB/s", copy_label(b), human_size(b.bytes), b.gbps),
+                    format!(
+                        "  {:<52}{:>9}  {:>9.1} GB/s",
+                        copy_label(b),
+                        human_size(b.bytes),
+                        b.gbps
+                    ),
                 );
             }
         }
@@ -305,7 +320,9 @@ mod tests {
             name: "D2D".into(),
             value: 4000.0,
         };
-        report.results.push(row(3000.0).against(Some(limit), Some(90.0)));
+        report
+            .results
+            .push(row(3000.0).against(Some(limit), Some(90.0)));
         let mut failed = row(0.0);
         failed.check = Some(Check {
             compared: 10,

@@ -65,8 +65,13 @@ pub fn validate_vector_len(
     free_bytes: Option<u64>,
 ) -> Result<u64, Error> {
     if n == 0 {
-        return Err(Error::new("invalid-size", format!("{flag} 0: there is nothing to compute"))
-            .with_help(format!("give at least {MIN_VECTOR_LEN} elements, e.g. `{flag} 256Mi`")));
+        return Err(Error::new(
+            "invalid-size",
+            format!("{flag} 0: there is nothing to compute"),
+        )
+        .with_help(format!(
+            "give at least {MIN_VECTOR_LEN} elements, e.g. `{flag} 256Mi`"
+        )));
     }
     if n < MIN_VECTOR_LEN {
         return Err(Error::new(
@@ -97,9 +102,13 @@ pub fn validate_gemm_dim(flag: &str, n: u64, free_bytes: Option<u64>) -> Result<
     if n < GEMM_TILE {
         return Err(Error::new(
             "invalid-size",
-            format!("{flag} {n}: smaller than one {GEMM_TILE} x {GEMM_TILE} tile of the SGEMM kernels"),
+            format!(
+                "{flag} {n}: smaller than one {GEMM_TILE} x {GEMM_TILE} tile of the SGEMM kernels"
+            ),
         )
-        .with_help(format!("give a multiple of {GEMM_TILE}, e.g. `{flag} 8192`")));
+        .with_help(format!(
+            "give a multiple of {GEMM_TILE}, e.g. `{flag} 8192`"
+        )));
     }
     if n % GEMM_TILE != 0 {
         let down = n / GEMM_TILE * GEMM_TILE;
@@ -114,14 +123,22 @@ pub fn validate_gemm_dim(flag: &str, n: u64, free_bytes: Option<u64>) -> Result<
             "invalid-size",
             format!("{flag} {n}: larger than the kernels' 32-bit matrix side"),
         )
-        .with_help(format!("give at most {}", i32::MAX as u64 / GEMM_TILE * GEMM_TILE)));
+        .with_help(format!(
+            "give at most {}",
+            i32::MAX as u64 / GEMM_TILE * GEMM_TILE
+        )));
     }
     let bytes = n.checked_mul(n).and_then(|e| e.checked_mul(3 * 4));
     check_memory(flag, n, bytes, free_bytes)?;
     Ok(n)
 }
 
-fn check_memory(flag: &str, n: u64, bytes: Option<u64>, free_bytes: Option<u64>) -> Result<(), Error> {
+fn check_memory(
+    flag: &str,
+    n: u64,
+    bytes: Option<u64>,
+    free_bytes: Option<u64>,
+) -> Result<(), Error> {
     let Some(free) = free_bytes else {
         // Still refuse sizes no device could hold (the byte count overflows).
         return match bytes {
@@ -144,11 +161,10 @@ fn too_big(flag: &str, n: u64, bytes: Option<u64>, free: Option<u64>) -> Error {
         Some(f) => format!(", but {} is free", gib(f)),
         None => String::new(),
     };
-    Error::new("out-of-memory", format!("{flag} {n}: needs {need}{have}"))
-        .with_help(format!(
-            "choose a smaller {flag}; {} stays free for the CUDA context and cuBLAS",
-            gib(MEMORY_HEADROOM)
-        ))
+    Error::new("out-of-memory", format!("{flag} {n}: needs {need}{have}")).with_help(format!(
+        "choose a smaller {flag}; {} stays free for the CUDA context and cuBLAS",
+        gib(MEMORY_HEADROOM)
+    ))
 }
 
 /// Bytes as GiB with two decimals.
@@ -174,7 +190,17 @@ mod tests {
 
     #[test]
     fn rejects_garbage_naming_the_flag() {
-        for bad in ["", "-5", "1.5", "abc", "12MB", "2^64", "2^x", "99999999999999999999", "Mi"] {
+        for bad in [
+            "",
+            "-5",
+            "1.5",
+            "abc",
+            "12MB",
+            "2^64",
+            "2^x",
+            "99999999999999999999",
+            "Mi",
+        ] {
             let e = parse_count("--size", bad).unwrap_err();
             assert_eq!(e.code, "invalid-size", "{bad}");
             assert!(e.message.contains("--size"), "{bad}: {}", e.message);
@@ -200,9 +226,18 @@ mod tests {
 
     #[test]
     fn accepts_whole_vectors_that_fit() {
-        assert_eq!(validate_vector_len("--size", 1 << 28, 3, Some(140 * GIB)).unwrap(), 1 << 28);
-        assert_eq!(validate_vector_len("--size", 50_000, 3, None).unwrap(), 50_000);
-        assert_eq!(validate_vector_len("--size", MIN_VECTOR_LEN, 1, Some(GIB)).unwrap(), MIN_VECTOR_LEN);
+        assert_eq!(
+            validate_vector_len("--size", 1 << 28, 3, Some(140 * GIB)).unwrap(),
+            1 << 28
+        );
+        assert_eq!(
+            validate_vector_len("--size", 50_000, 3, None).unwrap(),
+            50_000
+        );
+        assert_eq!(
+            validate_vector_len("--size", MIN_VECTOR_LEN, 1, Some(GIB)).unwrap(),
+            MIN_VECTOR_LEN
+        );
     }
 
     #[test]
@@ -210,14 +245,19 @@ mod tests {
         // 3 buffers of 16 Gi floats = 192 GiB > 141 GiB.
         let e = validate_vector_len("--size", 16 * GIB, 3, Some(141 * GIB)).unwrap_err();
         assert_eq!(e.code, "out-of-memory");
-        assert!(e.message.contains("192.00 GiB") && e.message.contains("141.00 GiB"), "{e}");
+        assert!(
+            e.message.contains("192.00 GiB") && e.message.contains("141.00 GiB"),
+            "{e}"
+        );
         // Fits only without the headroom: refused too.
         let exact = 3 * 4 * (1u64 << 28);
         assert!(validate_vector_len("--size", 1 << 28, 3, Some(exact)).is_err());
         assert!(validate_vector_len("--size", 1 << 28, 3, Some(exact + MEMORY_HEADROOM)).is_ok());
         // Byte count overflow is refused even before the device is known.
         assert_eq!(
-            validate_vector_len("--size", u64::MAX / 4 * 4, 3, None).unwrap_err().code,
+            validate_vector_len("--size", u64::MAX / 4 * 4, 3, None)
+                .unwrap_err()
+                .code,
             "out-of-memory"
         );
     }
@@ -229,10 +269,21 @@ mod tests {
             assert!(e.message.contains("smaller than one"), "{n}: {e}");
         }
         let e = validate_gemm_dim("--gemm-size", 8191, None).unwrap_err(); // prime
-        assert!(e.message.contains("multiple of 128") && e.help[0].contains("8064 or 8192"), "{e}");
-        assert_eq!(validate_gemm_dim("--gemm-size", 8192, Some(140 * GIB)).unwrap(), 8192);
+        assert!(
+            e.message.contains("multiple of 128") && e.help[0].contains("8064 or 8192"),
+            "{e}"
+        );
+        assert_eq!(
+            validate_gemm_dim("--gemm-size", 8192, Some(140 * GIB)).unwrap(),
+            8192
+        );
         assert_eq!(validate_gemm_dim("--gemm-size", 128, None).unwrap(), 128);
-        assert_eq!(validate_gemm_dim("--gemm-size", 1 << 31, None).unwrap_err().code, "invalid-size");
+        assert_eq!(
+            validate_gemm_dim("--gemm-size", 1 << 31, None)
+                .unwrap_err()
+                .code,
+            "invalid-size"
+        );
     }
 
     #[test]

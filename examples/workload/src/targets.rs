@@ -99,7 +99,10 @@ pub fn check(
             if best_ptx.map_or(true, |b| arch.cc > b.cc) {
                 best_ptx = Some(arch);
             }
-            (Fit::PtxJit, format!("the driver JIT-compiles it for CC {cc}"))
+            (
+                Fit::PtxJit,
+                format!("the driver JIT-compiles it for CC {cc}"),
+            )
         };
         targets.push(TargetFit {
             target: name.to_string(),
@@ -157,21 +160,30 @@ fn sass_mismatch_reason(arch: Arch, cc: ComputeCapability) -> String {
             "SASS for CC {}.x does not run on CC {cc} (another major)",
             arch.cc.major
         ),
-        _ => format!("SASS for CC {} needs CC {} or a newer {}.x", arch.cc, arch.cc, arch.cc.major),
+        _ => format!(
+            "SASS for CC {} needs CC {} or a newer {}.x",
+            arch.cc, arch.cc, arch.cc.major
+        ),
     }
 }
 
 fn ptx_mismatch_reason(arch: Arch, cc: ComputeCapability) -> String {
     match arch.variant {
         Variant::Specific => format!("arch-specific PTX JITs only for CC {}", arch.cc),
-        Variant::Family => format!("family PTX JITs only for CC {}.x >= {}", arch.cc.major, arch.cc),
+        Variant::Family => format!(
+            "family PTX JITs only for CC {}.x >= {}",
+            arch.cc.major, arch.cc
+        ),
         Variant::Plain => format!("PTX for CC {} cannot target the older CC {cc}", arch.cc),
     }
 }
 
 fn ptx_too_new(driver: Option<(u32, u32)>, toolkit: Option<(u32, u32)>) -> Option<String> {
     let (driver, toolkit) = (driver?, toolkit?);
-    let older = match (facts::ptx_isa_for_cuda(driver), facts::ptx_isa_for_cuda(toolkit)) {
+    let older = match (
+        facts::ptx_isa_for_cuda(driver),
+        facts::ptx_isa_for_cuda(toolkit),
+    ) {
         (Some(d), Some(t)) => d < t,
         // A CUDA the table does not know: compare releases instead.
         _ => driver < toolkit,
@@ -184,7 +196,10 @@ fn ptx_too_new(driver: Option<(u32, u32)>, toolkit: Option<(u32, u32)>) -> Optio
     })
 }
 
-fn driver_too_old_for_sass(driver: Option<(u32, u32)>, toolkit: Option<(u32, u32)>) -> Option<String> {
+fn driver_too_old_for_sass(
+    driver: Option<(u32, u32)>,
+    toolkit: Option<(u32, u32)>,
+) -> Option<String> {
     let (driver, toolkit) = (driver?, toolkit?);
     (driver.0 < toolkit.0).then(|| {
         format!(
@@ -204,7 +219,7 @@ pub fn cuda_of_version(v: &str) -> Option<(u32, u32)> {
 
 /// `cuDriverGetVersion`'s 13000 → (13, 0).
 pub fn cuda_of_driver_int(v: i32) -> Option<(u32, u32)> {
-    (v > 0).then(|| ((v / 1000) as u32, ((v % 1000) / 10) as u32))
+    (v > 0).then_some(((v / 1000) as u32, ((v % 1000) / 10) as u32))
 }
 
 #[cfg(test)]
@@ -221,12 +236,20 @@ mod tests {
         assert_eq!(fit.problem, None);
         let kinds: Vec<_> = fit.targets.iter().map(|t| t.fit.clone()).collect();
         assert_eq!(kinds, [Fit::No, Fit::Sass, Fit::PtxJit]);
-        assert!(fit.targets[0].reason.contains("another major"), "{:?}", fit.targets[0]);
+        assert!(
+            fit.targets[0].reason.contains("another major"),
+            "{:?}",
+            fit.targets[0]
+        );
     }
 
     #[test]
     fn a100_and_rtx30_take_sm80_sass_within_the_major() {
-        for cc in [ComputeCapability::new(8, 0), ComputeCapability::new(8, 6), ComputeCapability::new(8, 9)] {
+        for cc in [
+            ComputeCapability::new(8, 0),
+            ComputeCapability::new(8, 6),
+            ComputeCapability::new(8, 9),
+        ] {
             let fit = check(MODULE, cc, Some((13, 0)), Some((13, 0)));
             assert_eq!(fit.chosen.as_deref(), Some("sm_80"), "{cc}");
         }
@@ -247,9 +270,18 @@ mod tests {
     fn ptx_too_new_for_the_driver() {
         // CUDA 13.0 PTX (ISA 9.0) on a CUDA 12.8 driver (ISA 8.7), on a GPU
         // only the PTX could serve.
-        let fit = check(MODULE, ComputeCapability::new(12, 0), Some((12, 8)), Some((13, 0)));
+        let fit = check(
+            MODULE,
+            ComputeCapability::new(12, 0),
+            Some((12, 8)),
+            Some((13, 0)),
+        );
         assert_eq!(fit.problem, Some("ptx-too-new-for-driver"));
-        assert!(fit.targets[2].reason.contains("CUDA 13.0"), "{:?}", fit.targets[2]);
+        assert!(
+            fit.targets[2].reason.contains("CUDA 13.0"),
+            "{:?}",
+            fit.targets[2]
+        );
     }
 
     #[test]
@@ -258,18 +290,35 @@ mod tests {
         assert_eq!(fit.problem, Some("no-kernel-image-for-device"));
         assert_eq!(fit.chosen, None);
         // ... and runs on Turing itself.
-        let t4 = check(&["sm_75"], ComputeCapability::new(7, 5), Some((13, 0)), Some((13, 0)));
+        let t4 = check(
+            &["sm_75"],
+            ComputeCapability::new(7, 5),
+            Some((13, 0)),
+            Some((13, 0)),
+        );
         assert_eq!(t4.chosen.as_deref(), Some("sm_75"));
     }
 
     #[test]
     fn arch_specific_and_family_targets() {
-        assert_eq!(check(&["sm_90a"], CC90, None, None).chosen.as_deref(), Some("sm_90a"));
+        assert_eq!(
+            check(&["sm_90a"], CC90, None, None).chosen.as_deref(),
+            Some("sm_90a")
+        );
         let cc100 = ComputeCapability::new(10, 0);
         let cc103 = ComputeCapability::new(10, 3);
-        assert_eq!(check(&["sm_90a", "compute_90a"], cc100, None, None).problem, Some("no-kernel-image-for-device"));
-        assert_eq!(check(&["sm_100f"], cc103, None, None).chosen.as_deref(), Some("sm_100f"));
-        assert_eq!(check(&["sm_103f"], cc100, None, None).problem, Some("no-kernel-image-for-device"));
+        assert_eq!(
+            check(&["sm_90a", "compute_90a"], cc100, None, None).problem,
+            Some("no-kernel-image-for-device")
+        );
+        assert_eq!(
+            check(&["sm_100f"], cc103, None, None).chosen.as_deref(),
+            Some("sm_100f")
+        );
+        assert_eq!(
+            check(&["sm_103f"], cc100, None, None).problem,
+            Some("no-kernel-image-for-device")
+        );
     }
 
     #[test]
@@ -277,7 +326,10 @@ mod tests {
         let fit = check(&["sm_90"], CC90, Some((12, 4)), Some((13, 0)));
         assert_eq!(fit.problem, Some("driver-too-old"));
         // Minor-version compatibility: 13.2-built SASS on a 13.0 driver runs.
-        assert_eq!(check(&["sm_90"], CC90, Some((13, 0)), Some((13, 2))).problem, None);
+        assert_eq!(
+            check(&["sm_90"], CC90, Some((13, 0)), Some((13, 2))).problem,
+            None
+        );
     }
 
     #[test]

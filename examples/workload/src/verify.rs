@@ -59,7 +59,9 @@ pub fn exact(gpu: &[f32], reference: impl Fn(usize) -> f32, what: &str) -> Check
         if g.to_bits() != r.to_bits() && !(g == 0.0 && r == 0.0) {
             check.failures += 1;
             check.max_abs_error = check.max_abs_error.max((g as f64 - r as f64).abs());
-            check.first_failure.get_or_insert_with(|| format!("element {i}: GPU {g:e}, CPU {r:e}"));
+            check
+                .first_failure
+                .get_or_insert_with(|| format!("element {i}: GPU {g:e}, CPU {r:e}"));
         }
     }
     check
@@ -79,12 +81,13 @@ pub fn saxpy_ref<'a>(alpha: f32, x: &'a [f32], y: &'a [f32]) -> impl Fn(usize) -
 /// per f32 accumulator before everything is folded in f64
 /// (+8 covers the remainder loop and the float4 lanes' own additions).
 pub fn check_sum(gpu: f64, x: &[f32], chain: u64) -> Check {
-    let (exact, abs): (f64, f64) = x
-        .iter()
-        .fold((0.0, 0.0), |(s, a), &v| (s + v as f64, a + (v as f64).abs()));
+    let (exact, abs): (f64, f64) = x.iter().fold((0.0, 0.0), |(s, a), &v| {
+        (s + v as f64, a + (v as f64).abs())
+    });
     let tol = (chain.max(1) + 8) as f64 * f32::EPSILON as f64 * abs;
     let err = (gpu - exact).abs();
-    let failed = !(err <= tol);
+    // NaN compares false: a NaN result fails.
+    let failed = !within(err, tol);
     Check {
         compared: 1,
         failures: failed as u64,
@@ -126,10 +129,12 @@ pub fn check_gemm(
     let entries: Vec<(usize, usize)> = match samples {
         None => (0..n * n).map(|e| (e / n, e % n)).collect(),
         Some(s) => {
-            let mut state = 0x5DEE_CE66_Du64;
+            let mut state = 0x0005_DEEC_E66D_u64;
             (0..s)
                 .map(|_| {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     let e = (state >> 33) as usize % (n * n);
                     (e / n, e % n)
                 })
@@ -152,13 +157,17 @@ pub fn check_gemm(
         max_abs_error: 0.0,
         tolerance: format!(
             "|c - f64 dot| <= {rel:.3e} * sum_k |a_ik b_kj| (K * 2^-23{})",
-            if precision == GemmPrecision::Tf32 { " + 2 * 2^-11 TF32 input rounding" } else { "" }
+            if precision == GemmPrecision::Tf32 {
+                " + 2 * 2^-11 TF32 input rounding"
+            } else {
+                ""
+            }
         ),
         first_failure: None,
     };
     for (i, j, dot, err, tol) in results {
         check.max_abs_error = check.max_abs_error.max(err);
-        if !(err <= tol) {
+        if !within(err, tol) {
             check.failures += 1;
             check.first_failure.get_or_insert_with(|| {
                 format!("C[{i}][{j}]: GPU {:e}, CPU (f64) {dot:e}", c[i * n + j])
@@ -168,9 +177,19 @@ pub fn check_gemm(
     check
 }
 
+/// `err <= tol`, false for NaN.
+fn within(err: f64, tol: f64) -> bool {
+    matches!(
+        err.partial_cmp(&tol),
+        Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+    )
+}
+
 /// Maps over items on every core (the GEMM references are a billion MACs).
 fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(32);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(32);
     let chunk = items.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
         let handles: Vec<_> = items
@@ -227,7 +246,11 @@ mod tests {
     fn saxpy_reference_is_fused() {
         let x = random_vec(4096, 3);
         let y = random_vec(4096, 4);
-        let fused: Vec<f32> = x.iter().zip(&y).map(|(&a, &b)| 2.5f32.mul_add(a, b)).collect();
+        let fused: Vec<f32> = x
+            .iter()
+            .zip(&y)
+            .map(|(&a, &b)| 2.5f32.mul_add(a, b))
+            .collect();
         assert!(exact(&fused, saxpy_ref(2.5, &x, &y), "fmaf").passed());
         // An unfused GPU result would differ somewhere: the check notices.
         let unfused: Vec<f32> = x.iter().zip(&y).map(|(&a, &b)| 2.5f32 * a + b).collect();

@@ -46,8 +46,12 @@ fn stderr(o: &Output) -> String {
 }
 
 fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("--json printed invalid JSON ({e}):\n{}", String::from_utf8_lossy(&o.stdout)))
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "--json printed invalid JSON ({e}):\n{}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
 }
 
 fn assert_no_panic(o: &Output) {
@@ -68,7 +72,9 @@ fn without_a_gpu_exits_fast_with_the_driver_diagnosis() {
         assert_eq!(out.status.code(), Some(3), "{args:?}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(
-            DRIVER_LAYER.iter().any(|c| err.contains(&format!("error[{c}]"))),
+            DRIVER_LAYER
+                .iter()
+                .any(|c| err.contains(&format!("error[{c}]"))),
             "{args:?}: no driver-layer diagnosis in:\n{err}"
         );
         if args == ["--json"] {
@@ -82,7 +88,11 @@ fn without_a_gpu_exits_fast_with_the_driver_diagnosis() {
 
 #[test]
 fn empty_or_invalid_visible_devices_is_refused() {
-    for (value, needle) in [("", "set but empty"), ("abc", "first entry `abc`"), ("-1", "first entry `-1`")] {
+    for (value, needle) in [
+        ("", "set but empty"),
+        ("abc", "first entry `abc`"),
+        ("-1", "first entry `-1`"),
+    ] {
         let (out, took) = run(&["--json"], &[("CUDA_VISIBLE_DEVICES", value)]);
         assert_no_panic(&out);
         assert!(took < Duration::from_secs(2), "{value:?} took {took:?}");
@@ -90,7 +100,10 @@ fn empty_or_invalid_visible_devices_is_refused() {
         let j = json(&out);
         assert_eq!(j["error"]["code"], "no-device-visible", "{value:?}");
         assert!(stderr(&out).contains(needle), "{value:?}: {}", stderr(&out));
-        assert!(j["results"].as_array().unwrap().is_empty(), "nothing may run");
+        assert!(
+            j["results"].as_array().unwrap().is_empty(),
+            "nothing may run"
+        );
     }
 }
 
@@ -114,7 +127,10 @@ fn bad_sizes_are_refused_before_the_driver() {
         assert!(took < Duration::from_secs(2), "{args:?}");
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         let err = stderr(&out);
-        assert!(err.contains(needle), "{args:?}: expected {needle:?} in:\n{err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected {needle:?} in:\n{err}"
+        );
         assert!(err.contains("help:"), "{args:?}: no help line:\n{err}");
     }
 }
@@ -151,7 +167,9 @@ fn gpu_quick_run_verifies_vector_add() {
 #[test]
 fn gpu_missing_device_index_is_refused() {
     if !gpu_machine() {
-        eprintln!("skipped gpu_missing_device_index_is_refused: needs a GPU (CARGO_CUDA_TEST_GPU=1)");
+        eprintln!(
+            "skipped gpu_missing_device_index_is_refused: needs a GPU (CARGO_CUDA_TEST_GPU=1)"
+        );
         return;
     }
     let (out, _) = run(&["--quick", "--json", "--device", "99"], &[]);
@@ -163,7 +181,9 @@ fn gpu_missing_device_index_is_refused() {
 #[test]
 fn gpu_mismatched_module_is_diagnosed() {
     if !gpu_machine() {
-        eprintln!("skipped gpu_mismatched_module_is_diagnosed: needs a GPU (CARGO_CUDA_TEST_GPU=1)");
+        eprintln!(
+            "skipped gpu_mismatched_module_is_diagnosed: needs a GPU (CARGO_CUDA_TEST_GPU=1)"
+        );
         return;
     }
     let (out, _) = run(&["--force-arch-mismatch", "--json"], &[]);
@@ -175,6 +195,9 @@ fn gpu_mismatched_module_is_diagnosed() {
         return;
     }
     assert_eq!(j["arch_mismatch"]["agreed"], true, "{}", j["arch_mismatch"]);
-    assert_eq!(j["arch_mismatch"]["predicted"], "no-kernel-image-for-device");
+    assert_eq!(
+        j["arch_mismatch"]["predicted"],
+        "no-kernel-image-for-device"
+    );
     assert!(stderr(&out).contains("no-kernel-image-for-device"));
 }
