@@ -48,6 +48,17 @@ install_set() {
   rm -rf "$dest.old"
 }
 
+# libclang, for cuda-build's typed launchers (feature "launchers").
+if ! ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so'; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    echo "test.sh: installing libclang-dev (typed launchers)" >&2
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libclang-dev >/dev/null
+  else
+    echo "test.sh: libclang is missing: install libclang-dev (or set LIBCLANG_PATH)" >&2
+    exit 1
+  fi
+fi
+
 for name in cu13 cu12 cu11 mixed; do
   install_set "$name" "${sets[$name]}"
 done

@@ -59,9 +59,15 @@ impl Fx {
         let mut v: Vec<String> = self
             .take_log()
             .iter()
-            .filter_map(|l| l.split_whitespace().find(|a| a.ends_with(".cu")).map(|a| {
-                Path::new(a).file_name().unwrap().to_string_lossy().into_owned()
-            }))
+            .filter_map(|l| {
+                l.split_whitespace().find(|a| a.ends_with(".cu")).map(|a| {
+                    Path::new(a)
+                        .file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+            })
             .collect();
         v.sort();
         v
@@ -130,7 +136,10 @@ const ALL: &[&str] = &[
 ];
 
 fn kernel<'a>(a: &'a Artifacts, module: &str) -> &'a cuda_build::compile::KernelArtifact {
-    a.kernels.iter().find(|k| k.module == module).unwrap_or_else(|| panic!("no kernel module {module}"))
+    a.kernels
+        .iter()
+        .find(|k| k.module == module)
+        .unwrap_or_else(|| panic!("no kernel module {module}"))
 }
 
 /// Compiles the generated module with rustc, so its format is checked for real.
@@ -158,12 +167,18 @@ fn rustc_accepts(module: &Path, use_line: &str) {
         Duration::from_secs(120),
     )
     .expect("rustc runs");
-    assert!(out.status.success(), "generated module does not compile:\n{}", out.combined());
+    assert!(
+        out.status.success(),
+        "generated module does not compile:\n{}",
+        out.combined()
+    );
 }
 
 #[test]
 fn fatbin_holds_exactly_the_planned_archs() {
-    let Some(fx) = fixture(&["vector_add.cu", "reduction.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu", "reduction.cu"]) else {
+        return;
+    };
     let a = fx.build().dir("cu").arch("80;90").try_compile().unwrap();
     assert_eq!(a.stats.compiled, 2);
     assert_eq!(a.toolkit_version.as_deref(), Some("13.0.88"));
@@ -185,26 +200,41 @@ fn fatbin_holds_exactly_the_planned_archs() {
     let r = kernel(&a, "reduction");
     let mut entries = r.entries.clone();
     entries.sort();
-    assert_eq!(entries, ["reduce_sum_1024", "reduce_sum_256", "reduce_sum_512"]);
+    assert_eq!(
+        entries,
+        ["reduce_sum_1024", "reduce_sum_256", "reduce_sum_512"]
+    );
 
     let text = std::fs::read_to_string(&a.module).unwrap();
     assert_eq!(a.module, fx.out().join("kernels.rs"));
-    assert!(text.contains("pub const TOOLKIT_VERSION: &str = \"13.0.88\";"), "{text}");
+    assert!(
+        text.contains("pub const TOOLKIT_VERSION: &str = \"13.0.88\";"),
+        "{text}"
+    );
     assert!(text.contains("pub const ARCHS: &[&str] = &[\"sm_80\", \"sm_90\", \"compute_90\"];"));
     assert!(text.contains("pub mod vector_add {"));
     assert!(text.contains("pub const SOURCE: &str = \"cu/vector_add.cu\";"));
     assert!(text.contains("pub const KIND: &str = \"fatbin\";"));
     assert!(text.contains("pub const ENTRIES: &[&str] = &[\"vectorAdd\"];"));
-    rustc_accepts(&a.module, "vector_add::IMAGE.len() + vector_add::ENTRIES.len() + ARCHS.len()");
+    rustc_accepts(
+        &a.module,
+        "vector_add::IMAGE.len() + vector_add::ENTRIES.len() + ARCHS.len()",
+    );
 }
 
 #[test]
 fn arch_specific_targets_are_recorded() {
-    let Some(fx) = fixture(&["saxpy.cu"]) else { return };
+    let Some(fx) = fixture(&["saxpy.cu"]) else {
+        return;
+    };
     let a = fx.build().dir("cu").arch("90a").try_compile().unwrap();
     let k = kernel(&a, "saxpy");
     let bytes = std::fs::read(&k.output).unwrap();
-    let mut names: Vec<String> = inspect::read_fatbin(&bytes).unwrap().iter().map(|e| e.target_name()).collect();
+    let mut names: Vec<String> = inspect::read_fatbin(&bytes)
+        .unwrap()
+        .iter()
+        .map(|e| e.target_name())
+        .collect();
     names.sort();
     let mut planned = a.plan.as_ref().unwrap().targets_display();
     planned.sort();
@@ -214,8 +244,16 @@ fn arch_specific_targets_are_recorded() {
 
 #[test]
 fn ptx_has_target_version_and_entries() {
-    let Some(fx) = fixture(&["saxpy.cu"]) else { return };
-    let a = fx.build().dir("cu").arch("80;90").output(OutputKind::Ptx).try_compile().unwrap();
+    let Some(fx) = fixture(&["saxpy.cu"]) else {
+        return;
+    };
+    let a = fx
+        .build()
+        .dir("cu")
+        .arch("80;90")
+        .output(OutputKind::Ptx)
+        .try_compile()
+        .unwrap();
     let k = kernel(&a, "saxpy");
     assert_eq!(k.output.extension().unwrap(), "ptx");
     let info = inspect::read_ptx(&std::fs::read_to_string(&k.output).unwrap());
@@ -231,10 +269,22 @@ fn ptx_has_target_version_and_entries() {
 
 #[test]
 fn one_cubin_per_real_arch() {
-    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
-    let a = fx.build().dir("cu").arch("80;90a").output(OutputKind::Cubin).try_compile().unwrap();
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
+    let a = fx
+        .build()
+        .dir("cu")
+        .arch("80;90a")
+        .output(OutputKind::Cubin)
+        .try_compile()
+        .unwrap();
     let k = kernel(&a, "vector_add");
-    let names: Vec<String> = k.outputs.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = k
+        .outputs
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(names, ["vector_add.sm_80.cubin", "vector_add.sm_90a.cubin"]);
     let c80 = inspect::read_cubin(&std::fs::read(&k.outputs[0]).unwrap()).unwrap();
     let c90 = inspect::read_cubin(&std::fs::read(&k.outputs[1]).unwrap()).unwrap();
@@ -244,19 +294,34 @@ fn one_cubin_per_real_arch() {
     assert_eq!(k.output, k.outputs[1], "IMAGE is the highest arch");
     let text = std::fs::read_to_string(&a.module).unwrap();
     assert!(text.contains("pub const CUBINS: &[(&str, &[u8])] = &[(\"sm_80\", include_bytes!("));
-    rustc_accepts(&a.module, "vector_add::CUBINS.len() + vector_add::IMAGE.len()");
+    rustc_accepts(
+        &a.module,
+        "vector_add::CUBINS.len() + vector_add::IMAGE.len()",
+    );
 }
 
 fn ar_members(lib: &Path) -> Vec<String> {
-    let out = cuda_build::process::run("ar", ["t".as_ref(), lib.as_os_str()], Duration::from_secs(30)).unwrap();
+    let out = cuda_build::process::run(
+        "ar",
+        ["t".as_ref(), lib.as_os_str()],
+        Duration::from_secs(30),
+    )
+    .unwrap();
     assert!(out.status.success());
     out.stdout.lines().map(str::to_string).collect()
 }
 
 #[test]
 fn static_library_with_and_without_rdc() {
-    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else { return };
-    let a = fx.build().dir("cu").output(OutputKind::StaticLib).try_compile().unwrap();
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else {
+        return;
+    };
+    let a = fx
+        .build()
+        .dir("cu")
+        .output(OutputKind::StaticLib)
+        .try_compile()
+        .unwrap();
     let lib = a.library.clone().unwrap();
     assert_eq!(lib.file_name().unwrap(), "libkernels.a");
     let mut m = ar_members(&lib);
@@ -265,7 +330,14 @@ fn static_library_with_and_without_rdc() {
     // The host object embeds the device code; its kernels are read from it.
     assert_eq!(kernel(&a, "vector_add").entries, ["vectorAdd"]);
 
-    let b = fx.build().dir("cu").output(OutputKind::StaticLib).rdc(true).module_name("rdc").try_compile().unwrap();
+    let b = fx
+        .build()
+        .dir("cu")
+        .output(OutputKind::StaticLib)
+        .rdc(true)
+        .module_name("rdc")
+        .try_compile()
+        .unwrap();
     let mut m = ar_members(b.library.as_ref().unwrap());
     m.sort();
     assert_eq!(m, ["rdc_dlink.o", "saxpy.o", "vector_add.o"]);
@@ -275,7 +347,13 @@ fn static_library_with_and_without_rdc() {
 
 #[test]
 fn incremental_noop_touch_and_header_edit() {
-    let kernels = ["vector_add.cu", "saxpy.cu", "nbody.cu", "stencil.cu", "transpose.cu"];
+    let kernels = [
+        "vector_add.cu",
+        "saxpy.cu",
+        "nbody.cu",
+        "stencil.cu",
+        "transpose.cu",
+    ];
     let Some(fx) = fixture(&kernels) else { return };
     let a = fx.build().dir("cu").try_compile().unwrap();
     assert_eq!(a.stats.compiled, 5);
@@ -286,12 +364,16 @@ fn incremental_noop_touch_and_header_edit() {
     let a = fx.build().dir("cu").try_compile().unwrap();
     assert_eq!(fx.take_log(), Vec::<String>::new());
     assert_eq!(a.stats.up_to_date, 5);
-    assert_eq!(std::fs::metadata(&a.module).unwrap().modified().unwrap(), module_mtime);
+    assert_eq!(
+        std::fs::metadata(&a.module).unwrap().modified().unwrap(),
+        module_mtime
+    );
 
     // A header touched but not changed: still nothing to compile.
     let header = fx.pkg().join("cu/include/vec_math.cuh");
     let f = std::fs::File::options().write(true).open(&header).unwrap();
-    f.set_modified(std::time::SystemTime::now() + Duration::from_secs(3)).unwrap();
+    f.set_modified(std::time::SystemTime::now() + Duration::from_secs(3))
+        .unwrap();
     drop(f);
     let a = fx.build().dir("cu").try_compile().unwrap();
     assert_eq!(fx.take_log(), Vec::<String>::new());
@@ -306,7 +388,11 @@ fn incremental_noop_touch_and_header_edit() {
     assert_eq!((a.stats.compiled, a.stats.up_to_date), (2, 3));
 
     // A flag change recompiles everything; so does NVCC_APPEND_FLAGS (nvcc reads it itself).
-    fx.build().dir("cu").define("EXTRA", "1").try_compile().unwrap();
+    fx.build()
+        .dir("cu")
+        .define("EXTRA", "1")
+        .try_compile()
+        .unwrap();
     assert_eq!(fx.compiled().len(), 5);
     let env = fx.env().set(Var::NvccAppendFlags, "-DAPPENDED=1");
     fx.build().dir("cu").env(env).try_compile().unwrap();
@@ -319,10 +405,16 @@ fn incremental_noop_touch_and_header_edit() {
 
 #[test]
 fn cache_serves_a_clean_build_and_a_second_checkout() {
-    let Some(fx) = fixture(&["vector_add.cu", "histogram.cu", "softmax.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu", "histogram.cu", "softmax.cu"]) else {
+        return;
+    };
     let first = fx.build().dir("cu").try_compile().unwrap();
     assert_eq!(first.stats.compiled, 3);
-    let before: Vec<Vec<u8>> = first.kernels.iter().map(|k| std::fs::read(&k.output).unwrap()).collect();
+    let before: Vec<Vec<u8>> = first
+        .kernels
+        .iter()
+        .map(|k| std::fs::read(&k.output).unwrap())
+        .collect();
     fx.take_log();
 
     // `cargo clean`: OUT_DIR is gone.
@@ -330,7 +422,11 @@ fn cache_serves_a_clean_build_and_a_second_checkout() {
     let again = fx.build().dir("cu").try_compile().unwrap();
     assert_eq!(fx.take_log(), Vec::<String>::new(), "no nvcc after clean");
     assert_eq!(again.stats.from_cache, 3);
-    let after: Vec<Vec<u8>> = again.kernels.iter().map(|k| std::fs::read(&k.output).unwrap()).collect();
+    let after: Vec<Vec<u8>> = again
+        .kernels
+        .iter()
+        .map(|k| std::fs::read(&k.output).unwrap())
+        .collect();
     assert_eq!(before, after);
     assert_eq!(again.kernels[0].entries, first.kernels[0].entries);
 
@@ -338,8 +434,18 @@ fn cache_serves_a_clean_build_and_a_second_checkout() {
     let other = fx.root().join("checkout2");
     copy_dir(&fx.pkg(), &other);
     let env = Env::empty().set(Var::CargoManifestDir, &other);
-    let b = fx.build().env(env).out_dir(fx.root().join("out2")).dir("cu").try_compile().unwrap();
-    assert_eq!(fx.take_log(), Vec::<String>::new(), "no nvcc for a second checkout");
+    let b = fx
+        .build()
+        .env(env)
+        .out_dir(fx.root().join("out2"))
+        .dir("cu")
+        .try_compile()
+        .unwrap();
+    assert_eq!(
+        fx.take_log(),
+        Vec::<String>::new(),
+        "no nvcc for a second checkout"
+    );
     assert_eq!(b.stats.from_cache, 3);
 
     // CUDA_BUILD_NO_CACHE=1 turns it off.
@@ -351,7 +457,9 @@ fn cache_serves_a_clean_build_and_a_second_checkout() {
 
 #[test]
 fn corrupt_cache_entry_is_not_trusted() {
-    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
     fx.build().dir("cu").try_compile().unwrap();
     // Damage every cached fatbin (same length, different bytes), as a torn write would.
     let mut damaged = 0;
@@ -390,30 +498,53 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn two_builds_of_the_same_source_at_once() {
-    let Some(fx) = fixture(&["sgemm.cu", "scan.cu"]) else { return };
+    let Some(fx) = fixture(&["sgemm.cu", "scan.cu"]) else {
+        return;
+    };
     let results: Vec<Artifacts> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..3)
             .map(|i| {
                 let fx = &fx;
-                s.spawn(move || fx.build().dir("cu").out_dir(fx.root().join(format!("par{i}"))).try_compile().unwrap())
+                s.spawn(move || {
+                    fx.build()
+                        .dir("cu")
+                        .out_dir(fx.root().join(format!("par{i}")))
+                        .try_compile()
+                        .unwrap()
+                })
             })
             .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let first: Vec<Vec<u8>> = results[0].kernels.iter().map(|k| std::fs::read(&k.output).unwrap()).collect();
+    let first: Vec<Vec<u8>> = results[0]
+        .kernels
+        .iter()
+        .map(|k| std::fs::read(&k.output).unwrap())
+        .collect();
     for r in &results[1..] {
-        let these: Vec<Vec<u8>> = r.kernels.iter().map(|k| std::fs::read(&k.output).unwrap()).collect();
+        let these: Vec<Vec<u8>> = r
+            .kernels
+            .iter()
+            .map(|k| std::fs::read(&k.output).unwrap())
+            .collect();
         assert_eq!(these, first);
     }
     // The cache holds complete entries only, and no temporaries.
     assert!(walk(&fx.cache().join("v1/tmp")).is_empty());
-    let a = fx.build().dir("cu").out_dir(fx.root().join("after")).try_compile().unwrap();
+    let a = fx
+        .build()
+        .dir("cu")
+        .out_dir(fx.root().join("after"))
+        .try_compile()
+        .unwrap();
     assert_eq!(a.stats.from_cache, 2);
 }
 
 #[test]
 fn progress_events_reach_the_side_channel() {
-    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else {
+        return;
+    };
     let p = fx.root().join("progress.jsonl");
     let env = fx.env().set(Var::CargoCudaProgress, &p);
     fx.build().dir("cu").env(env.clone()).try_compile().unwrap();
@@ -427,13 +558,17 @@ fn progress_events_reach_the_side_channel() {
     assert_eq!(events.iter().filter(|e| **e == "start").count(), 2);
     assert_eq!(events.iter().filter(|e| **e == "done").count(), 2);
     assert_eq!(events.iter().filter(|e| **e == "cached").count(), 2);
-    assert!(lines.iter().all(|v| v["total"] == 2 && v["archs"] == "sm_90,compute_90"));
+    assert!(lines
+        .iter()
+        .all(|v| v["total"] == 2 && v["archs"] == "sm_90,compute_90"));
     assert!(lines.iter().any(|v| v["file"] == "cu/saxpy.cu"));
 }
 
 #[test]
 fn per_file_flags_and_arch() {
-    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else {
+        return;
+    };
     let a = fx
         .build()
         .dir("cu")
@@ -447,7 +582,12 @@ fn per_file_flags_and_arch() {
     let va = log.iter().find(|l| l.contains("vector_add.cu")).unwrap();
     let sx = log.iter().find(|l| l.contains("saxpy.cu")).unwrap();
     assert!(va.contains("-DONLY_HERE=1") && !sx.contains("-DONLY_HERE=1"));
-    let e = fx.build().dir("cu").file_flag("cu/nope.cu", "-G").try_compile().unwrap_err();
+    let e = fx
+        .build()
+        .dir("cu")
+        .file_flag("cu/nope.cu", "-G")
+        .try_compile()
+        .unwrap_err();
     assert_eq!(e.code, "source-not-found");
 }
 
@@ -455,7 +595,11 @@ fn per_file_flags_and_arch() {
 fn warnings_are_deduplicated() {
     let Some(fx) = fixture(&[]) else { return };
     let hdr = fx.pkg().join("cu/include/warn.cuh");
-    std::fs::write(&hdr, "#pragma once\n__device__ inline int w() { int unused_var; return 1; }\n").unwrap();
+    std::fs::write(
+        &hdr,
+        "#pragma once\n__device__ inline int w() { int unused_var; return 1; }\n",
+    )
+    .unwrap();
     for n in ["a", "b"] {
         std::fs::write(
             fx.pkg().join(format!("cu/{n}.cu")),
@@ -464,15 +608,24 @@ fn warnings_are_deduplicated() {
         .unwrap();
     }
     let a = fx.build().dir("cu").try_compile().unwrap();
-    let w: Vec<&String> = a.warnings.iter().filter(|w| w.contains("unused_var")).collect();
+    let w: Vec<&String> = a
+        .warnings
+        .iter()
+        .filter(|w| w.contains("unused_var"))
+        .collect();
     assert_eq!(w.len(), 1, "{:?}", a.warnings);
     assert!(w[0].contains("warn.cuh"), "{w:?}");
 }
 
 #[test]
 fn docs_rs_without_toolkit_gives_an_empty_module() {
-    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
-    let env = fx.env().set(Var::DocsRs, "1").set(Var::Path, "/nonexistent");
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
+    let env = fx
+        .env()
+        .set(Var::DocsRs, "1")
+        .set(Var::Path, "/nonexistent");
     let a = Build::new()
         .env(env)
         .out_dir(fx.out())
@@ -482,7 +635,10 @@ fn docs_rs_without_toolkit_gives_an_empty_module() {
         .unwrap();
     assert!(a.kernels.is_empty() && a.toolkit_version.is_none());
     let text = std::fs::read_to_string(&a.module).unwrap();
-    assert!(text.contains("pub const IMAGE: &[u8] = &[];") && text.contains("pub const ENTRIES: &[&str] = &[];"));
+    assert!(
+        text.contains("pub const IMAGE: &[u8] = &[];")
+            && text.contains("pub const ENTRIES: &[&str] = &[];")
+    );
     rustc_accepts(&a.module, "vector_add::IMAGE.len() + TOOLKIT_VERSION.len()");
     // Without DOCS_RS the same setup is an error, not an empty module.
     let e = Build::new()
@@ -502,7 +658,10 @@ fn missing_source_and_empty_dir() {
     let Some(fx) = fixture(&[]) else { return };
     let e = fx.build().file("cu/missing.cu").try_compile().unwrap_err();
     assert_eq!(e.code, "source-not-found");
-    assert!(e.message.contains("missing.cu") && e.message.contains("does not exist"), "{e}");
+    assert!(
+        e.message.contains("missing.cu") && e.message.contains("does not exist"),
+        "{e}"
+    );
     let e = fx.build().dir("cu").try_compile().unwrap_err();
     assert_eq!(e.code, "no-cuda-sources");
     assert!(e.message.contains("holds no .cu files"), "{e}");
@@ -511,16 +670,32 @@ fn missing_source_and_empty_dir() {
 
 #[test]
 fn syntax_error_shows_file_line_and_command() {
-    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
-    std::fs::write(fx.pkg().join("cu/bad.cu"), "extern \"C\" __global__ void k(float* x) {\n  x[0] = 1.0f\n}\n").unwrap();
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
+    std::fs::write(
+        fx.pkg().join("cu/bad.cu"),
+        "extern \"C\" __global__ void k(float* x) {\n  x[0] = 1.0f\n}\n",
+    )
+    .unwrap();
     let e = fx.build().dir("cu").try_compile().unwrap_err();
     assert_eq!(e.code, "nvcc-failed");
     assert!(e.message.contains("cu/bad.cu"), "{e}");
     let shown = e.to_string();
-    assert!(shown.contains("bad.cu(3): error: expected a \";\""), "{shown}");
-    assert!(shown.contains("command: ") && shown.contains("-fatbin") && shown.contains("bad.cu"), "{shown}");
+    assert!(
+        shown.contains("bad.cu(3): error: expected a \";\""),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("command: ") && shown.contains("-fatbin") && shown.contains("bad.cu"),
+        "{shown}"
+    );
     // The good source was still built and recorded: fixing bad.cu compiles only it.
-    std::fs::write(fx.pkg().join("cu/bad.cu"), "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }\n").unwrap();
+    std::fs::write(
+        fx.pkg().join("cu/bad.cu"),
+        "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }\n",
+    )
+    .unwrap();
     fx.take_log();
     let a = fx.build().dir("cu").try_compile().unwrap();
     assert_eq!(fx.compiled(), ["bad.cu"]);
@@ -531,14 +706,29 @@ fn syntax_error_shows_file_line_and_command() {
 
 #[test]
 fn missing_include_dir_and_rejected_flag() {
-    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
-    let e = fx.build().dir("cu").include("no/such/dir").try_compile().unwrap_err();
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
+    let e = fx
+        .build()
+        .dir("cu")
+        .include("no/such/dir")
+        .try_compile()
+        .unwrap_err();
     assert_eq!(e.code, "include-dir-missing");
     assert!(e.message.contains("no/such/dir"), "{e}");
-    let e = fx.build().dir("cu").flag("--no-such-flag").try_compile().unwrap_err();
+    let e = fx
+        .build()
+        .dir("cu")
+        .flag("--no-such-flag")
+        .try_compile()
+        .unwrap_err();
     assert_eq!(e.code, "nvcc-failed");
     let shown = e.to_string();
-    assert!(shown.contains("--no-such-flag") && shown.contains("Unknown option"), "{shown}");
+    assert!(
+        shown.contains("--no-such-flag") && shown.contains("Unknown option"),
+        "{shown}"
+    );
 }
 
 /// A tmpfs mounted for the test (root only); unmounted on drop.
@@ -548,7 +738,14 @@ impl Mount {
         std::fs::create_dir_all(at).ok()?;
         let out = cuda_build::process::run(
             "mount",
-            ["-t".as_ref(), "tmpfs".as_ref(), "-o".as_ref(), opts.as_ref(), "tmpfs".as_ref(), at.as_os_str()],
+            [
+                "-t".as_ref(),
+                "tmpfs".as_ref(),
+                "-o".as_ref(),
+                opts.as_ref(),
+                "tmpfs".as_ref(),
+                at.as_os_str(),
+            ],
             Duration::from_secs(10),
         )
         .ok()?;
@@ -563,7 +760,9 @@ impl Drop for Mount {
 
 #[test]
 fn unwritable_out_dir() {
-    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
     use std::os::unix::fs::PermissionsExt;
     let ro = fx.root().join("ro");
     std::fs::create_dir_all(&ro).unwrap();
@@ -581,17 +780,32 @@ fn unwritable_out_dir() {
     } else {
         None
     };
-    let e = fx.build().dir("cu").out_dir(ro.join("out")).try_compile().unwrap_err();
+    let e = fx
+        .build()
+        .dir("cu")
+        .out_dir(ro.join("out"))
+        .try_compile()
+        .unwrap_err();
     assert_eq!(e.code, "out-dir-not-writable", "{e}");
     assert!(e.message.contains(&*ro.to_string_lossy()), "{e}");
-    assert!(fx.take_log().is_empty(), "nothing compiled into a directory that cannot take it");
+    assert!(
+        fx.take_log().is_empty(),
+        "nothing compiled into a directory that cannot take it"
+    );
 }
 
 #[test]
 fn disk_full_is_reported_and_leaves_nothing_trusted() {
-    let Some(fx) = fixture(&["sgemm.cu"]) else { return };
+    let Some(fx) = fixture(&["sgemm.cu"]) else {
+        return;
+    };
     // Simulated ENOSPC on our own writes (works without root).
-    let e = fx.build().dir("cu").simulate_write_error(28).try_compile().unwrap_err();
+    let e = fx
+        .build()
+        .dir("cu")
+        .simulate_write_error(28)
+        .try_compile()
+        .unwrap_err();
     assert_eq!(e.code, "disk-full", "{e}");
     assert!(e.message.contains("no space left on device"), "{e}");
     assert!(!fx.out().join("kernels.rs").exists());
@@ -603,10 +817,19 @@ fn disk_full_is_reported_and_leaves_nothing_trusted() {
         eprintln!("real ENOSPC part skipped: cannot mount a tmpfs here (needs root)");
         return;
     };
-    let e = fx.build().dir("cu").out_dir(&small).no_cache().try_compile().unwrap_err();
+    let e = fx
+        .build()
+        .dir("cu")
+        .out_dir(&small)
+        .no_cache()
+        .try_compile()
+        .unwrap_err();
     let shown = e.to_string();
     assert_eq!(e.code, "disk-full", "{shown}");
-    assert!(shown.contains("sgemm.cu") && shown.contains("command: "), "{shown}");
+    assert!(
+        shown.contains("sgemm.cu") && shown.contains("command: "),
+        "{shown}"
+    );
     // Nothing half-written is left where a later build would trust it.
     let leftovers: Vec<PathBuf> = walk(&small)
         .into_iter()
@@ -617,28 +840,57 @@ fn disk_full_is_reported_and_leaves_nothing_trusted() {
 
 #[test]
 fn sccache_style_wrapper_runs_nvcc() {
-    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
     let wlog = fx.root().join("wrapper.log");
     let wrapper = fx.root().join("bin/fake-sccache");
-    workspace_tests::write_script(&wrapper, &format!("echo \"$1\" >> '{}'\nexec \"$@\"", wlog.display()));
+    workspace_tests::write_script(
+        &wrapper,
+        &format!("echo \"$1\" >> '{}'\nexec \"$@\"", wlog.display()),
+    );
     let env = fx.env().set(Var::CudaBuildWrapper, &wrapper);
-    let a = fx.build().dir("cu").env(env).no_cache().try_compile().unwrap();
+    let a = fx
+        .build()
+        .dir("cu")
+        .env(env)
+        .no_cache()
+        .try_compile()
+        .unwrap();
     assert_eq!(a.stats.compiled, 1);
     let logged = std::fs::read_to_string(&wlog).unwrap();
-    assert_eq!(logged.trim(), fx.tk.nvcc.to_string_lossy(), "the wrapper was given nvcc as its first argument");
+    assert_eq!(
+        logged.trim(),
+        fx.tk.nvcc.to_string_lossy(),
+        "the wrapper was given nvcc as its first argument"
+    );
     let _ = &fx.real_root;
 }
 
 #[test]
 fn glob_exclude_and_colliding_stems() {
-    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu", "scan.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu", "scan.cu"]) else {
+        return;
+    };
     std::fs::create_dir_all(fx.pkg().join("cu/more")).unwrap();
-    std::fs::write(fx.pkg().join("cu/more/saxpy.cu"), "extern \"C\" __global__ void other(){}\n").unwrap();
-    let a = fx.build().glob("cu/**/*.cu").exclude("scan.cu").try_compile().unwrap();
+    std::fs::write(
+        fx.pkg().join("cu/more/saxpy.cu"),
+        "extern \"C\" __global__ void other(){}\n",
+    )
+    .unwrap();
+    let a = fx
+        .build()
+        .glob("cu/**/*.cu")
+        .exclude("scan.cu")
+        .try_compile()
+        .unwrap();
     let mut mods: Vec<&str> = a.kernels.iter().map(|k| k.module.as_str()).collect();
     mods.sort();
     assert_eq!(mods, ["cu_saxpy", "more_saxpy", "vector_add"]);
-    rustc_accepts(&a.module, "cu_saxpy::ENTRIES.len() + more_saxpy::ENTRIES.len()");
+    rustc_accepts(
+        &a.module,
+        "cu_saxpy::ENTRIES.len() + more_saxpy::ENTRIES.len()",
+    );
 }
 
 #[test]
@@ -647,7 +899,11 @@ fn full_fixture_set_builds() {
     let a = fx.build().dir("cu").arch("80;90").try_compile().unwrap();
     assert_eq!(a.kernels.len(), ALL.len());
     for k in &a.kernels {
-        assert!(!k.entries.is_empty(), "{} has no kernels", k.source.display());
+        assert!(
+            !k.entries.is_empty(),
+            "{} has no kernels",
+            k.source.display()
+        );
         let e = inspect::read_fatbin(&std::fs::read(&k.output).unwrap()).unwrap();
         assert_eq!(e.len(), 3, "{}", k.source.display());
     }
@@ -656,7 +912,9 @@ fn full_fixture_set_builds() {
 
 #[test]
 fn typed_launchers_are_spliced_into_the_module_when_asked() {
-    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else {
+        return;
+    };
     // Off by default: feature unification must not change a module nobody asked to change.
     let a = fx.build().dir("cu").try_compile().unwrap();
     let plain = std::fs::read_to_string(&a.module).unwrap();
@@ -668,7 +926,10 @@ fn typed_launchers_are_spliced_into_the_module_when_asked() {
             let va = &va[..va.find("\n}\n").unwrap()];
             assert!(va.contains("pub unsafe fn vector_add("), "{va}");
             let sx = &text[text.find("pub mod saxpy {").unwrap()..];
-            assert!(sx.contains("pub unsafe fn saxpy(") && sx.contains("pub unsafe fn daxpy("), "{sx}");
+            assert!(
+                sx.contains("pub unsafe fn saxpy(") && sx.contains("pub unsafe fn daxpy("),
+                "{sx}"
+            );
             // The second run takes the launchers from the manifest: nothing compiled, same text.
             let b = fx.build().dir("cu").launchers(true).try_compile().unwrap();
             assert_eq!(b.stats.up_to_date, 2);

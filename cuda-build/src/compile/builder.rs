@@ -366,6 +366,9 @@ struct Run<'b> {
     warnings: std::sync::Mutex<Vec<String>>,
 }
 
+/// Extra arguments of one nvcc call, and its output's role (file name in the cache).
+type Call = (Vec<OsString>, String);
+
 /// One source to build.
 struct Job {
     source: PathBuf,
@@ -376,7 +379,7 @@ struct Job {
     /// Arguments shared by every nvcc call for this source (no output, no arch for cubins).
     args: Vec<OsString>,
     /// Per-call extra arguments and the output role (file name in the cache).
-    calls: Vec<(Vec<OsString>, String)>,
+    calls: Vec<Call>,
     /// Final output path for each role.
     outputs: Vec<(String, PathBuf)>,
     flags_key: String,
@@ -399,8 +402,7 @@ static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn is_plain_name(s: &str) -> bool {
     !s.is_empty()
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
@@ -426,18 +428,21 @@ impl<'b> Run<'b> {
         let out_dir = match (&b.out_dir, env.get_os(Var::OutDir)) {
             (Some(d), _) => d.clone(),
             (None, Some(d)) if !d.is_empty() => PathBuf::from(d),
-            _ => {
-                return Err(Error::new(
-                    "out-dir-unset",
-                    "OUT_DIR is not set, so there is nowhere to put the compiled kernels",
-                )
-                .with_help("call cuda_build::Build from build.rs (cargo sets OUT_DIR), or set Build::out_dir"))
-            }
+            _ => return Err(Error::new(
+                "out-dir-unset",
+                "OUT_DIR is not set, so there is nowhere to put the compiled kernels",
+            )
+            .with_help(
+                "call cuda_build::Build from build.rs (cargo sets OUT_DIR), or set Build::out_dir",
+            )),
         };
         if !is_plain_name(&b.module_name) {
             return Err(Error::new(
                 "invalid-module-name",
-                format!("module name `{}` must be letters, digits, `_` or `-`", b.module_name.escape_debug()),
+                format!(
+                    "module name `{}` must be letters, digits, `_` or `-`",
+                    b.module_name.escape_debug()
+                ),
             )
             .with_help("pass a plain name to Build::module_name, e.g. \"kernels\""));
         }
@@ -476,14 +481,20 @@ impl<'b> Run<'b> {
     /// A write to OUT_DIR, honouring the injected fault.
     fn write_out(&self, path: &Path, bytes: &[u8]) -> Result<(), Error> {
         if let Some(errno) = self.b.write_fault {
-            return Err(nvcc::write_error(path, &std::io::Error::from_raw_os_error(errno)));
+            return Err(nvcc::write_error(
+                path,
+                &std::io::Error::from_raw_os_error(errno),
+            ));
         }
         crate::fsutil::write_atomic(path, bytes).map_err(|e| nvcc::write_error(path, &e))
     }
 
     fn copy_out(&self, from: &Path, to: &Path) -> Result<(), Error> {
         if let Some(errno) = self.b.write_fault {
-            return Err(nvcc::write_error(to, &std::io::Error::from_raw_os_error(errno)));
+            return Err(nvcc::write_error(
+                to,
+                &std::io::Error::from_raw_os_error(errno),
+            ));
         }
         crate::fsutil::copy_atomic(from, to).map_err(|e| nvcc::write_error(to, &e))
     }
@@ -508,7 +519,7 @@ impl<'b> Run<'b> {
         }
     }
 
-    fn from_key_path(&self, s: &str, tk: &Toolkit) -> PathBuf {
+    fn resolve_key_path(&self, s: &str, tk: &Toolkit) -> PathBuf {
         if let Some(rel) = s.strip_prefix("$ROOT/") {
             self.base.join(rel)
         } else if let Some(rel) = s.strip_prefix("$CUDA/") {
@@ -551,7 +562,10 @@ impl<'b> Run<'b> {
             if !srcs.files.contains(&p) {
                 return Err(Error::new(
                     "source-not-found",
-                    format!("Build::file_flag/file_arch names `{}`, which is not one of the sources", p.display()),
+                    format!(
+                        "Build::file_flag/file_arch names `{}`, which is not one of the sources",
+                        p.display()
+                    ),
                 )
                 .with_help("use the same path as in Build::file / dir / glob"));
             }
@@ -595,7 +609,12 @@ impl<'b> Run<'b> {
 
         let mut jobs = Vec::new();
         for (source, name) in srcs.files.iter().zip(&names) {
-            let plan = match b.file_archs.iter().rev().find(|(f, _)| self.base.join(f) == *source) {
+            let plan = match b
+                .file_archs
+                .iter()
+                .rev()
+                .find(|(f, _)| self.base.join(f) == *source)
+            {
                 Some((_, arch)) => {
                     let inputs = ArchInputs {
                         explicit: Some(arch.clone()),
@@ -632,16 +651,25 @@ impl<'b> Run<'b> {
 
         // nvcc's --threads for multi-arch sources when there are fewer sources than slots.
         let capacity = limiter.capacity().max(1);
-        let threads = if pending.is_empty() { 1 } else { (capacity / pending.len()).max(1) };
+        let threads = if pending.is_empty() {
+            1
+        } else {
+            (capacity / pending.len()).max(1)
+        };
         let tasks: Vec<Task<'_, Result<JobDone, Error>>> = pending
             .iter()
             .map(|&i| {
                 let job = &jobs[i];
-                let (this, tk, runner, progress, cache) = (&self, &tk, &runner, &progress, cache.as_ref());
+                let (this, tk, runner, progress, cache) =
+                    (&self, &tk, &runner, &progress, cache.as_ref());
                 Box::new(move || {
                     progress.event(Event::Start, &job.display, &job.archs.join(","));
                     let r = this.compile_job(tk, job, runner, cache, threads);
-                    let ev = if r.is_ok() { Event::Done } else { Event::Failed };
+                    let ev = if r.is_ok() {
+                        Event::Done
+                    } else {
+                        Event::Failed
+                    };
                     progress.event(ev, &job.display, &job.archs.join(","));
                     r
                 }) as Task<'_, Result<JobDone, Error>>
@@ -676,7 +704,8 @@ impl<'b> Run<'b> {
                             all_archs.push(a.clone());
                         }
                     }
-                    let outputs: Vec<PathBuf> = job.outputs.iter().map(|(_, p)| p.clone()).collect();
+                    let outputs: Vec<PathBuf> =
+                        job.outputs.iter().map(|(_, p)| p.clone()).collect();
                     kernels.push(KernelArtifact {
                         source: job.source.clone(),
                         output: outputs.last().cloned().unwrap_or_default(),
@@ -726,7 +755,12 @@ impl<'b> Run<'b> {
     }
 
     /// Writes the manifest unless nothing changed (a no-op run writes nothing).
-    fn save_manifest(&self, path: &Path, manifest: &Manifest, loaded: &Manifest) -> Result<(), Error> {
+    fn save_manifest(
+        &self,
+        path: &Path,
+        manifest: &Manifest,
+        loaded: &Manifest,
+    ) -> Result<(), Error> {
         if manifest == loaded && path.is_file() && self.b.write_fault.is_none() {
             return Ok(());
         }
@@ -744,7 +778,9 @@ impl<'b> Run<'b> {
     fn write_module(&self, text: &str) -> Result<PathBuf, Error> {
         let path = self.out_dir.join(format!("{}.rs", self.b.module_name));
         // Rewriting identical text would still bump the mtime and make rustc rebuild the crate.
-        if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) || self.b.write_fault.is_some() {
+        if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes())
+            || self.b.write_fault.is_some()
+        {
             self.write_out(&path, text.as_bytes())?;
         }
         Ok(path)
@@ -754,7 +790,13 @@ impl<'b> Run<'b> {
     /// [`crate::launchers::generate`] and spliced into each source's module;
     /// remembered in the manifest so a no-op run does not parse again.
     #[cfg(feature = "launchers")]
-    fn splice_launchers(&self, sources: &[PathBuf], includes: &[PathBuf], items: &mut [ModuleItem], manifest: &mut Manifest) -> Result<(), Error> {
+    fn splice_launchers(
+        &self,
+        sources: &[PathBuf],
+        includes: &[PathBuf],
+        items: &mut [ModuleItem],
+        manifest: &mut Manifest,
+    ) -> Result<(), Error> {
         use super::manifest::LaunchersStamp;
         if !self.b.launchers {
             manifest.launchers = None;
@@ -763,7 +805,13 @@ impl<'b> Run<'b> {
         let mut k = KeyHasher::new("cuda-build launchers v1");
         for s in sources {
             k.str(&s.to_string_lossy());
-            k.str(manifest.sources.get(s).map(|e| e.key.as_str()).unwrap_or(""));
+            k.str(
+                manifest
+                    .sources
+                    .get(s)
+                    .map(|e| e.key.as_str())
+                    .unwrap_or(""),
+            );
         }
         for i in includes {
             k.str(&i.to_string_lossy());
@@ -800,19 +848,32 @@ impl<'b> Run<'b> {
     }
 
     #[cfg(not(feature = "launchers"))]
-    fn splice_launchers(&self, _sources: &[PathBuf], _includes: &[PathBuf], _items: &mut [ModuleItem], _manifest: &mut Manifest) -> Result<(), Error> {
+    fn splice_launchers(
+        &self,
+        _sources: &[PathBuf],
+        _includes: &[PathBuf],
+        _items: &mut [ModuleItem],
+        _manifest: &mut Manifest,
+    ) -> Result<(), Error> {
         if self.b.launchers {
             return Err(Error::new(
                 "launchers-feature-off",
                 "Build::launchers(true) needs cuda-build's `launchers` feature, which is off",
             )
-            .with_help("depend on cuda-build with `features = [\"launchers\"]` in [build-dependencies]"));
+            .with_help(
+                "depend on cuda-build with `features = [\"launchers\"]` in [build-dependencies]",
+            ));
         }
         Ok(())
     }
 
     /// No toolkit on docs.rs: a module with the right shape and empty images.
-    fn docs_rs_module(&self, sources: &[PathBuf], names: &[String], why: &Error) -> Result<Artifacts, Error> {
+    fn docs_rs_module(
+        &self,
+        sources: &[PathBuf],
+        names: &[String],
+        why: &Error,
+    ) -> Result<Artifacts, Error> {
         self.cargo(&format!("warning=cuda-build: no CUDA toolkit on docs.rs ({}); generating an empty kernel module", why.message));
         if let Err(e) = std::fs::create_dir_all(&self.out_dir) {
             return Err(nvcc::write_error(&self.out_dir, &e));
@@ -842,7 +903,13 @@ impl<'b> Run<'b> {
 
     /// The arch plan, remembered in the manifest when it depends only on
     /// settings (not on detected GPUs), so a no-op run starts no nvcc.
-    fn plan(&self, tk: &Toolkit, inputs: &ArchInputs, manifest: &mut Manifest, cache: Option<&Cache>) -> Result<ArchPlan, Error> {
+    fn plan(
+        &self,
+        tk: &Toolkit,
+        inputs: &ArchInputs,
+        manifest: &mut Manifest,
+        cache: Option<&Cache>,
+    ) -> Result<ArchPlan, Error> {
         let mut k = KeyHasher::new("plan");
         k.str(&tk.nvcc.to_string_lossy());
         if let Ok(m) = std::fs::metadata(&tk.nvcc) {
@@ -875,7 +942,14 @@ impl<'b> Run<'b> {
         Ok(plan)
     }
 
-    fn job(&self, tk: &Toolkit, source: &Path, name: &str, plan: ArchPlan, includes: &[PathBuf]) -> Result<Job, Error> {
+    fn job(
+        &self,
+        tk: &Toolkit,
+        source: &Path,
+        name: &str,
+        plan: ArchPlan,
+        includes: &[PathBuf],
+    ) -> Result<Job, Error> {
         let b = self.b;
         let stem = name;
         let mut args: Vec<OsString> = Vec::new();
@@ -916,23 +990,48 @@ impl<'b> Run<'b> {
         let top = plan
             .ptx
             .or_else(|| plan.sass.last().copied())
-            .ok_or_else(|| Error::new("arch-invalid", "the arch plan has no targets").with_help("set Build::arch, e.g. \"90\""))?;
+            .ok_or_else(|| {
+                Error::new("arch-invalid", "the arch plan has no targets")
+                    .with_help("set Build::arch, e.g. \"90\"")
+            })?;
         let dir = &self.out_root;
-        let (calls, outputs, archs): (Vec<(Vec<OsString>, String)>, Vec<(String, PathBuf)>, Vec<String>) = match b.output {
+        let (calls, outputs, archs): (Vec<Call>, Vec<(String, PathBuf)>, Vec<String>) = match b
+            .output
+        {
             OutputKind::Ptx => (
-                vec![(vec!["-ptx".into(), format!("-arch={}", top.compute_name()).into()], "out.ptx".into())],
+                vec![(
+                    vec![
+                        "-ptx".into(),
+                        format!("-arch={}", top.compute_name()).into(),
+                    ],
+                    "out.ptx".into(),
+                )],
                 vec![("out.ptx".into(), dir.join(format!("{stem}.ptx")))],
                 vec![top.compute_name()],
             ),
             OutputKind::Cubin => {
-                let sass: Vec<Arch> = if plan.sass.is_empty() { vec![top] } else { plan.sass.clone() };
+                let sass: Vec<Arch> = if plan.sass.is_empty() {
+                    vec![top]
+                } else {
+                    plan.sass.clone()
+                };
                 let calls = sass
                     .iter()
-                    .map(|a| (vec!["-cubin".into(), format!("-arch={}", a.sm_name()).into()], format!("{}.cubin", a.sm_name())))
+                    .map(|a| {
+                        (
+                            vec!["-cubin".into(), format!("-arch={}", a.sm_name()).into()],
+                            format!("{}.cubin", a.sm_name()),
+                        )
+                    })
                     .collect();
                 let outputs = sass
                     .iter()
-                    .map(|a| (format!("{}.cubin", a.sm_name()), dir.join(format!("{stem}.{}.cubin", a.sm_name()))))
+                    .map(|a| {
+                        (
+                            format!("{}.cubin", a.sm_name()),
+                            dir.join(format!("{stem}.{}.cubin", a.sm_name())),
+                        )
+                    })
                     .collect();
                 (calls, outputs, sass.iter().map(Arch::sm_name).collect())
             }
@@ -1011,11 +1110,20 @@ impl<'b> Run<'b> {
     }
 
     /// Up to date, or restored from the cache; None when nvcc must run.
-    fn reuse(&self, tk: &Toolkit, job: &Job, old: Option<&Entry>, cache: Option<&Cache>) -> Option<Result<JobDone, Error>> {
+    fn reuse(
+        &self,
+        tk: &Toolkit,
+        job: &Job,
+        old: Option<&Entry>,
+        cache: Option<&Cache>,
+    ) -> Option<Result<JobDone, Error>> {
         let old = old.filter(|e| e.flags_key == job.flags_key);
         if let Some(e) = old {
             let outputs_ok = e.outputs.len() == job.outputs.len()
-                && e.outputs.iter().zip(&job.outputs).all(|(s, (_, p))| s.path == *p && s.output_unchanged());
+                && e.outputs
+                    .iter()
+                    .zip(&job.outputs)
+                    .all(|(s, (_, p))| s.path == *p && s.output_unchanged());
             if outputs_ok && e.deps.iter().all(|d| d.input_unchanged(&self.hashes)) {
                 let mut entry = e.clone();
                 // Refresh stamps of touched-but-unchanged files so the next run is cheap again.
@@ -1034,7 +1142,11 @@ impl<'b> Run<'b> {
             Some(e) => e.deps.iter().map(|d| d.path.clone()).collect(),
             None => {
                 let k1 = self.deps_key(tk, job)?;
-                cache.deps_index(&k1)?.iter().map(|s| self.from_key_path(s, tk)).collect()
+                cache
+                    .deps_index(&k1)?
+                    .iter()
+                    .map(|s| self.resolve_key_path(s, tk))
+                    .collect()
             }
         };
         if deps.first() != Some(&job.source) {
@@ -1066,9 +1178,18 @@ impl<'b> Run<'b> {
         }))
     }
 
-    fn compile_job(&self, tk: &Toolkit, job: &Job, runner: &Runner, cache: Option<&Cache>, threads: usize) -> Result<JobDone, Error> {
+    fn compile_job(
+        &self,
+        tk: &Toolkit,
+        job: &Job,
+        runner: &Runner,
+        cache: Option<&Cache>,
+        threads: usize,
+    ) -> Result<JobDone, Error> {
         let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = self.out_root.join(format!(".tmp-{}-{}-{n}", job.name, std::process::id()));
+        let tmp = self
+            .out_root
+            .join(format!(".tmp-{}-{}-{n}", job.name, std::process::id()));
         std::fs::create_dir_all(&tmp).map_err(|e| nvcc::write_error(&tmp, &e))?;
         let r = self.compile_in(tk, job, runner, cache, threads, &tmp);
         let _ = std::fs::remove_dir_all(&tmp);
@@ -1076,7 +1197,15 @@ impl<'b> Run<'b> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn compile_in(&self, tk: &Toolkit, job: &Job, runner: &Runner, cache: Option<&Cache>, threads: usize, tmp: &Path) -> Result<JobDone, Error> {
+    fn compile_in(
+        &self,
+        tk: &Toolkit,
+        job: &Job,
+        runner: &Runner,
+        cache: Option<&Cache>,
+        threads: usize,
+        tmp: &Path,
+    ) -> Result<JobDone, Error> {
         let depfile = tmp.join("deps.d");
         let mut stderr_all = String::new();
         for (i, (extra, role)) in job.calls.iter().enumerate() {
@@ -1112,27 +1241,38 @@ impl<'b> Run<'b> {
         let (entries, archs) = self.inspect(job, tmp);
         let key = self.full_key(tk, job, &deps);
         if let Some(cache) = cache {
-            let files: Vec<(String, PathBuf)> = job.outputs.iter().map(|(r, _)| (r.clone(), tmp.join(r))).collect();
+            let files: Vec<(String, PathBuf)> = job
+                .outputs
+                .iter()
+                .map(|(r, _)| (r.clone(), tmp.join(r)))
+                .collect();
             let meta = ObjectMeta {
                 files: Vec::new(),
                 entries: entries.clone(),
                 archs: archs.clone(),
                 stderr: stderr_all.clone(),
             };
-            let stored = cache.put(&key, &files, meta).and_then(|()| match self.deps_key(tk, job) {
-                Some(k1) => {
-                    let list: Vec<String> = deps.iter().map(|d| self.key_path(d, tk)).collect();
-                    cache.put_deps_index(&k1, &list)
-                }
-                None => Ok(()),
-            });
+            let stored =
+                cache
+                    .put(&key, &files, meta)
+                    .and_then(|()| match self.deps_key(tk, job) {
+                        Some(k1) => {
+                            let list: Vec<String> =
+                                deps.iter().map(|d| self.key_path(d, tk)).collect();
+                            cache.put_deps_index(&k1, &list)
+                        }
+                        None => Ok(()),
+                    });
             if let Err(e) = stored {
                 self.warn(format!("cuda-build: could not store `{}` in the kernel cache ({e}); the build goes on without it", job.display));
             }
         }
         for (role, path) in &job.outputs {
             if let Some(errno) = self.b.write_fault {
-                return Err(nvcc::write_error(path, &std::io::Error::from_raw_os_error(errno)));
+                return Err(nvcc::write_error(
+                    path,
+                    &std::io::Error::from_raw_os_error(errno),
+                ));
             }
             std::fs::rename(tmp.join(role), path).map_err(|e| nvcc::write_error(path, &e))?;
         }
@@ -1173,7 +1313,10 @@ impl<'b> Run<'b> {
                 }
                 (entries, job.archs.clone())
             }
-            OutputKind::Fatbin => (inspect::fatbin_kernels(&read("out.fatbin")), job.archs.clone()),
+            OutputKind::Fatbin => (
+                inspect::fatbin_kernels(&read("out.fatbin")),
+                job.archs.clone(),
+            ),
             OutputKind::StaticLib => {
                 let obj = read("out.o");
                 let entries = inspect::elf_section(&obj, ".nv_fatbin")
@@ -1186,14 +1329,30 @@ impl<'b> Run<'b> {
 
     fn failure(&self, tk: &Toolkit, job: &Job, f: nvcc::Failure) -> Error {
         let (code, message) = if f.timed_out {
-            ("nvcc-timeout", format!("nvcc did not finish compiling `{}` ({})", job.display, f.status))
+            (
+                "nvcc-timeout",
+                format!(
+                    "nvcc did not finish compiling `{}` ({})",
+                    job.display, f.status
+                ),
+            )
         } else if let Some(e) = &f.spawn_error {
-            ("nvcc-not-runnable", format!("nvcc could not be started for `{}`: {e}", job.display))
+            (
+                "nvcc-not-runnable",
+                format!("nvcc could not be started for `{}`: {e}", job.display),
+            )
         } else {
-            ("nvcc-failed", format!("nvcc failed to compile `{}` ({})", job.display, f.status))
+            (
+                "nvcc-failed",
+                format!("nvcc failed to compile `{}` ({})", job.display, f.status),
+            )
         };
         // nvcc's tools say "Could not write file" without the reason; find out whether it is space.
-        if !f.timed_out && f.spawn_error.is_none() && looks_like_write_failure(&f.stderr) && self.out_of_space() {
+        if !f.timed_out
+            && f.spawn_error.is_none()
+            && looks_like_write_failure(&f.stderr)
+            && self.out_of_space()
+        {
             return Error::new(
                 "disk-full",
                 format!("no space left on device while nvcc compiled `{}` into `{}`", job.display, self.out_root.display()),
@@ -1253,7 +1412,14 @@ impl<'b> Run<'b> {
     }
 
     /// Objects → (device link) → `lib<name>.a`, and the cargo link lines.
-    fn link_library(&self, tk: &Toolkit, plan: &ArchPlan, kernels: &[KernelArtifact], runner: &Runner, manifest: &mut Manifest) -> Result<PathBuf, Error> {
+    fn link_library(
+        &self,
+        tk: &Toolkit,
+        plan: &ArchPlan,
+        kernels: &[KernelArtifact],
+        runner: &Runner,
+        manifest: &mut Manifest,
+    ) -> Result<PathBuf, Error> {
         let name = &self.b.module_name;
         let lib = self.out_root.join(format!("lib{name}.a"));
         let mut objects: Vec<PathBuf> = kernels.iter().map(|k| k.output.clone()).collect();
@@ -1270,7 +1436,8 @@ impl<'b> Run<'b> {
         if manifest.library_key.as_deref() != Some(key.as_str()) || !lib.is_file() {
             if self.b.rdc {
                 let dlink = self.out_root.join(format!("{name}_dlink.o"));
-                let mut args: Vec<OsString> = vec!["-dlink".into(), "-Xcompiler".into(), "-fPIC".into()];
+                let mut args: Vec<OsString> =
+                    vec!["-dlink".into(), "-Xcompiler".into(), "-fPIC".into()];
                 args.extend(plan.gencode_flags().into_iter().map(OsString::from));
                 args.extend(objects.iter().map(|o| o.clone().into_os_string()));
                 args.push("-o".into());
@@ -1284,7 +1451,10 @@ impl<'b> Run<'b> {
                 objects.push(dlink);
             }
             if let Some(errno) = self.b.write_fault {
-                return Err(nvcc::write_error(&lib, &std::io::Error::from_raw_os_error(errno)));
+                return Err(nvcc::write_error(
+                    &lib,
+                    &std::io::Error::from_raw_os_error(errno),
+                ));
             }
             let tmp = crate::fsutil::temp_path_for(&lib);
             let mut args: Vec<OsString> = vec!["crs".into(), tmp.clone().into()];
@@ -1297,14 +1467,20 @@ impl<'b> Run<'b> {
                     Ok(o) => o.combined(),
                     Err(e) => e.to_string(),
                 };
-                return Err(Error::new("archive-failed", format!("`ar` could not create `{}`", lib.display()))
-                    .with_detail(detail)
-                    .with_help("install binutils (ar), and check free space in OUT_DIR"));
+                return Err(Error::new(
+                    "archive-failed",
+                    format!("`ar` could not create `{}`", lib.display()),
+                )
+                .with_detail(detail)
+                .with_help("install binutils (ar), and check free space in OUT_DIR"));
             }
             std::fs::rename(&tmp, &lib).map_err(|e| nvcc::write_error(&lib, &e))?;
             manifest.library_key = Some(key);
         }
-        self.cargo(&format!("rustc-link-search=native={}", self.out_root.display()));
+        self.cargo(&format!(
+            "rustc-link-search=native={}",
+            self.out_root.display()
+        ));
         self.cargo(&format!("rustc-link-lib=static={name}"));
         for d in &tk.lib_dirs {
             self.cargo(&format!("rustc-link-search=native={}", d.display()));
@@ -1322,9 +1498,15 @@ impl<'b> Run<'b> {
 
 fn looks_like_write_failure(stderr: &str) -> bool {
     let s = stderr.to_ascii_lowercase();
-    ["could not write", "cannot write", "no space left", "write error", "error writing"]
-        .iter()
-        .any(|p| s.contains(p))
+    [
+        "could not write",
+        "cannot write",
+        "no space left",
+        "write error",
+        "error writing",
+    ]
+    .iter()
+    .any(|p| s.contains(p))
 }
 
 fn stamp_plan(p: &ArchPlan) -> PlanStamp {
@@ -1347,7 +1529,11 @@ fn plan_from_stamp(s: &PlanStamp) -> Option<ArchPlan> {
     .into_iter()
     .find(|x| x.as_str() == s.source)?;
     Some(ArchPlan {
-        sass: s.sass.iter().map(|a| Arch::parse(a).ok()).collect::<Option<_>>()?,
+        sass: s
+            .sass
+            .iter()
+            .map(|a| Arch::parse(a).ok())
+            .collect::<Option<_>>()?,
         ptx: match &s.ptx {
             Some(a) => Some(Arch::parse(a).ok()?),
             None => None,
@@ -1364,7 +1550,12 @@ fn combine(mut failures: Vec<Error>) -> Error {
     }
     let n = failures.len();
     let mut first = failures.remove(0);
-    first.message = format!("{} (and {} more source{} failed)", first.message, n - 1, if n > 2 { "s" } else { "" });
+    first.message = format!(
+        "{} (and {} more source{} failed)",
+        first.message,
+        n - 1,
+        if n > 2 { "s" } else { "" }
+    );
     for e in failures {
         first = first.with_detail(String::new()).with_detail(e.to_string());
     }
@@ -1377,7 +1568,10 @@ mod tests {
 
     #[test]
     fn lexical_normalize() {
-        assert_eq!(normalize(Path::new("/a/bin/..//include/./x.h")), Path::new("/a/include/x.h"));
+        assert_eq!(
+            normalize(Path::new("/a/bin/..//include/./x.h")),
+            Path::new("/a/include/x.h")
+        );
     }
 
     #[test]
@@ -1393,7 +1587,11 @@ mod tests {
 
     #[test]
     fn bad_module_name_and_missing_out_dir() {
-        let e = Build::new().env(Env::empty()).file("x.cu").try_compile().unwrap_err();
+        let e = Build::new()
+            .env(Env::empty())
+            .file("x.cu")
+            .try_compile()
+            .unwrap_err();
         assert_eq!(e.code, "out-dir-unset");
         let e = Build::new()
             .env(Env::empty())
@@ -1406,7 +1604,10 @@ mod tests {
 
     #[test]
     fn several_failures_are_all_reported() {
-        let e = combine(vec![Error::new("nvcc-failed", "a failed"), Error::new("nvcc-failed", "b failed")]);
+        let e = combine(vec![
+            Error::new("nvcc-failed", "a failed"),
+            Error::new("nvcc-failed", "b failed"),
+        ]);
         assert!(e.message.contains("and 1 more source failed"));
         assert!(e.to_string().contains("b failed"));
     }

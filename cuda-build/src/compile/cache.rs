@@ -64,13 +64,22 @@ impl Cache {
 
     /// A small JSON record (`deps` index, remembered `plans`); a torn or
     /// foreign file does not parse and is a miss.
-    pub(crate) fn get_json<T: serde::de::DeserializeOwned>(&self, ns: &str, key: &str) -> Option<T> {
+    pub(crate) fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        ns: &str,
+        key: &str,
+    ) -> Option<T> {
         let path = shard(&self.root.join(ns), key).with_extension("json");
         let bytes = std::fs::read(path).ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 
-    pub(crate) fn put_json<T: serde::Serialize>(&self, ns: &str, key: &str, value: &T) -> io::Result<()> {
+    pub(crate) fn put_json<T: serde::Serialize>(
+        &self,
+        ns: &str,
+        key: &str,
+        value: &T,
+    ) -> io::Result<()> {
         let path = shard(&self.root.join(ns), key).with_extension("json");
         std::fs::create_dir_all(path.parent().unwrap_or(&self.root))?;
         let json = serde_json::to_vec(value).map_err(io::Error::other)?;
@@ -100,10 +109,7 @@ impl Cache {
             let _ = std::fs::remove_dir_all(&dir);
             return None;
         }
-        Some(CachedObject {
-            dir,
-            meta: meta?,
-        })
+        Some(CachedObject { dir, meta: meta? })
     }
 
     /// Stores `files` (name, path of the produced file) under `key`.
@@ -197,13 +203,18 @@ mod tests {
             .unwrap();
         let hit = cache.get("abcdef").expect("hit");
         assert_eq!(hit.meta.entries, ["k"]);
-        assert_eq!(std::fs::read(hit.dir.join("out.fatbin")).unwrap(), b"fatbin bytes");
+        assert_eq!(
+            std::fs::read(hit.dir.join("out.fatbin")).unwrap(),
+            b"fatbin bytes"
+        );
         // A torn file (same size, other bytes) must not be trusted.
         std::fs::write(hit.dir.join("out.fatbin"), b"fatbin bytez").unwrap();
         assert!(cache.get("abcdef").is_none());
         assert!(!hit.dir.exists(), "the damaged entry is removed");
         // No temp directories are left behind.
-        let tmp: Vec<_> = std::fs::read_dir(dir.path().join("v1/tmp")).unwrap().collect();
+        let tmp: Vec<_> = std::fs::read_dir(dir.path().join("v1/tmp"))
+            .unwrap()
+            .collect();
         assert!(tmp.is_empty());
     }
 
@@ -211,7 +222,10 @@ mod tests {
     fn default_dir_precedence() {
         use crate::env::{Env, Var};
         let env = Env::empty().set(Var::Home, "/home/u");
-        assert_eq!(default_dir(&env).unwrap(), Path::new("/home/u/.cache/cuda-build"));
+        assert_eq!(
+            default_dir(&env).unwrap(),
+            Path::new("/home/u/.cache/cuda-build")
+        );
         let env = env.set(Var::XdgCacheHome, "/xdg");
         assert_eq!(default_dir(&env).unwrap(), Path::new("/xdg/cuda-build"));
         let env = env.set(Var::CudaBuildCacheDir, "/c");

@@ -21,7 +21,9 @@ pub(crate) fn plan(env: &Env, tk: &Toolkit, inputs: &ArchInputs) -> Result<ArchP
 
 /// `[package.metadata.cuda]` arch and fallback_arch of the package being
 /// built; a directory without Cargo.toml (a test, a tool) has none.
-pub(crate) fn metadata_arch(manifest_dir: &Path) -> Result<(Option<String>, Option<String>), Error> {
+pub(crate) fn metadata_arch(
+    manifest_dir: &Path,
+) -> Result<(Option<String>, Option<String>), Error> {
     if !manifest_dir.join("Cargo.toml").is_file() {
         return Ok((None, None));
     }
@@ -51,18 +53,25 @@ fn fallback_find_toolkit(env: &Env) -> Result<Toolkit, Error> {
         .find_map(|v| env.get_nonempty(*v))
     {
         PathBuf::from(h).join("bin/nvcc")
-    } else if let Some(p) = env
-        .get_os(Var::Path)
-        .and_then(|p| std::env::split_paths(p).map(|d| d.join("nvcc")).find(|c| c.is_file()))
-    {
+    } else if let Some(p) = env.get_os(Var::Path).and_then(|p| {
+        std::env::split_paths(p)
+            .map(|d| d.join("nvcc"))
+            .find(|c| c.is_file())
+    }) {
         p
     } else {
-        return Err(Error::new("nvcc-not-found", "no CUDA toolkit was found")
-            .with_help("set CUDA_HOME to the toolkit's root directory (the one holding bin/nvcc)"));
+        return Err(
+            Error::new("nvcc-not-found", "no CUDA toolkit was found").with_help(
+                "set CUDA_HOME to the toolkit's root directory (the one holding bin/nvcc)",
+            ),
+        );
     };
     if !nvcc.is_file() {
-        return Err(Error::new("nvcc-not-found", format!("nvcc `{}` does not exist", nvcc.display()))
-            .with_help("set CUDA_HOME to the toolkit's root directory (the one holding bin/nvcc)"));
+        return Err(Error::new(
+            "nvcc-not-found",
+            format!("nvcc `{}` does not exist", nvcc.display()),
+        )
+        .with_help("set CUDA_HOME to the toolkit's root directory (the one holding bin/nvcc)"));
     }
     let out = crate::process::run(&nvcc, ["--version"], std::time::Duration::from_secs(30))
         .map_err(|e| Error::new("nvcc-not-runnable", e.to_string()))?;
@@ -71,7 +80,11 @@ fn fallback_find_toolkit(env: &Env) -> Result<Toolkit, Error> {
         .split(", V")
         .nth(1)
         .and_then(|v| semver::Version::parse(v.split_whitespace().next().unwrap_or("")).ok());
-    let root = nvcc.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    let root = nvcc
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     Ok(Toolkit {
         include_dirs: vec![root.join("include")],
         lib_dirs: vec![root.join("lib64"), root.join("lib")]

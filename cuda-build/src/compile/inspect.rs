@@ -106,7 +106,8 @@ struct Section {
 }
 
 fn u16_at(d: &[u8], off: usize) -> Option<u16> {
-    d.get(off..off + 2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+    d.get(off..off + 2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
 }
 fn u32_at(d: &[u8], off: usize) -> Option<u32> {
     d.get(off..off + 4)

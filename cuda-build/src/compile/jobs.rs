@@ -26,7 +26,8 @@ impl Limiter {
         static CLIENT: OnceLock<Option<jobserver::Client>> = OnceLock::new();
         // SAFETY: the descriptors are only taken from the inherited environment
         // once per process (cached), and `check_pipe` verifies they are a pipe.
-        let client = CLIENT.get_or_init(|| unsafe { jobserver::Client::from_env_ext(true) }.client.ok());
+        let client =
+            CLIENT.get_or_init(|| unsafe { jobserver::Client::from_env_ext(true) }.client.ok());
         match client {
             Some(c) => Limiter::Jobserver(c.clone()),
             None => Limiter::Fixed(fixed_limit(env)),
@@ -142,7 +143,10 @@ pub(crate) fn run_all<'a, T: Send + 'static>(tasks: Vec<Task<'a, T>>, limiter: &
         }
         drop(helper);
     });
-    results.into_iter().map(|r| r.expect("every task ran")).collect()
+    results
+        .into_iter()
+        .map(|r| r.expect("every task ran"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -56,7 +56,9 @@ impl Stamp {
     pub(crate) fn input_unchanged(&self, hashes: &FileHashes) -> bool {
         match stat(&self.path) {
             Some((size, mtime)) if size == self.size && mtime == self.mtime_ns => true,
-            Some((size, _)) if size == self.size => hashes.get(&self.path).is_some_and(|h| h == self.sha),
+            Some((size, _)) if size == self.size => {
+                hashes.get(&self.path).is_some_and(|h| h == self.sha)
+            }
             _ => false,
         }
     }
@@ -144,7 +146,8 @@ mod tests {
         assert!(s.input_unchanged(&FileHashes::default()));
         // Same content, new mtime.
         let f = std::fs::File::options().write(true).open(&p).unwrap();
-        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
         assert!(s.input_unchanged(&FileHashes::default()));
         std::fs::write(&p, "#pragma twice\n").unwrap();
         assert!(!s.input_unchanged(&FileHashes::default()));

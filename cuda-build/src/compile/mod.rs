@@ -2,10 +2,8 @@
 //! cargo's jobserver, incremental, cached, with a generated Rust module.
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     cuda_build::compile::Build::new().dir("cu").std("17").compile();
-//! }
+//! // build.rs (in `fn main`)
+//! cuda_build::compile::Build::new().dir("cu").std("17").compile();
 //! ```
 //! ```ignore
 //! // src/lib.rs

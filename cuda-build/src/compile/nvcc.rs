@@ -109,7 +109,12 @@ impl Runner {
                 true,
                 None,
             )),
-            Err(e) => Err(fail("not started".into(), String::new(), false, Some(e.to_string()))),
+            Err(e) => Err(fail(
+                "not started".into(),
+                String::new(),
+                false,
+                Some(e.to_string()),
+            )),
         }
     }
 }
@@ -117,7 +122,8 @@ impl Runner {
 /// Quotes an argument for display in a POSIX shell.
 pub(crate) fn quote(s: &str) -> String {
     let safe = !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_=+./,:@%[]".contains(c));
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_=+./,:@%[]".contains(c));
     if safe {
         s.to_string()
     } else {
@@ -164,7 +170,10 @@ mod tests {
 
     #[test]
     fn quoting() {
-        assert_eq!(quote("-gencode=arch=compute_90,code=[sm_90,compute_90]"), "-gencode=arch=compute_90,code=[sm_90,compute_90]");
+        assert_eq!(
+            quote("-gencode=arch=compute_90,code=[sm_90,compute_90]"),
+            "-gencode=arch=compute_90,code=[sm_90,compute_90]"
+        );
         assert_eq!(quote("a b"), "'a b'");
         assert_eq!(quote("it's"), "'it'\\''s'");
         assert_eq!(quote(""), "''");
@@ -183,12 +192,18 @@ mod tests {
     #[test]
     fn warning_lines() {
         let s = "a.cu(3): warning #177-D: variable \"x\" was declared but never referenced\n    int x;\n        ^\n\nRemark: something\n";
-        assert_eq!(warnings(s), ["a.cu(3): warning #177-D: variable \"x\" was declared but never referenced"]);
+        assert_eq!(
+            warnings(s),
+            ["a.cu(3): warning #177-D: variable \"x\" was declared but never referenced"]
+        );
     }
 
     #[test]
     fn enospc_is_disk_full() {
-        let e = write_error(Path::new("/o/k.fatbin"), &std::io::Error::from_raw_os_error(28));
+        let e = write_error(
+            Path::new("/o/k.fatbin"),
+            &std::io::Error::from_raw_os_error(28),
+        );
         assert_eq!(e.code, "disk-full");
         assert!(e.message.contains("/o/k.fatbin"));
     }

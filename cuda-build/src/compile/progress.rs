@@ -75,7 +75,11 @@ impl Progress {
         let mut text = line.to_string();
         text.push('\n');
         let _guard = self.lock.lock();
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
             let _ = f.write_all(text.as_bytes());
         }
     }
@@ -95,7 +99,10 @@ mod tests {
         pr.event(Event::Done, "cu/a.cu", "sm_90");
         pr.event(Event::Cached, "cu/b.cu", "sm_90");
         let text = std::fs::read_to_string(&p).unwrap();
-        let v: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let v: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(v.len(), 3);
         assert_eq!(v[0]["event"], "start");
         assert_eq!(v[0]["done"], 0);

@@ -29,7 +29,11 @@ pub(crate) fn collect(
     for f in files {
         let p = base.join(f);
         if !p.is_file() {
-            let what = if p.is_dir() { "is a directory" } else { "does not exist" };
+            let what = if p.is_dir() {
+                "is a directory"
+            } else {
+                "does not exist"
+            };
             return Err(Error::new(
                 "source-not-found",
                 format!("CUDA source `{}` {what}", p.display()),
@@ -100,7 +104,9 @@ pub(crate) fn collect(
         let rel = f.strip_prefix(base).unwrap_or(f);
         let rel_c = components(rel);
         let name = vec![rel_c.last().cloned().unwrap_or_default()];
-        !excl.iter().any(|e| match_path(e, &rel_c) || match_path(e, &name))
+        !excl
+            .iter()
+            .any(|e| match_path(e, &rel_c) || match_path(e, &name))
     });
     out.sort();
     out.dedup();
@@ -108,7 +114,10 @@ pub(crate) fn collect(
         return Err(Error::new("no-cuda-sources", "no CUDA sources to compile")
             .with_help("add sources with Build::file, Build::dir or Build::glob (or loosen Build::exclude)"));
     }
-    Ok(Sources { files: out, watch_dirs })
+    Ok(Sources {
+        files: out,
+        watch_dirs,
+    })
 }
 
 fn has_source_ext(p: &Path) -> bool {
@@ -118,7 +127,9 @@ fn has_source_ext(p: &Path) -> bool {
 }
 
 fn walk(dir: &Path, f: &mut dyn FnMut(&Path)) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
@@ -161,7 +172,11 @@ pub(crate) fn match_path(pat: &[String], path: &[String]) -> bool {
     match pat.first() {
         None => path.is_empty(),
         Some(p) if p == "**" => (0..=path.len()).any(|i| match_path(&pat[1..], &path[i..])),
-        Some(p) => !path.is_empty() && match_name(p.as_bytes(), path[0].as_bytes()) && match_path(&pat[1..], &path[1..]),
+        Some(p) => {
+            !path.is_empty()
+                && match_name(p.as_bytes(), path[0].as_bytes())
+                && match_path(&pat[1..], &path[1..])
+        }
     }
 }
 
@@ -202,18 +217,31 @@ mod tests {
             std::fs::write(b.join(f), "").unwrap();
         }
         let s = collect(b, &[], &[PathBuf::from("cu")], &[], &["b.cu".into()]).unwrap();
-        let names: Vec<_> = s.files.iter().map(|f| f.strip_prefix(b).unwrap().to_owned()).collect();
-        assert_eq!(names, [PathBuf::from("cu/a.cu"), PathBuf::from("cu/sub/c.cu")]);
+        let names: Vec<_> = s
+            .files
+            .iter()
+            .map(|f| f.strip_prefix(b).unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [PathBuf::from("cu/a.cu"), PathBuf::from("cu/sub/c.cu")]
+        );
         let s = collect(b, &[], &[], &["cu/*.cu".into()], &[]).unwrap();
         assert_eq!(s.files.len(), 2);
-        let e = collect(b, &[], &[], &["cu/*.cpp".into()], &[]).err().unwrap();
+        let e = collect(b, &[], &[], &["cu/*.cpp".into()], &[])
+            .err()
+            .unwrap();
         assert_eq!(e.code, "no-cuda-sources");
         assert!(e.message.contains("cu/*.cpp"));
-        let e = collect(b, &[PathBuf::from("nope.cu")], &[], &[], &[]).err().unwrap();
+        let e = collect(b, &[PathBuf::from("nope.cu")], &[], &[], &[])
+            .err()
+            .unwrap();
         assert_eq!(e.code, "source-not-found");
         assert!(e.message.contains("nope.cu"));
         std::fs::create_dir_all(b.join("empty")).unwrap();
-        let e = collect(b, &[], &[PathBuf::from("empty")], &[], &[]).err().unwrap();
+        let e = collect(b, &[], &[PathBuf::from("empty")], &[], &[])
+            .err()
+            .unwrap();
         assert_eq!(e.code, "no-cuda-sources");
     }
 }
