@@ -94,6 +94,7 @@ fn fixture(kernels: &[&str]) -> Option<Fx> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compile/kernels");
     let pkg = dir.path().join("pkg");
     copy_dir(&src.join("include"), &pkg.join("cu/include"));
+    std::fs::write(pkg.join("Cargo.toml"), "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\n").unwrap();
     for k in kernels {
         std::fs::copy(src.join(k), pkg.join("cu").join(k)).unwrap();
     }
@@ -940,4 +941,130 @@ fn typed_launchers_are_spliced_into_the_module_when_asked() {
         }
         Err(e) => panic!("{e}"),
     }
+}
+
+#[test]
+fn a_hung_nvcc_is_killed_and_leaves_nothing_trusted() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    // An nvcc that writes half an output, then hangs (a killed or wedged compile).
+    let slow = fx.root().join("bin/slow-nvcc");
+    workspace_tests::write_script(
+        &slow,
+        "out=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=\"$2\"; shift; done\nprintf 'half' > \"$out\"\nexec sleep 30",
+    );
+    let mut tk = fx.tk.clone();
+    tk.nvcc = slow;
+    let env = fx.env().set(Var::CudaBuildTimeout, "1");
+    let start = std::time::Instant::now();
+    let e = fx.build().dir("cu").toolkit(tk).env(env).try_compile().unwrap_err();
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert_eq!(e.code, "nvcc-timeout", "{e}");
+    assert!(e.to_string().contains("CUDA_BUILD_TIMEOUT"), "{e}");
+    // Neither OUT_DIR nor the cache holds the half-written file.
+    let kept: Vec<PathBuf> = walk(fx.root())
+        .into_iter()
+        .filter(|p| std::fs::read(p).is_ok_and(|b| b == b"half"))
+        .collect();
+    assert!(kept.is_empty(), "{kept:?}");
+    // The next (working) build compiles for real.
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 1);
+}
+
+#[test]
+fn an_nvcc_that_cannot_start_is_explained() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let mut tk = fx.tk.clone();
+    tk.nvcc = fx.root().join("bin/no-such-nvcc");
+    let e = fx.build().dir("cu").toolkit(tk).try_compile().unwrap_err();
+    assert_eq!(e.code, "nvcc-not-runnable", "{e}");
+    assert!(e.message.contains("no-such-nvcc"), "{e}");
+}
+
+/// Child half of `two_processes_compile_the_same_source_at_once`: a build
+/// script stand-in, configured through `CB_TEST_*` variables.
+#[test]
+#[ignore = "run as a child process by two_processes_compile_the_same_source_at_once"]
+fn child_build_script() {
+    let var = |n: &str| PathBuf::from(std::env::var_os(n).unwrap_or_else(|| panic!("{n} unset")));
+    let nvcc = var("CB_TEST_NVCC");
+    let root = nvcc.parent().unwrap().parent().unwrap().to_path_buf();
+    let tk = Toolkit {
+        root: root.clone(),
+        nvcc,
+        version: Some(semver::Version::new(13, 0, 88)),
+        found_via: FoundVia::Explicit,
+        include_dirs: vec![root.join("include")],
+        lib_dirs: Vec::new(),
+        problems: Vec::new(),
+    };
+    let a = Build::new()
+        .env(Env::empty().set(Var::CargoManifestDir, var("CB_TEST_PKG")))
+        .toolkit(tk)
+        .out_dir(var("CB_TEST_OUT"))
+        .cache_dir(var("CB_TEST_CACHE"))
+        .emit_cargo(false)
+        .arch("90")
+        .dir("cu")
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    println!("CHILD-OK compiled={} cached={}", a.stats.compiled, a.stats.from_cache);
+}
+
+#[test]
+fn two_processes_compile_the_same_source_at_once() {
+    let Some(fx) = fixture(&["sgemm.cu", "conv2d.cu"]) else { return };
+    let exe = std::env::current_exe().unwrap();
+    let outs: Vec<cuda_build::process::Output> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..2)
+            .map(|i| {
+                let (fx, exe) = (&fx, &exe);
+                s.spawn(move || {
+                    let mut cmd = std::process::Command::new(exe);
+                    cmd.args(["--ignored", "--exact", "child_build_script", "--nocapture"])
+                        .env("CB_TEST_NVCC", &fx.real_root.join("bin/nvcc"))
+                        .env("CB_TEST_PKG", fx.pkg())
+                        .env("CB_TEST_OUT", fx.root().join(format!("proc{i}")))
+                        .env("CB_TEST_CACHE", fx.cache());
+                    cuda_build::process::run_command(&mut cmd, Duration::from_secs(300)).unwrap()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for o in &outs {
+        assert!(o.status.success() && o.stdout.contains("CHILD-OK"), "{}", o.combined());
+    }
+    let read = |i: usize| -> Vec<Vec<u8>> {
+        ["sgemm.fatbin", "conv2d.fatbin"]
+            .iter()
+            .map(|f| std::fs::read(fx.root().join(format!("proc{i}/cuda-build/kernels/{f}"))).unwrap())
+            .collect()
+    };
+    assert_eq!(read(0), read(1));
+    assert!(walk(&fx.cache().join("v1/tmp")).is_empty());
+    // The cache entries both wrote are whole: a third build is served from them.
+    let a = fx.build().dir("cu").out_dir(fx.root().join("third")).try_compile().unwrap();
+    assert_eq!(a.stats.from_cache, 2);
+}
+
+#[test]
+fn toolkit_discovered_from_cuda_home() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let env = fx
+        .env()
+        .set(Var::CudaHome, &fx.real_root)
+        .set(Var::CudaBuildCacheDir, fx.cache())
+        .set(Var::CudaArchs, "80");
+    let a = Build::new()
+        .env(env)
+        .out_dir(fx.out())
+        .emit_cargo(false)
+        .dir("cu")
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.toolkit_version.as_deref(), Some("13.0.88"));
+    // CUDA_ARCHS decided the plan (no Build::arch).
+    assert_eq!(kernel(&a, "vector_add").archs, ["sm_80", "compute_80"]);
+    assert!(fx.cache().join("v1/objects").is_dir(), "CUDA_BUILD_CACHE_DIR is honoured");
 }

@@ -155,6 +155,81 @@ fn required_codes_are_documented_and_covered() {
     }
 }
 
+/// Every code that cuda-build or cargo-cuda raises has a long explanation, so
+/// `cargo cuda explain CODE` works for all of them.
+#[test]
+fn every_code_raised_in_the_source_is_documented() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let re = regex::Regex::new(r#"(?:Error::new\(|code:)\s*"([a-z][a-z0-9-]+)""#).unwrap();
+    let mut files = Vec::new();
+    let mut stack = vec![root.join("cuda-build/src"), root.join("cargo-cuda/src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() > 10, "found only {} source files under {}", files.len(), root.display());
+    let mut missing = std::collections::BTreeSet::new();
+    let mut seen = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for c in re.captures_iter(&text) {
+            seen += 1;
+            if codes::lookup(&c[1]).is_none() {
+                missing.insert(format!("{} ({})", &c[1], f.strip_prefix(root).unwrap().display()));
+            }
+        }
+    }
+    assert!(seen > 10, "the pattern found only {seen} codes: is it still right?");
+    assert!(missing.is_empty(), "codes without a CodeDoc in diagnose/codes.rs: {missing:?}");
+}
+
+#[test]
+fn wgmma_on_blackwell_is_not_sent_to_sm_120a() {
+    // wgmma exists only on sm_90a: telling the user to build sm_120a would be wrong.
+    let log = "ptxas error: Instruction 'wgmma.fence' not supported on .target 'sm_120'";
+    let d = &diagnose(log, &Context::default())[0];
+    assert_eq!(d.code, "arch-feature-needs-higher-target");
+    assert!(d.cause.contains("only on sm_90a") && d.cause.contains("sm_120 has no such instruction"), "{}", d.cause);
+    assert!(!d.fix.iter().any(|f| f.contains("sm_120a") || f.contains("120a")), "{:?}", d.fix);
+}
+
+#[test]
+fn wsl_and_device_nodes_shape_fixes() {
+    let mut probe = machine("560.35.03", (12, 6), &[]);
+    probe.platform = Platform { wsl: true, ..Platform::default() };
+    let ctx = Context { probe: Some(probe), ..Context::default() };
+    let d = &diagnose("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", &ctx)[0];
+    assert_eq!(d.code, "driver-not-loaded");
+    assert!(d.fix[0].contains("WSL") && d.fix[0].contains("Windows"), "{:?}", d.fix);
+
+    let mut probe = machine("580.65.06", (13, 0), &[]);
+    probe.platform.device_nodes = vec![cuda_build::probe::DeviceNode {
+        path: PathBuf::from("/dev/nvidia0"),
+        exists: true,
+        readable: false,
+        writable: false,
+    }];
+    let ctx = Context { probe: Some(probe), ..Context::default() };
+    let d = &diagnose("RuntimeError: CUDA error: no CUDA-capable device is detected", &ctx)[0];
+    assert_eq!(d.code, "no-device-visible");
+    assert!(d.fix[0].contains("/dev/nvidia0") && d.fix[0].contains("group"), "{:?}", d.fix);
+}
+
+#[test]
+fn cause_codes_outrank_their_consequences() {
+    let log = "Failed to initialize NVML: Driver/library version mismatch\n\
+               RuntimeError: CUDA error: no CUDA-capable device is detected\n";
+    let found = diagnose(log, &Context::default());
+    assert_eq!(codes_of(&found), vec!["driver-library-mismatch", "no-device-visible"]);
+    assert!(found[1].alternatives.iter().any(|a| a.contains("driver-library-mismatch")));
+}
+
 // ---------------------------------------------------------------- live tools
 
 fn run(cmd: &mut Command) -> String {

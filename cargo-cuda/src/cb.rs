@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 #[allow(unused_imports)] // used by tests
-pub use cuda_build::arch::{Arch, Variant};
+pub use cuda_build::arch::{Arch, ComputeCapability, Variant};
 pub use cuda_build::compat::{
     detect_host_compiler, driver_jits_ptx, driver_runs_sass, host_compiler_ok, Status, Verdict,
 };

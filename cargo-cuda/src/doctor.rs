@@ -552,7 +552,11 @@ fn compat_checks(
         Some(Err(e)) => {
             // Nothing set and nothing detected is a warning here: builds on this
             // machine need a setting, but nothing is incompatible.
-            let status = if e.code == "arch-not-detected" { Status::Warn } else { Status::Fail };
+            let status = if e.code == "arch-not-detected" {
+                Status::Warn
+            } else {
+                Status::Fail
+            };
             let mut c = Check::new("compat.arch", status, e.message.clone()).code(e.code);
             c.fix = e.help.first().cloned();
             c
@@ -596,8 +600,15 @@ fn compat_checks(
 /// The plan for the newest plain arch the toolkit's nvcc lists (e.g. `sm_120`).
 fn newest_arch_plan(session: &Session, t: &Toolkit) -> Option<ArchPlan> {
     let support = cb::NvccArchSupport::query(&t.nvcc, t.version.as_ref(), &session.env);
-    let newest = support.real.iter().filter(|a| a.variant == cb::Variant::Plain).max()?;
-    let overrides = Overrides { arch: Some(newest.to_string()), ..Default::default() };
+    let newest = support
+        .real
+        .iter()
+        .filter(|a| a.variant == cb::Variant::Plain)
+        .max()?;
+    let overrides = Overrides {
+        arch: Some(newest.to_string()),
+        ..Default::default()
+    };
     session.plan(t, &overrides, &ProjectWants::default()).ok()
 }
 
@@ -808,7 +819,13 @@ fn workload_check(opts: &Options, session: &Session, w: Workload<'_>) -> Check {
     };
     let cargo = match crate::workspace::find_cargo(&session.env) {
         Ok(c) => c,
-        Err(e) => return Check::new("run.workload", Status::Skip, format!("skipped: {}", e.message)),
+        Err(e) => {
+            return Check::new(
+                "run.workload",
+                Status::Skip,
+                format!("skipped: {}", e.message),
+            )
+        }
     };
     let mut cmd = std::process::Command::new(&cargo);
     cmd.args(["run", "--release", "-p", "cuda-workload"]);
@@ -922,5 +939,141 @@ pub fn print(report: &Report, style: &Style) {
         println!("{}", style.status(Tone::Bad, "Failed", &summary));
     } else {
         println!("{}", style.status(Tone::Good, "Finished", &summary));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuda_build::probe::{DeviceNode, DriverInfo, GpuInfo, Platform, ProbeMethod};
+
+    fn node(path: &str, exists: bool, rw: bool) -> DeviceNode {
+        DeviceNode {
+            path: path.into(),
+            exists,
+            readable: rw,
+            writable: rw,
+        }
+    }
+
+    fn machine() -> ProbeReport {
+        ProbeReport {
+            driver: Some(DriverInfo {
+                version: Some("580.65.06".into()),
+                cuda_version: Some((13, 0)),
+                found_via: ProbeMethod::DriverApi,
+            }),
+            gpus: vec![GpuInfo {
+                index: 0,
+                name: "NVIDIA H200".into(),
+                compute_capability: cb::ComputeCapability::new(9, 0),
+                total_memory: Some(140 << 30),
+            }],
+            method: Some(ProbeMethod::DriverApi),
+            attempts: vec![],
+            platform: Platform {
+                wsl: false,
+                container: None,
+                device_nodes: vec![
+                    node("/dev/nvidiactl", true, true),
+                    node("/dev/nvidia0", true, true),
+                ],
+                libcuda: Some("/usr/lib/x86_64-linux-gnu/libcuda.so.580.65.06".into()),
+                libcuda_stub: false,
+                kernel_module_version: Some("580.65.06".into()),
+                nvml_version: Some("580.65.06".into()),
+            },
+        }
+    }
+
+    fn status_of(checks: &[Check], id: &str) -> Status {
+        checks
+            .iter()
+            .find(|c| c.id == id)
+            .unwrap_or_else(|| panic!("no {id}"))
+            .status
+    }
+
+    #[test]
+    fn a_healthy_machine_passes_every_driver_check() {
+        let checks = driver_checks(&Env::empty(), &machine(), None);
+        assert!(
+            checks.iter().all(|c| c.status == Status::Pass),
+            "{checks:#?}"
+        );
+        let gpus = checks.iter().find(|c| c.id == "driver.gpus").unwrap();
+        assert!(gpus.evidence[0].contains("NVIDIA H200 (compute capability 9.0)"));
+    }
+
+    #[test]
+    fn no_driver_is_one_failure_with_the_fix_and_the_rest_skip() {
+        let mut m = machine();
+        m.driver = None;
+        m.gpus.clear();
+        m.platform = Platform::default();
+        let min = Some((semver::Version::new(13, 0, 88), "580.65.06"));
+        let checks = driver_checks(&Env::empty(), &m, min);
+        let failed: Vec<_> = checks.iter().filter(|c| c.status == Status::Fail).collect();
+        assert_eq!(failed.len(), 1, "{checks:#?}");
+        assert_eq!(failed[0].id, "driver.kernel-module");
+        assert!(failed[0]
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("580.65.06 or newer for CUDA 13.0"));
+        for id in [
+            "driver.device-nodes",
+            "driver.libcuda",
+            "driver.nvml",
+            "driver.gpus",
+        ] {
+            assert_eq!(status_of(&checks, id), Status::Skip, "{id}");
+        }
+    }
+
+    #[test]
+    fn stub_libcuda_nvml_mismatch_and_denied_nodes_each_fail_with_their_code() {
+        let mut m = machine();
+        m.platform.libcuda = Some("/usr/local/cuda/lib64/stubs/libcuda.so".into());
+        m.platform.libcuda_stub = true;
+        m.platform.nvml_version = Some("580.82.07".into());
+        m.platform.device_nodes[1] = node("/dev/nvidia0", true, false);
+        let checks = driver_checks(&Env::empty(), &m, None);
+        let get = |id: &str| checks.iter().find(|c| c.id == id).unwrap();
+        assert_eq!(get("driver.libcuda").status, Status::Fail);
+        assert_eq!(get("driver.libcuda").code, Some("libcuda-stub"));
+        assert_eq!(get("driver.nvml").status, Status::Fail);
+        assert_eq!(get("driver.nvml").code, Some("driver-library-mismatch"));
+        assert_eq!(get("driver.device-nodes").status, Status::Fail);
+        assert!(get("driver.device-nodes").summary.contains("/dev/nvidia0"));
+    }
+
+    #[test]
+    fn hidden_gpus_name_cuda_visible_devices() {
+        let mut m = machine();
+        m.gpus.clear();
+        let env = Env::empty().set(cb::Var::CudaVisibleDevices, "");
+        let checks = driver_checks(&env, &m, None);
+        let gpus = checks.iter().find(|c| c.id == "driver.gpus").unwrap();
+        assert_eq!(gpus.status, Status::Fail);
+        assert!(
+            gpus.evidence
+                .iter()
+                .any(|e| e.contains("CUDA_VISIBLE_DEVICES=\"\"")),
+            "{gpus:#?}"
+        );
+    }
+
+    #[test]
+    fn every_check_id_names_its_layer() {
+        let checks = driver_checks(&Env::empty(), &machine(), None);
+        for c in checks {
+            assert!(c.id.starts_with("driver."));
+            assert_eq!(c.layer, "driver");
+        }
+        assert_eq!(
+            Check::new("compat.arch", Status::Pass, "").layer,
+            "compatibility"
+        );
     }
 }

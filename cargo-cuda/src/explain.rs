@@ -2,7 +2,7 @@
 //! explanation out (like `rustc --explain`).
 
 use std::ffi::OsStr;
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::Path;
 
 use serde_json::json;
@@ -79,6 +79,14 @@ fn edit_distance(a: &str, b: &str) -> usize {
 pub fn run(arg: Option<&OsStr>, json: bool, out: &Style, err: &Style) -> i32 {
     match classify(arg) {
         Input::Code(code) => explain_code(code, json, out, err),
+        Input::Stdin if arg.is_none() && std::io::stdin().is_terminal() => {
+            // Waiting silently for a terminal to send a log would look like a hang.
+            let e = Error::new("invalid-argument", "no log to explain")
+                .with_help("pass a log file, `-` to read standard input, or a code such as `nvcc-not-found`")
+                .with_help("e.g. `cargo build 2>&1 | cargo cuda explain -`");
+            eprintln!("{}", err.cuda_error(&e));
+            2
+        }
         Input::Stdin => {
             let mut bytes = Vec::new();
             if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {

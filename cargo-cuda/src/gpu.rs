@@ -51,7 +51,13 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, RunFailure>) -> Result<T
             "libcuda could not be loaded (cudarc found no libcuda.so / libcuda.so.1)",
         ));
     }
-    match catch_unwind(AssertUnwindSafe(f)) {
+    // A panic here becomes a failed check; keep the default hook from also
+    // printing a backtrace notice into the report (doctor is single-threaded here).
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    match result {
         Ok(r) => r,
         Err(panic) => {
             let msg = panic
@@ -244,5 +250,35 @@ fn launch_and_verify(module: sys::CUmodule) -> Result<String, RunFailure> {
             }
         }
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without libcuda (CI), every entry point reports it instead of panicking.
+    #[test]
+    fn no_libcuda_is_an_error_not_a_panic() {
+        // SAFETY: only tries to dlopen libcuda by name.
+        if unsafe { sys::is_culib_present() } {
+            eprintln!("skipped: this machine has libcuda");
+            return;
+        }
+        let e = query_devices().unwrap_err();
+        assert!(e.message.contains("libcuda could not be loaded"), "{e:?}");
+        let e = run_vector_add(b"not a fatbin\0", 0).unwrap_err();
+        assert!(e.message.contains("libcuda"), "{e:?}");
+        assert!(e.jit_log.is_none());
+    }
+
+    /// With a GPU, a garbage image is rejected by the driver with an error, not a crash.
+    #[test]
+    fn garbage_image_is_rejected_on_a_gpu() {
+        if !workspace_tests::gpu_required("garbage_image_is_rejected_on_a_gpu") {
+            return;
+        }
+        let e = run_vector_add(b"this is not PTX\0", 0).unwrap_err();
+        assert!(e.message.contains("cuModuleLoadDataEx"), "{e:?}");
     }
 }

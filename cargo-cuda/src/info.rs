@@ -39,11 +39,7 @@ pub fn source_name(s: &ArchSource) -> &'static str {
 
 /// How the driver was probed, in words.
 pub fn method_name(m: ProbeMethod) -> &'static str {
-    match m {
-        ProbeMethod::DriverApi => "driver-api",
-        ProbeMethod::NvidiaSmi => "nvidia-smi",
-        ProbeMethod::ProcFs => "procfs",
-    }
+    m.name()
 }
 
 fn version_string(t: &Toolkit) -> Option<String> {
@@ -178,7 +174,11 @@ pub fn gather(session: &Session, o: &Overrides) -> InfoData {
         .ok()
         .and_then(|d| d.selected.and_then(|i| d.candidates.get(i)))
         .map(|t| session.plan(t, o, &wants));
-    InfoData { discovery, plan, workspace: project.workspace }
+    InfoData {
+        discovery,
+        plan,
+        workspace: project.workspace,
+    }
 }
 
 /// The `info --json` document.
@@ -369,10 +369,24 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
         None => {}
     }
     if let Some(w) = &data.workspace {
-        let names: Vec<String> =
-            w.cuda_packages.iter().map(|p| format!("{} ({})", p.name, p.uses.join(", "))).collect();
-        let what = if names.is_empty() { "no package uses cuda-build or cudarc".to_string() } else { names.join(", ") };
-        println!("{}", style.status(Tone::Good, "Workspace", &format!("{}: {what}", w.root.display())));
+        let names: Vec<String> = w
+            .cuda_packages
+            .iter()
+            .map(|p| format!("{} ({})", p.name, p.uses.join(", ")))
+            .collect();
+        let what = if names.is_empty() {
+            "no package uses cuda-build or cudarc".to_string()
+        } else {
+            names.join(", ")
+        };
+        println!(
+            "{}",
+            style.status(
+                Tone::Good,
+                "Workspace",
+                &format!("{}: {what}", w.root.display())
+            )
+        );
     }
     0
 }
@@ -425,7 +439,8 @@ pub fn env(session: &Session, o: &Overrides, style: &Style) -> i32 {
             println!(
                 "# CUDA {} ({})",
                 t.version.as_ref().map_or("?".into(), |v| v.to_string()),
-                found_via_name(&t.found_via)
+                // A comment must stay one line, whatever the path holds.
+                found_via_name(&t.found_via).replace(|c: char| c.is_control(), "?")
             );
             for l in env_lines(&t) {
                 println!("{l}");

@@ -166,7 +166,10 @@ fn prepare_and_run(
     // The workspace tells us which packages build GPU code and what they ask for.
     // If cargo metadata fails, cargo itself will say why in a moment.
     let project = session.project(overrides.manifest_path.as_deref());
-    let uses_cuda = project.workspace.as_ref().map_or(true, |w| !w.cuda_packages.is_empty());
+    let uses_cuda = project
+        .workspace
+        .as_ref()
+        .map_or(true, |w| !w.cuda_packages.is_empty());
     let strict = uses_cuda || overrides.arch.is_some() || overrides.toolkit.is_some();
     let wants = project.wants?;
 
@@ -208,15 +211,9 @@ fn prepare_and_run(
     let progress_file = progress_dir
         .as_ref()
         .map(|d| d.path().join("progress.jsonl"));
-    // With conflicting per-package arch settings, no single CUDA_ARCHS is exported.
-    let export_plan = if wants.arch_conflict && overrides.arch.is_none() {
-        None
-    } else {
-        plan.as_ref()
-    };
     let mut vars = child_env(
         &toolkit,
-        export_plan,
+        plan.as_ref(),
         &session.env,
         progress_file.as_deref(),
     );
@@ -249,48 +246,42 @@ fn resolve(
 ) -> Result<(Toolkit, Option<ArchPlan>), Error> {
     let discovery = session.discover(overrides, wants)?;
     let toolkit = cb::into_selected(discovery)?;
-    let errors: Vec<&cb::Problem> = toolkit
-        .problems
-        .iter()
-        .filter(|p| p.severity == cb::Severity::Error)
-        .collect();
-    if let Some(first) = errors.first() {
-        let mut e = Error::new(
-            first.code,
-            format!(
-                "the selected CUDA toolkit at `{}` is broken: {}",
-                toolkit.root.display(),
-                first.message
-            ),
-        );
-        for p in &errors[1..] {
-            e = e.with_detail(format!("also: {}", p.message));
-        }
-        for p in &errors {
-            if let Some(fix) = &p.fix {
-                e = e.with_help(fix.clone());
-            }
-        }
-        return Err(e.with_help("run `cargo cuda doctor` for the full check"));
+    // into_selected refuses a selected toolkit with error-level problems (say, a
+    // mixed release): such a build would certainly fail.
+    // Packages disagreeing on `[package.metadata.cuda] arch` keep their own.
+    if wants.arch_conflict && overrides.arch.is_none() {
+        return Ok((toolkit, None));
     }
-    let plan = session.plan(&toolkit, overrides, wants)?;
-    Ok((toolkit, Some(plan)))
+    match session.plan(&toolkit, overrides, wants) {
+        Ok(plan) => Ok((toolkit, Some(plan))),
+        // Nothing set and no GPU: not certain to fail (a build script may have
+        // its own `fallback_arch` or `arch`), so each build script decides.
+        Err(e) if e.code == "arch-not-detected" => Ok((toolkit, None)),
+        Err(e) => Err(e),
+    }
 }
 
 fn describe(toolkit: &Toolkit, plan: Option<&ArchPlan>) -> String {
+    let Some(plan) = plan else {
+        return format!(
+            "{} (arch targets: each build script's own)",
+            describe_toolkit(toolkit)
+        );
+    };
+    format!(
+        "{}, targets {} (from {})",
+        describe_toolkit(toolkit),
+        cb::targets_display(plan).join(" "),
+        crate::info::source_name(&plan.source)
+    )
+}
+
+fn describe_toolkit(toolkit: &Toolkit) -> String {
     let version = toolkit
         .version
         .as_ref()
         .map_or("(unknown version)".to_string(), |v| v.to_string());
-    let mut s = format!("{version} at {}", toolkit.root.display());
-    if let Some(plan) = plan {
-        s.push_str(&format!(
-            ", targets {} (from {})",
-            cb::targets_display(plan).join(" "),
-            crate::info::source_name(&plan.source)
-        ));
-    }
-    s
+    format!("{version} at {}", toolkit.root.display())
 }
 
 fn spawn_cargo(
@@ -393,7 +384,12 @@ fn spawn_cargo(
         String::from_utf8_lossy(&kept.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
     let mut ctx = progress.map(|(_, c)| c).unwrap_or_default();
     ctx.probe = Some(session.probe().clone());
-    let found = cb::diagnose(&text, &ctx);
+    // cuda-build (in a build script) and programs built with it print their
+    // own explanation; repeat only what the output does not already say.
+    let found: Vec<_> = cb::diagnose(&text, &ctx)
+        .into_iter()
+        .filter(|d| !text.contains(&format!("error[{}]", d.code)))
+        .collect();
     if !found.is_empty() {
         eprintln!();
         eprintln!(

@@ -268,3 +268,58 @@ fn env_without_a_toolkit_fails_clearly() {
     assert!(stdout.is_empty(), "no half-written exports: {stdout}");
     assert!(stderr.contains("error[nvcc-not-found]"), "{stderr}");
 }
+
+#[test]
+fn info_lists_the_workspace_packages_that_use_cuda() {
+    let out = cargo_cuda()
+        .args(["info", "--json", "--manifest-path"])
+        .arg(common::workspace_root().join("Cargo.toml"))
+        .output()
+        .unwrap();
+    let v = json(&out);
+    let ws = &v["workspace"];
+    assert_eq!(
+        ws["root"],
+        common::workspace_root().to_str().unwrap(),
+        "{v:#}"
+    );
+    let pkgs = ws["cuda_packages"].as_array().unwrap();
+    let va = pkgs
+        .iter()
+        .find(|p| p["name"] == "vector-add")
+        .unwrap_or_else(|| panic!("{ws:#}"));
+    assert_eq!(va["uses"], serde_json::json!(["cuda-build", "cudarc"]));
+    // A package without CUDA is not listed.
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = common::plain_package(dir.path());
+    let out = cargo_cuda()
+        .args(["info", "--json", "--manifest-path"])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert_eq!(
+        json(&out)["workspace"]["cuda_packages"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn color_flag_overrides_the_environment() {
+    let out = cargo_cuda()
+        .args(["--color", "always", "explain", "no-such-code-here"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(text(&out).1.contains("\x1b[1;31m"), "{}", text(&out).1);
+    let out = cargo_cuda()
+        .args(["explain", "no-such-code-here"])
+        .env("CARGO_TERM_COLOR", "always")
+        .output()
+        .unwrap();
+    assert!(text(&out).1.contains("\x1b["));
+    let out = cargo_cuda()
+        .args(["explain", "no-such-code-here"])
+        .output()
+        .unwrap();
+    assert!(!text(&out).1.contains('\x1b'), "stderr is not a tty here");
+}

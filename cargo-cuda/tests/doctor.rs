@@ -199,3 +199,67 @@ fn doctor_without_any_toolkit_fails_the_toolkit_layer_and_skips_what_needs_it() 
     assert_eq!(check(&report, "compile.vector-add")["status"], "skip");
     assert!(!out.status.success());
 }
+
+/// On a GPU machine: the driver layer passes, and the run layer loads the
+/// compiled vectorAdd through the driver, runs it and verifies it.
+#[test]
+fn doctor_runs_vector_add_on_the_gpu() {
+    if !workspace_tests::gpu_required("doctor_runs_vector_add_on_the_gpu") {
+        return;
+    }
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let out = cargo_cuda()
+        .args(["doctor", "--json", "--no-workload"])
+        .env("CUDA_HOME", &root)
+        .output()
+        .unwrap();
+    let report = json(&out);
+    for id in [
+        "driver.kernel-module",
+        "driver.libcuda",
+        "driver.gpus",
+        "compat.driver-sass",
+        "compile.vector-add",
+    ] {
+        assert_eq!(check(&report, id)["status"], "pass", "{id}: {report:#}");
+    }
+    let devices = check(&report, "run.devices");
+    assert_eq!(devices["status"], "pass", "{devices:#}");
+    assert!(
+        devices["evidence"]
+            .to_string()
+            .contains("compute capability"),
+        "{devices:#}"
+    );
+    let va = check(&report, "run.vector-add");
+    assert_eq!(va["status"], "pass", "{va:#}");
+    assert!(va["evidence"].to_string().contains("verified"), "{va:#}");
+    assert_eq!(check(&report, "run.workload")["status"], "skip");
+    assert_eq!(report["ok"], true, "{report:#}");
+    assert!(out.status.success());
+}
+
+/// On a GPU machine, in this workspace: doctor builds and runs cuda-workload --quick.
+#[test]
+fn doctor_runs_the_sample_workload_on_the_gpu() {
+    if !workspace_tests::gpu_required("doctor_runs_the_sample_workload_on_the_gpu") {
+        return;
+    }
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    // Own target dir: the cargo running this test holds the workspace's build lock.
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("doctor-workload");
+    let out = cargo_cuda()
+        .args(["doctor", "--json"])
+        .current_dir(common::workspace_root())
+        .env("CUDA_HOME", &root)
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .unwrap();
+    let report = json(&out);
+    let w = check(&report, "run.workload");
+    assert_eq!(w["status"], "pass", "{w:#}");
+}

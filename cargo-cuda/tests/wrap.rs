@@ -126,6 +126,31 @@ fn cargo_failure_is_explained_after_cargos_error() {
 }
 
 #[test]
+fn broken_toolkit_fails_before_cargo_with_the_fix() {
+    let Some(mixed) = workspace_tests::mixed_root() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("cargo-ran");
+    let cargo = fake_cargo(dir.path(), &format!("touch '{}'", marker.display()));
+    let out = cargo_cuda()
+        .args(["build", "--arch", "90", "--manifest-path"])
+        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
+        .env("CARGO", &cargo)
+        .env("CUDA_HOME", &mixed)
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!marker.exists(), "cargo must not start: {stderr}");
+    assert!(stderr.contains("mixes CUDA releases"), "{stderr}");
+    assert!(
+        stderr.contains("nvidia-nvvm==13.0"),
+        "the fix is shown: {stderr}"
+    );
+}
+
+#[test]
 fn missing_manifest_is_a_clear_error() {
     let out = cargo_cuda()
         .args(["build", "--manifest-path", "/nonexistent/Cargo.toml"])
@@ -267,4 +292,70 @@ fn slow_kernel_builds_show_progress() {
         !stderr.contains("cu/a.cu"),
         "the first second stays quiet: {stderr}"
     );
+}
+
+/// When the output already carries cuda-build's explanation, it is not repeated.
+#[test]
+fn an_explanation_already_in_the_output_is_not_repeated() {
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cargo = fake_cargo(
+        dir.path(),
+        "echo 'libcuda.so.1: cannot open shared object file: No such file or directory' >&2\n\
+         echo 'error[libcuda-not-found]: libcuda (the driver library) could not be loaded' >&2\n\
+         exit 1",
+    );
+    let out = cargo_cuda()
+        .args(["run", "--arch", "90", "--manifest-path"])
+        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
+        .env("CARGO", &cargo)
+        .env("CUDA_HOME", &root)
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr.matches("error[libcuda-not-found]").count(),
+        1,
+        "{stderr}"
+    );
+}
+
+/// No arch set and no GPU (CI) is not a certain failure: build scripts may
+/// have their own fallback (examples/vector-add does), so cargo runs and no
+/// CUDA_ARCHS is imposed.
+#[test]
+fn no_arch_and_no_gpu_leaves_archs_to_each_build_script() {
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    if common::has_driver() {
+        eprintln!("skipped: this machine has a GPU driver, so archs are detected");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("env.txt");
+    let cargo = fake_cargo(dir.path(), &format!("env > '{}'", dump.display()));
+    let out = cargo_cuda()
+        .args(["check", "--manifest-path"])
+        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
+        .env("CARGO", &cargo)
+        .env("CUDA_HOME", &root)
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let env = std::fs::read_to_string(&dump).unwrap();
+    assert!(
+        env.contains(&format!("CUDA_HOME={}", root.display())),
+        "{env}"
+    );
+    assert!(!env.lines().any(|l| l.starts_with("CUDA_ARCHS=")), "{env}");
+    assert!(
+        !env.lines().any(|l| l.starts_with("CUDA_COMPUTE_CAP=")),
+        "{env}"
+    );
+    assert!(stderr.contains("each build script's own"), "{stderr}");
 }

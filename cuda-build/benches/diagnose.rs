@@ -39,6 +39,9 @@ fn distinct(i: usize) -> String {
     )
 }
 
+/// Name, line generator, whether lines end in newlines.
+type Shape<'a> = (&'a str, &'a dyn Fn(usize) -> String, bool);
+
 fn main() {
     let max_mb: usize = std::env::args()
         .skip(1)
@@ -49,7 +52,7 @@ fn main() {
     let noise = |_| NOISE.to_string();
     let triggers = |_| TRIGGERS.to_string();
     let long = |_| one_line.clone();
-    let shapes: [(&str, &dyn Fn(usize) -> String, bool); 4] = [
+    let shapes: [Shape; 4] = [
         ("cargo noise, one error", &noise, true),
         ("repeated trigger lines", &triggers, true),
         ("distinct trigger lines", &distinct, true),

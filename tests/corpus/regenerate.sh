@@ -3,7 +3,7 @@
 # scripts/test.sh (nvcc 13.0, the mixed nvcc 13.0 + nvvm 13.5 toolkit, ptxas 12.9
 # and 11.8). Each file gets a header naming the expected diagnosis code and the
 # exact command; the body is the tool's own stderr+stdout. Temp paths are
-# normalised to /tmp/corpus so reruns diff cleanly.
+# normalised to /tmp/corpus (and nvcc's tmpxft_ names to zeros) so reruns diff cleanly.
 #
 #   tests/corpus/regenerate.sh            # uses the CARGO_CUDA_TEST_* variables
 set -u
@@ -28,7 +28,8 @@ save() {
     echo "# expect: $code"
     echo "# source: real tool output, generated here by tests/corpus/regenerate.sh: $desc"
     echo "# ---"
-    printf '%s\n' "$body" | sed -e "s#$W#/tmp/corpus#g" -e "s#$C#/root/.cache/cargo-cuda-test#g"
+    printf '%s\n' "$body" | sed -e "s#$W#/tmp/corpus#g" -e "s#$C#/root/.cache/cargo-cuda-test#g" \
+      -e 's#tmpxft_[0-9a-f]*_[0-9a-f]*#tmpxft_00000000_00000000#g'
   } >"$OUT/$name.txt"
   echo "wrote $name.txt ($(printf '%s\n' "$body" | wc -l) lines)"
 }
@@ -127,3 +128,12 @@ save missing-nv-target toolkit-incomplete "nvcc 13.0 whose include/ lacks CCCL (
 # ... and nvcc without its profile (no -I for the toolkit headers at all).
 save missing-cuda-runtime-h toolkit-incomplete "nvcc 13.0 --dont-use-profile: no toolkit include dir, so cuda_runtime.h is missing" -- \
   env PATH="$CU13/bin:$CU13/nvvm/bin:/usr/bin:/bin" "$NVCC" --dont-use-profile -arch=sm_90 -c -o host.o host.cu
+# nvcc whose nvvm/bin (cicc) is not reachable: no profile, PATH without nvvm/bin.
+save missing-cicc toolkit-incomplete "nvcc 13.0 --dont-use-profile with PATH lacking nvvm/bin: cicc cannot be run" -- \
+  env PATH="$CU13/bin:/usr/bin:/bin" "$NVCC" --dont-use-profile -I"$CU13/include" -arch=sm_90 -cubin -o va.cubin va.cu
+# ptxas 11.8 given PTX whose .target (sm_100) it predates (the .version lowered so that check passes).
+"$NVCC" -arch=sm_100 -ptx -o va100.ptx va.cu
+sed -i 's/^\.version .*/.version 7.8/' va100.ptx
+save ptxas11-unknown-target ptxas-too-old "ptxas 11.8 fed PTX for .target sm_100 (from nvcc 13.0, .version lowered to 7.8)" -- \
+  "$PTXAS11" -arch=sm_90 -o va.cubin va100.ptx
+

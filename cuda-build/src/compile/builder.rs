@@ -724,6 +724,10 @@ impl<'b> Run<'b> {
                 }
             }
         }
+        // Sources no longer built are forgotten.
+        manifest
+            .sources
+            .retain(|src, _| jobs.iter().any(|j| j.source == *src));
         // Keep what succeeded, so fixing one file recompiles only that one.
         if !failures.is_empty() {
             let _ = self.save_manifest(&manifest_path, &manifest, &loaded);
@@ -1124,12 +1128,14 @@ impl<'b> Run<'b> {
                     .iter()
                     .zip(&job.outputs)
                     .all(|(s, (_, p))| s.path == *p && s.output_unchanged());
-            if outputs_ok && e.deps.iter().all(|d| d.input_unchanged(&self.hashes)) {
+            let deps: Option<Vec<Stamp>> = if outputs_ok {
+                e.deps.iter().map(|d| d.check_input(&self.hashes)).collect()
+            } else {
+                None
+            };
+            if let Some(deps) = deps {
                 let mut entry = e.clone();
-                // Refresh stamps of touched-but-unchanged files so the next run is cheap again.
-                for d in &mut entry.deps {
-                    *d = Stamp::input(&d.path, &self.hashes);
-                }
+                entry.deps = deps;
                 return Some(Ok(JobDone {
                     warnings: nvcc::warnings(&entry.stderr),
                     entry,

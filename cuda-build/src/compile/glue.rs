@@ -1,15 +1,15 @@
 //! The calls `compile` makes into the other modules (toolkit discovery, the
 //! arch plan, GPU detection, diagnosis), in one place.
 
-use crate::env::{Env, Var};
+use crate::env::Env;
 use crate::plan::{ArchInputs, ArchPlan};
 use crate::toolkit::Toolkit;
 use crate::Error;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The toolkit the environment selects.
 pub(crate) fn find_toolkit(env: &Env) -> Result<Toolkit, Error> {
-    fallback_find_toolkit(env)
+    crate::toolkit::find(env)
 }
 
 /// The arch plan for this toolkit and these inputs (explicit, metadata,
@@ -42,59 +42,4 @@ pub(crate) fn explain(stderr: &str, tk: &Toolkit) -> Vec<String> {
         .iter()
         .map(|d| crate::diagnose::render(d).trim_end().to_string())
         .collect()
-}
-
-// Until toolkit::find lands: NVCC, CUDA_HOME/CUDA_PATH, then PATH.
-fn fallback_find_toolkit(env: &Env) -> Result<Toolkit, Error> {
-    let nvcc = if let Some(n) = env.get_nonempty(Var::Nvcc) {
-        PathBuf::from(n)
-    } else if let Some(h) = [Var::CudaHome, Var::CudaPath, Var::CudaRoot]
-        .iter()
-        .find_map(|v| env.get_nonempty(*v))
-    {
-        PathBuf::from(h).join("bin/nvcc")
-    } else if let Some(p) = env.get_os(Var::Path).and_then(|p| {
-        std::env::split_paths(p)
-            .map(|d| d.join("nvcc"))
-            .find(|c| c.is_file())
-    }) {
-        p
-    } else {
-        return Err(
-            Error::new("nvcc-not-found", "no CUDA toolkit was found").with_help(
-                "set CUDA_HOME to the toolkit's root directory (the one holding bin/nvcc)",
-            ),
-        );
-    };
-    if !nvcc.is_file() {
-        return Err(Error::new(
-            "nvcc-not-found",
-            format!("nvcc `{}` does not exist", nvcc.display()),
-        )
-        .with_help("set CUDA_HOME to the toolkit's root directory (the one holding bin/nvcc)"));
-    }
-    let out = crate::process::run(&nvcc, ["--version"], std::time::Duration::from_secs(30))
-        .map_err(|e| Error::new("nvcc-not-runnable", e.to_string()))?;
-    let version = out
-        .stdout
-        .split(", V")
-        .nth(1)
-        .and_then(|v| semver::Version::parse(v.split_whitespace().next().unwrap_or("")).ok());
-    let root = nvcc
-        .parent()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    Ok(Toolkit {
-        include_dirs: vec![root.join("include")],
-        lib_dirs: vec![root.join("lib64"), root.join("lib")]
-            .into_iter()
-            .filter(|d| d.is_dir())
-            .collect(),
-        root,
-        nvcc,
-        version,
-        found_via: crate::toolkit::FoundVia::Explicit,
-        problems: Vec::new(),
-    })
 }

@@ -50,17 +50,28 @@ impl Stamp {
         }
     }
 
-    /// Whether an input still has the recorded content. Cheap when size and
-    /// mtime match; otherwise the file is hashed (a touched but unchanged
-    /// header is still up to date).
-    pub(crate) fn input_unchanged(&self, hashes: &FileHashes) -> bool {
+    /// The stamp refreshed if the input still has the recorded content, else
+    /// None. Cheap when size and mtime match (one `stat`); otherwise the
+    /// file is hashed, so a touched but unchanged header is still current
+    /// (and its new mtime is recorded, making the next check cheap again).
+    pub(crate) fn check_input(&self, hashes: &FileHashes) -> Option<Stamp> {
         match stat(&self.path) {
-            Some((size, mtime)) if size == self.size && mtime == self.mtime_ns => true,
-            Some((size, _)) if size == self.size => {
-                hashes.get(&self.path).is_some_and(|h| h == self.sha)
+            Some((size, mtime)) if size == self.size && mtime == self.mtime_ns => {
+                Some(self.clone())
             }
-            _ => false,
+            Some((size, mtime)) if size == self.size && hashes.get(&self.path)? == self.sha => {
+                Some(Stamp {
+                    mtime_ns: mtime,
+                    ..self.clone()
+                })
+            }
+            _ => None,
         }
+    }
+
+    #[cfg(test)]
+    fn input_unchanged(&self, hashes: &FileHashes) -> bool {
+        self.check_input(hashes).is_some()
     }
 
     /// Whether an output is still the file we wrote.

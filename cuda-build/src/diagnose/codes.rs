@@ -569,6 +569,230 @@ Fix: link statically (cudart_static), add the toolkit's lib64 directory to LD_LI
 the rpath, or install the matching runtime (apt `cuda-cudart-13-0`, pip
 `nvidia-cuda-runtime`).",
     ),
+    // ------------------------------------ raised by cuda-build's own modules
+    doc("nvcc-failed", Toolkit, "nvcc failed, and no known cause was recognised", "\
+nvcc (or `nvcc --version`) exited with an error that matches none of the documented causes.
+cuda-build shows nvcc's own output below the error.
+
+Confirm: rerun the printed nvcc command by hand; `cargo cuda explain <log>` on its output.
+
+Fix: read nvcc's first `error`/`fatal` line; if it is a compile error in your .cu file, fix
+the source. If nvcc itself cannot start (a damaged install, a binary for another platform),
+reinstall the toolkit."),
+    doc("nvcc-not-executable", Toolkit, "nvcc exists but cannot be executed", "\
+The file named as nvcc has no execute permission (or the file system is mounted noexec).
+
+Confirm: `ls -l $(which nvcc)`; `mount | grep noexec`.
+
+Fix: `chmod +x <toolkit>/bin/nvcc`, or reinstall the toolkit."),
+    doc("nvcc-timeout", Toolkit, "nvcc did not finish in time", "\
+nvcc (or `nvcc --version`) ran past cuda-build's deadline and was killed. A wrapper script
+waiting on input, a license or network check, or a very large kernel can cause it.
+
+Confirm: time the printed command by hand.
+
+Fix: fix or replace the hanging wrapper; for genuinely long compiles raise
+CUDA_BUILD_TIMEOUT (seconds)."),
+    doc("nvcc-bad-version", Toolkit, "`nvcc --version` did not print a CUDA release", "\
+The program named as nvcc answered `--version` without the `Cuda compilation tools, release
+X.Y, VX.Y.Z` line: it is not a working nvcc (a stub, a wrapper that hides the output, or
+another program).
+
+Confirm: run `<nvcc> --version` by hand.
+
+Fix: point NVCC or CUDA_HOME at a real toolkit, or reinstall it."),
+    doc("nvcc-symlink", Toolkit, "nvcc is reached through a symlink outside its toolkit", "\
+nvcc reads nvcc.profile from the directory it is started from. Run through a symlink such as
+/usr/bin/nvcc -> /usr/local/cuda/bin/nvcc it finds no headers or libdevice, and compiles fail
+with missing cuda_runtime.h.
+
+Confirm: `ls -l $(which nvcc)`.
+
+Fix: use the toolkit's own bin/nvcc (set CUDA_HOME to the toolkit root)."),
+    doc("nvcc-path-mismatch", Environment, "The nvcc on PATH is not the toolkit cuda-build selected", "\
+cuda-build selected one toolkit (for example from CUDA_HOME), but `nvcc` on PATH belongs to
+another. Builds through cuda-build are consistent; nvcc run by hand, CMake, and other tools
+that use PATH compile with the other toolkit.
+
+Confirm: `which nvcc` and `cargo cuda toolkits`.
+
+Fix: put the selected toolkit's bin first on PATH, or point CUDA_HOME at the one on PATH."),
+    doc("toolkit-version-mismatch", Toolkit, "Files of two CUDA installs are mixed in one directory", "\
+The toolkit's version.json (or version.txt) names another release than nvcc reports: a newer
+install was unpacked over an older one, or components were copied between releases.
+
+Confirm: `cat <toolkit>/version.json` against `nvcc --version`.
+
+Fix: remove the directory and reinstall one release cleanly."),
+    doc("toolkit-version-json", Toolkit, "The toolkit's version.json is malformed", "\
+<toolkit>/version.json could not be read as JSON. cuda-build falls back to nvcc's own version;
+other tools that read the file may fail.
+
+Confirm: `python3 -m json.tool <toolkit>/version.json`.
+
+Fix: reinstall the toolkit (the file is written by the installer)."),
+    doc("toolkit-requirement", BuildConfig, "No installed toolkit satisfies the version requirement", "\
+The crate asks for a toolkit version (`[package.metadata.cuda] toolkit = \"^12.4\"` or the
+builder's requirement), and none of the toolkits found matches it. The error lists every
+toolkit found with its version.
+
+Confirm: `cargo cuda toolkits`.
+
+Fix: install a matching toolkit and set CUDA_HOME to it, or relax the requirement."),
+    doc("toolkit-env-conflict", Environment, "Two variables name different CUDA toolkits", "\
+CUDA_HOME, CUDA_PATH, CUDA_ROOT or CUDA_TOOLKIT_ROOT_DIR point at different toolkits. cuda-build
+follows its precedence (NVCC, then CUDA_HOME, ...), but tools that read the other variable use
+the other toolkit, so objects from two releases can end up in one program.
+
+Confirm: `cargo cuda env`.
+
+Fix: set them to the same toolkit, or unset the stale one."),
+    doc("toolkit-broken-link", Toolkit, "A toolkit symlink points at nothing", "\
+A link such as /usr/local/cuda points at a toolkit that was removed.
+
+Confirm: `ls -l /usr/local/cuda`.
+
+Fix: repoint the link at an installed toolkit (`sudo ln -sfn /usr/local/cuda-12.4
+/usr/local/cuda`, or `update-alternatives --config cuda`), or remove it."),
+    doc("no-cuda-sources", BuildConfig, "No .cu files were given to compile", "\
+The builder was given a directory or glob that matches no .cu files, so there is nothing to
+compile.
+
+Confirm: list the directory named in the error.
+
+Fix: add .cu files there, or point Build::dir / Build::glob at the directory that has them."),
+    doc("write-failed", Environment, "A file could not be written", "\
+cuda-build could not write an output (a kernel image, the generated module, a cache entry):
+the directory is missing or read-only, or the disk is full.
+
+Confirm: check the path named in the error, its permissions, and `df -h`.
+
+Fix: free space or fix permissions; set OUT_DIR / CUDA_BUILD_CACHE_DIR to a writable place."),
+    doc("libclang-not-found", BuildConfig, "libclang, needed for the typed launchers, was not found", "\
+The `launchers` feature parses the CUDA sources with libclang, and no libclang shared library
+was found.
+
+Confirm: `ldconfig -p | grep libclang`.
+
+Fix: install it (`apt-get install libclang-dev`, or LLVM from your package manager) and set
+LIBCLANG_PATH to its directory if it is not on the loader path, or disable the feature."),
+    doc("invalid-argument", BuildConfig, "A command-line argument is missing or invalid", "\
+A `cargo cuda` option lacks its value or has one it cannot use (for example a log file that
+cannot be read).
+
+Confirm: `cargo cuda help <command>`.
+
+Fix: pass the argument as the help shows."),
+    doc("toolkit-not-found", Toolkit, "A toolkit directory given explicitly does not exist", "\
+A toolkit root given explicitly (`--toolkit`, Build::toolkit, or a variable) is not a
+directory, or has no bin/nvcc.
+
+Confirm: `ls <dir>/bin/nvcc`; `cargo cuda toolkits` lists what was found.
+
+Fix: pass the toolkit root, the directory that holds bin/nvcc (e.g. /usr/local/cuda-13.0)."),
+    doc("source-not-found", BuildConfig, "A CUDA source file does not exist", "\
+A .cu file given to the builder does not exist or is not a file.
+
+Confirm: check the path named in the error; relative paths are taken from the package directory.
+
+Fix: fix the path given to Build::file / files."),
+    doc("include-dir-missing", BuildConfig, "An include directory does not exist", "\
+A directory given to Build::include does not exist, so headers in it cannot be found.
+
+Confirm: check the path named in the error; relative paths are taken from the package directory.
+
+Fix: fix the path, or create the directory."),
+    doc("invalid-module-name", BuildConfig, "The generated module's name is not valid", "\
+Build::module_name must be letters, digits, `_` or `-`, because it names the generated
+`$OUT_DIR/<name>.rs` file that the crate includes.
+
+Confirm: look at the name in the error.
+
+Fix: choose a plain name such as `kernels`."),
+    doc("out-dir-unset", BuildConfig, "OUT_DIR is not set", "\
+The builder needs an output directory. Cargo sets OUT_DIR for build scripts; outside one,
+nothing does.
+
+Confirm: is the builder called from build.rs?
+
+Fix: call cuda_build::Build from build.rs, or set Build::out_dir."),
+    doc("out-dir-not-writable", Environment, "The output directory is not writable", "\
+cuda-build could not write into the output directory (permissions, a read-only mount).
+
+Confirm: `ls -ld <dir>` for the directory named in the error.
+
+Fix: make it writable, or choose another with CARGO_TARGET_DIR / Build::out_dir."),
+    doc("disk-full", Environment, "The disk filled up during the build", "\
+nvcc or cuda-build got `No space left on device` while writing kernels or cache files.
+
+Confirm: `df -h` on the target directory and on /tmp (nvcc writes temporaries there).
+
+Fix: free space, or move CARGO_TARGET_DIR / TMPDIR / CUDA_BUILD_CACHE_DIR to a larger disk."),
+    doc("archive-failed", BuildConfig, "`ar` could not build the static library", "\
+OutputKind::StaticLib archives the device-linked objects with `ar`, which failed or is missing.
+
+Confirm: `which ar`; check free space in OUT_DIR.
+
+Fix: install binutils (ar), and check the free space in OUT_DIR."),
+    doc("metadata-invalid", BuildConfig, "[package.metadata.cuda] could not be read", "\
+The package's Cargo.toml could not be read, or its [package.metadata.cuda] table has a value
+of the wrong type (toolkit must be a version requirement, arch a string).
+
+Confirm: look at the key named in the error.
+
+Fix: correct the table, e.g. `toolkit = \"^12.4\"`, `arch = \"80;86;90\"`."),
+    doc("launchers-feature-off", BuildConfig, "Typed launchers were requested without the `launchers` feature", "\
+Build::launchers(true) needs cuda-build's `launchers` feature (it parses the sources with
+libclang).
+
+Confirm: the [build-dependencies] entry for cuda-build.
+
+Fix: `cuda-build = { version = \"...\", features = [\"launchers\"] }`, or drop launchers(true)."),
+    doc("launchers-source-unreadable", BuildConfig, "A CUDA source could not be read for the launchers", "\
+Generating typed launchers reads each .cu file; one could not be read.
+
+Confirm: check the path and its permissions.
+
+Fix: fix the path given to the builder (file/files/dir/glob)."),
+    doc("cargo-not-found", Environment, "cargo could not be started", "\
+`cargo cuda` runs cargo (CARGO, or `cargo` on PATH), and it could not be started.
+
+Confirm: `which cargo`; `echo $CARGO`.
+
+Fix: install Rust with rustup, or point CARGO at a working cargo executable."),
+    doc("cargo-failed", Environment, "Waiting for cargo failed", "\
+`cargo cuda` started cargo but could not wait for it (the process was killed or the system
+refused).
+
+Confirm: rerun the same cargo command directly.
+
+Fix: rerun; if it persists, run cargo directly and report the message."),
+    doc("cargo-metadata-failed", Environment, "`cargo metadata` failed", "\
+`cargo cuda` reads the workspace with `cargo metadata`, which failed: usually a broken
+Cargo.toml or an offline registry.
+
+Confirm: run `cargo metadata --format-version 1 --no-deps` in the same directory.
+
+Fix: fix the error cargo prints (Cargo.toml syntax, missing dependency, network)."),
+    doc("manifest-not-found", BuildConfig, "--manifest-path does not name a Cargo.toml", "\
+The path given to --manifest-path does not exist or is not a Cargo.toml.
+
+Confirm: `ls <path>`.
+
+Fix: pass the path of a package's or workspace's Cargo.toml."),
+    doc("compile-failed", BuildConfig, "A kernel compile produced no output", "\
+nvcc reported success but produced no kernel image, so there is nothing to load.
+
+Confirm: rerun with `cargo cuda build -v` and look at nvcc's command line and output.
+
+Fix: check the source for an empty translation unit or a missing `__global__` function, and
+the flags for an output kind that writes elsewhere."),
+    doc("unknown-code", BuildConfig, "Not a known diagnosis code", "\
+`cargo cuda explain CODE` was given a code that is not in this catalogue.
+
+Confirm: `cargo cuda explain --list` (or the list printed with the error).
+
+Fix: check the spelling; codes are kebab-case, e.g. `ptx-too-new-for-driver`."),
 ];
 
 #[cfg(test)]

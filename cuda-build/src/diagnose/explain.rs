@@ -103,7 +103,7 @@ impl View<'_> {
             .filter_map(|t| t.version.as_ref().map(|v| (v2(v), t)))
             .filter(|(v, _)| ok(*v))
             .collect();
-        out.sort_by(|a, b| b.0.cmp(&a.0));
+        out.sort_by_key(|t| std::cmp::Reverse(t.0));
         out.dedup_by(|a, b| a.1.root == b.1.root);
         out
     }
@@ -806,8 +806,24 @@ fn ptxas_too_old(f: &Finding, view: &View, d: &mut Diagnosis) {
         _ => None,
     }) {
         d.cause = format!("This ptxas does not know `.target {t}`: it is older than the compiler that wrote the PTX.");
-        d.fix
-            .push("use the ptxas of the release that wrote the PTX, or newer".into());
+        match parse_arch_name(t).and_then(facts::arch_variant_first_last) {
+            Some((first, _)) => {
+                d.cause = format!(
+                    "This ptxas does not know `.target {t}`, which needs CUDA {} or newer: it is older than the compiler that wrote the PTX.",
+                    vs(first)
+                );
+                d.fix.extend(
+                    view.use_toolkit_fixes(|v| v >= first, &format!(" and its ptxas knows {t}")),
+                );
+                d.fix.push(format!(
+                    "assemble with the ptxas of CUDA {} or newer",
+                    vs(first)
+                ));
+            }
+            None => d
+                .fix
+                .push("use the ptxas of the release that wrote the PTX, or newer".into()),
+        }
     }
     d.alternatives.push("If this came from a program loading PTX at run time, it is ptx-too-new-for-driver (the driver's JIT is the old ptxas).".into());
 }

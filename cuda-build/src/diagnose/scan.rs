@@ -128,6 +128,13 @@ const TRIGGERS: &[&str] = &[
     "Failed to preprocess host compiler properties",
     "Cannot find compiler",
     "Could not set up the environment for Microsoft Visual Studio",
+    "cicc: not found",
+    "ptxas: not found",
+    "fatbinary: not found",
+    "nvlink: not found",
+    "cudafe++: not found",
+    "cicc: command not found",
+    "'cicc' is not recognized",
     "++: not found",
     "gcc: not found",
     "++: command not found",
@@ -313,7 +320,10 @@ pub(crate) fn normalise(raw: &str) -> String {
                 Some(']') => {
                     chars.next();
                     while let Some(c) = chars.next() {
-                        if c == '\u{7}' || (c == '\u{1b}' && chars.peek() == Some(&'\\')) {
+                        if c == '\u{7}' {
+                            break;
+                        }
+                        if c == '\u{1b}' && chars.peek() == Some(&'\\') {
                             chars.next();
                             break;
                         }
@@ -785,6 +795,24 @@ fn read_line(raw: &str, offset: usize, scan: &mut Scan, state: &mut LineState) {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    // --- toolkit programs nvcc could not run -------------------------------
+    if l.contains("not found") || l.contains("not recognized") {
+        for tool in ["cicc", "ptxas", "fatbinary", "nvlink", "cudafe++"] {
+            let shell = [": not found", ": command not found"]
+                .iter()
+                .any(|t| l.find(t).is_some_and(|p| l[..p].ends_with(tool)));
+            if shell || l.contains(&format!("'{tool}' is not recognized")) {
+                let note = if tool == "cicc" {
+                    "nvcc could not run cicc (nvvm/bin): the nvvm component is missing, or nvcc runs without its nvcc.profile (a copied or wrapped nvcc)."
+                } else {
+                    "nvcc could not run one of its own programs from the toolkit's bin directory: the toolkit is incomplete, or nvcc runs without its nvcc.profile."
+                };
+                hit(scan, "toolkit-incomplete", offset, l, Fact::Note(note), 0.9);
+                break;
             }
         }
     }
