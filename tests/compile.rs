@@ -94,7 +94,11 @@ fn fixture(kernels: &[&str]) -> Option<Fx> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compile/kernels");
     let pkg = dir.path().join("pkg");
     copy_dir(&src.join("include"), &pkg.join("cu/include"));
-    std::fs::write(pkg.join("Cargo.toml"), "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\n").unwrap();
+    std::fs::write(
+        pkg.join("Cargo.toml"),
+        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
     for k in kernels {
         std::fs::copy(src.join(k), pkg.join("cu").join(k)).unwrap();
     }
@@ -241,6 +245,28 @@ fn arch_specific_targets_are_recorded() {
     planned.sort();
     assert_eq!(names, planned);
     assert!(names.contains(&"sm_90a".to_string()), "{names:?}");
+}
+
+#[test]
+fn ptx_only_fatbin_still_lists_its_kernels() {
+    let Some(fx) = fixture(&["saxpy.cu"]) else {
+        return;
+    };
+    let a = fx
+        .build()
+        .dir("cu")
+        .arch("90-virtual")
+        .try_compile()
+        .unwrap();
+    let k = kernel(&a, "saxpy");
+    assert_eq!(k.archs, ["compute_90"]);
+    let names: Vec<String> = inspect::read_fatbin(&std::fs::read(&k.output).unwrap())
+        .unwrap()
+        .iter()
+        .map(|e| e.target_name())
+        .collect();
+    assert_eq!(names, ["compute_90"]);
+    assert_eq!(k.entries, ["saxpy", "daxpy"]);
 }
 
 #[test]
@@ -945,7 +971,9 @@ fn typed_launchers_are_spliced_into_the_module_when_asked() {
 
 #[test]
 fn a_hung_nvcc_is_killed_and_leaves_nothing_trusted() {
-    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
     // An nvcc that writes half an output, then hangs (a killed or wedged compile).
     let slow = fx.root().join("bin/slow-nvcc");
     workspace_tests::write_script(
@@ -956,7 +984,13 @@ fn a_hung_nvcc_is_killed_and_leaves_nothing_trusted() {
     tk.nvcc = slow;
     let env = fx.env().set(Var::CudaBuildTimeout, "1");
     let start = std::time::Instant::now();
-    let e = fx.build().dir("cu").toolkit(tk).env(env).try_compile().unwrap_err();
+    let e = fx
+        .build()
+        .dir("cu")
+        .toolkit(tk)
+        .env(env)
+        .try_compile()
+        .unwrap_err();
     assert!(start.elapsed() < Duration::from_secs(20));
     assert_eq!(e.code, "nvcc-timeout", "{e}");
     assert!(e.to_string().contains("CUDA_BUILD_TIMEOUT"), "{e}");
@@ -973,7 +1007,9 @@ fn a_hung_nvcc_is_killed_and_leaves_nothing_trusted() {
 
 #[test]
 fn an_nvcc_that_cannot_start_is_explained() {
-    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
     let mut tk = fx.tk.clone();
     tk.nvcc = fx.root().join("bin/no-such-nvcc");
     let e = fx.build().dir("cu").toolkit(tk).try_compile().unwrap_err();
@@ -1008,12 +1044,17 @@ fn child_build_script() {
         .dir("cu")
         .try_compile()
         .unwrap_or_else(|e| panic!("{e}"));
-    println!("CHILD-OK compiled={} cached={}", a.stats.compiled, a.stats.from_cache);
+    println!(
+        "CHILD-OK compiled={} cached={}",
+        a.stats.compiled, a.stats.from_cache
+    );
 }
 
 #[test]
 fn two_processes_compile_the_same_source_at_once() {
-    let Some(fx) = fixture(&["sgemm.cu", "conv2d.cu"]) else { return };
+    let Some(fx) = fixture(&["sgemm.cu", "conv2d.cu"]) else {
+        return;
+    };
     let exe = std::env::current_exe().unwrap();
     let outs: Vec<cuda_build::process::Output> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..2)
@@ -1033,24 +1074,37 @@ fn two_processes_compile_the_same_source_at_once() {
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     for o in &outs {
-        assert!(o.status.success() && o.stdout.contains("CHILD-OK"), "{}", o.combined());
+        assert!(
+            o.status.success() && o.stdout.contains("CHILD-OK"),
+            "{}",
+            o.combined()
+        );
     }
     let read = |i: usize| -> Vec<Vec<u8>> {
         ["sgemm.fatbin", "conv2d.fatbin"]
             .iter()
-            .map(|f| std::fs::read(fx.root().join(format!("proc{i}/cuda-build/kernels/{f}"))).unwrap())
+            .map(|f| {
+                std::fs::read(fx.root().join(format!("proc{i}/cuda-build/kernels/{f}"))).unwrap()
+            })
             .collect()
     };
     assert_eq!(read(0), read(1));
     assert!(walk(&fx.cache().join("v1/tmp")).is_empty());
     // The cache entries both wrote are whole: a third build is served from them.
-    let a = fx.build().dir("cu").out_dir(fx.root().join("third")).try_compile().unwrap();
+    let a = fx
+        .build()
+        .dir("cu")
+        .out_dir(fx.root().join("third"))
+        .try_compile()
+        .unwrap();
     assert_eq!(a.stats.from_cache, 2);
 }
 
 #[test]
 fn toolkit_discovered_from_cuda_home() {
-    let Some(fx) = fixture(&["vector_add.cu"]) else { return };
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
     let env = fx
         .env()
         .set(Var::CudaHome, &fx.real_root)
@@ -1066,5 +1120,47 @@ fn toolkit_discovered_from_cuda_home() {
     assert_eq!(a.toolkit_version.as_deref(), Some("13.0.88"));
     // CUDA_ARCHS decided the plan (no Build::arch).
     assert_eq!(kernel(&a, "vector_add").archs, ["sm_80", "compute_80"]);
-    assert!(fx.cache().join("v1/objects").is_dir(), "CUDA_BUILD_CACHE_DIR is honoured");
+    assert!(
+        fx.cache().join("v1/objects").is_dir(),
+        "CUDA_BUILD_CACHE_DIR is honoured"
+    );
+}
+
+#[test]
+fn host_compiler_std_and_defines_reach_nvcc() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
+    let gxx = Path::new("/usr/bin/g++");
+    if !gxx.exists() {
+        eprintln!("skipped: /usr/bin/g++ not installed");
+        return;
+    }
+    let env = fx.env().set(Var::NvccCcbin, gxx);
+    fx.build()
+        .dir("cu")
+        .env(env)
+        .std("17")
+        .define("BLOCK", "256")
+        .define("FAST", None)
+        .try_compile()
+        .unwrap();
+    let log = fx.take_log().join("\n");
+    for want in ["-ccbin /usr/bin/g++", "-std=c++17", "-DBLOCK=256", "-DFAST"] {
+        assert!(log.contains(want), "{want} missing from: {log}");
+    }
+    // Build::ccbin wins over NVCC_CCBIN, and a different host compiler is a different key.
+    let env = fx.env().set(Var::NvccCcbin, gxx);
+    let a = fx
+        .build()
+        .dir("cu")
+        .env(env)
+        .ccbin("/usr/bin/c++")
+        .std("17")
+        .define("BLOCK", "256")
+        .define("FAST", None)
+        .try_compile()
+        .unwrap();
+    assert_eq!(a.stats.compiled, 1);
+    assert!(fx.take_log().join("\n").contains("-ccbin /usr/bin/c++"));
 }

@@ -37,7 +37,11 @@ fn read_entry(path: &Path) -> Entry {
         offset += line.len();
         let l = line.trim_end();
         if let Some(e) = l.strip_prefix("# expect:") {
-            expect = e.split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect();
+            expect = e
+                .split(',')
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect();
         } else if let Some(s) = l.strip_prefix("# source:") {
             source = s.trim().to_string();
         } else if l == "# ---" {
@@ -45,7 +49,8 @@ fn read_entry(path: &Path) -> Entry {
             break;
         }
     }
-    let start = body_start.unwrap_or_else(|| panic!("{}: no `# ---` line ends the header", path.display()));
+    let start =
+        body_start.unwrap_or_else(|| panic!("{}: no `# ---` line ends the header", path.display()));
     Entry {
         path: path.to_path_buf(),
         expect,
@@ -69,10 +74,22 @@ fn codes_of(found: &[Diagnosis]) -> Vec<&'static str> {
 }
 
 fn check_entry(e: &Entry) {
-    assert!(!e.expect.is_empty(), "{}: header names no expected code", e.path.display());
-    assert!(!e.source.is_empty(), "{}: header names no source", e.path.display());
+    assert!(
+        !e.expect.is_empty(),
+        "{}: header names no expected code",
+        e.path.display()
+    );
+    assert!(
+        !e.source.is_empty(),
+        "{}: header names no source",
+        e.path.display()
+    );
     for code in &e.expect {
-        assert!(codes::lookup(code).is_some(), "{}: `{code}` is not a documented code", e.path.display());
+        assert!(
+            codes::lookup(code).is_some(),
+            "{}: `{code}` is not a documented code",
+            e.path.display()
+        );
     }
     let found = diagnose(&e.body, &Context::default());
     let got = codes_of(&found);
@@ -84,14 +101,24 @@ fn check_entry(e: &Entry) {
         e.expect[0]
     );
     for code in &e.expect[1..] {
-        assert!(got.contains(&code.as_str()), "{}: expected `{code}` too, got {got:?}", e.path.display());
+        assert!(
+            got.contains(&code.as_str()),
+            "{}: expected `{code}` too, got {got:?}",
+            e.path.display()
+        );
     }
     let top = &found[0];
-    assert!(!top.evidence.is_empty() && !top.cause.is_empty() && !top.fix.is_empty(), "{}: {top:?}", e.path.display());
+    assert!(
+        !top.evidence.is_empty() && !top.cause.is_empty() && !top.fix.is_empty(),
+        "{}: {top:?}",
+        e.path.display()
+    );
     // Evidence is text of the input, not made up.
     let body = e.body.replace('\r', "");
     assert!(
-        top.evidence.iter().any(|ev| body.contains(ev.trim_matches('…'))),
+        top.evidence
+            .iter()
+            .any(|ev| body.contains(ev.trim_matches('…'))),
         "{}: evidence {:?} is not a line of the input",
         e.path.display(),
         top.evidence
@@ -101,9 +128,17 @@ fn check_entry(e: &Entry) {
 #[test]
 fn corpus_real_tool_output() {
     let entries = entries("real");
-    assert!(entries.len() >= 15, "tests/corpus/real has only {} files; run tests/corpus/regenerate.sh", entries.len());
+    assert!(
+        entries.len() >= 15,
+        "tests/corpus/real has only {} files; run tests/corpus/regenerate.sh",
+        entries.len()
+    );
     for e in &entries {
-        assert!(e.source.contains("real tool output"), "{}", e.path.display());
+        assert!(
+            e.source.contains("real tool output"),
+            "{}",
+            e.path.display()
+        );
         check_entry(e);
     }
 }
@@ -111,7 +146,11 @@ fn corpus_real_tool_output() {
 #[test]
 fn corpus_public_reports() {
     let entries = entries("public");
-    assert!(entries.len() >= 10, "tests/corpus/public has only {} files", entries.len());
+    assert!(
+        entries.len() >= 10,
+        "tests/corpus/public has only {} files",
+        entries.len()
+    );
     for e in &entries {
         assert!(
             e.source.contains("github.com/") || e.source.contains("https://"),
@@ -150,7 +189,10 @@ fn required_codes_are_documented_and_covered() {
     }
     for code in required {
         let doc = codes::lookup(code).unwrap_or_else(|| panic!("{code} is not documented"));
-        assert!(doc.explanation.len() > 200, "{code}'s explanation is too short");
+        assert!(
+            doc.explanation.len() > 200,
+            "{code}'s explanation is too short"
+        );
         assert!(covered.contains(code), "no corpus file expects {code}");
     }
 }
@@ -173,7 +215,12 @@ fn every_code_raised_in_the_source_is_documented() {
             }
         }
     }
-    assert!(files.len() > 10, "found only {} source files under {}", files.len(), root.display());
+    assert!(
+        files.len() > 10,
+        "found only {} source files under {}",
+        files.len(),
+        root.display()
+    );
     let mut missing = std::collections::BTreeSet::new();
     let mut seen = 0;
     for f in &files {
@@ -181,12 +228,22 @@ fn every_code_raised_in_the_source_is_documented() {
         for c in re.captures_iter(&text) {
             seen += 1;
             if codes::lookup(&c[1]).is_none() {
-                missing.insert(format!("{} ({})", &c[1], f.strip_prefix(root).unwrap().display()));
+                missing.insert(format!(
+                    "{} ({})",
+                    &c[1],
+                    f.strip_prefix(root).unwrap().display()
+                ));
             }
         }
     }
-    assert!(seen > 10, "the pattern found only {seen} codes: is it still right?");
-    assert!(missing.is_empty(), "codes without a CodeDoc in diagnose/codes.rs: {missing:?}");
+    assert!(
+        seen > 10,
+        "the pattern found only {seen} codes: is it still right?"
+    );
+    assert!(
+        missing.is_empty(),
+        "codes without a CodeDoc in diagnose/codes.rs: {missing:?}"
+    );
 }
 
 #[test]
@@ -195,18 +252,41 @@ fn wgmma_on_blackwell_is_not_sent_to_sm_120a() {
     let log = "ptxas error: Instruction 'wgmma.fence' not supported on .target 'sm_120'";
     let d = &diagnose(log, &Context::default())[0];
     assert_eq!(d.code, "arch-feature-needs-higher-target");
-    assert!(d.cause.contains("only on sm_90a") && d.cause.contains("sm_120 has no such instruction"), "{}", d.cause);
-    assert!(!d.fix.iter().any(|f| f.contains("sm_120a") || f.contains("120a")), "{:?}", d.fix);
+    assert!(
+        d.cause.contains("only on sm_90a") && d.cause.contains("sm_120 has no such instruction"),
+        "{}",
+        d.cause
+    );
+    assert!(
+        !d.fix
+            .iter()
+            .any(|f| f.contains("sm_120a") || f.contains("120a")),
+        "{:?}",
+        d.fix
+    );
 }
 
 #[test]
 fn wsl_and_device_nodes_shape_fixes() {
     let mut probe = machine("560.35.03", (12, 6), &[]);
-    probe.platform = Platform { wsl: true, ..Platform::default() };
-    let ctx = Context { probe: Some(probe), ..Context::default() };
-    let d = &diagnose("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", &ctx)[0];
+    probe.platform = Platform {
+        wsl: true,
+        ..Platform::default()
+    };
+    let ctx = Context {
+        probe: Some(probe),
+        ..Context::default()
+    };
+    let d = &diagnose(
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+        &ctx,
+    )[0];
     assert_eq!(d.code, "driver-not-loaded");
-    assert!(d.fix[0].contains("WSL") && d.fix[0].contains("Windows"), "{:?}", d.fix);
+    assert!(
+        d.fix[0].contains("WSL") && d.fix[0].contains("Windows"),
+        "{:?}",
+        d.fix
+    );
 
     let mut probe = machine("580.65.06", (13, 0), &[]);
     probe.platform.device_nodes = vec![cuda_build::probe::DeviceNode {
@@ -215,10 +295,40 @@ fn wsl_and_device_nodes_shape_fixes() {
         readable: false,
         writable: false,
     }];
-    let ctx = Context { probe: Some(probe), ..Context::default() };
-    let d = &diagnose("RuntimeError: CUDA error: no CUDA-capable device is detected", &ctx)[0];
+    let ctx = Context {
+        probe: Some(probe),
+        ..Context::default()
+    };
+    let d = &diagnose(
+        "RuntimeError: CUDA error: no CUDA-capable device is detected",
+        &ctx,
+    )[0];
     assert_eq!(d.code, "no-device-visible");
-    assert!(d.fix[0].contains("/dev/nvidia0") && d.fix[0].contains("group"), "{:?}", d.fix);
+    assert!(
+        d.fix[0].contains("/dev/nvidia0") && d.fix[0].contains("group"),
+        "{:?}",
+        d.fix
+    );
+}
+
+#[test]
+fn a_wrapped_nvcc_error_ranks_below_its_cause() {
+    let e = cuda_build::Error::new(
+        "nvcc-failed",
+        "nvcc failed to compile `cu/va.cu` (exit status: 1)",
+    )
+    .with_detail("nvcc fatal   : Unsupported gpu architecture 'compute_89'")
+    .with_help("see the explanation below");
+    let log = format!(
+        "error: failed to run custom build command for `kernels v0.1.0`\n  --- stderr\n  {}\n",
+        e.to_string().replace('\n', "\n  ")
+    );
+    let found = diagnose(&log, &Context::default());
+    assert_eq!(
+        codes_of(&found),
+        vec!["arch-too-new-for-nvcc", "nvcc-failed"],
+        "{found:#?}"
+    );
 }
 
 #[test]
@@ -226,14 +336,22 @@ fn cause_codes_outrank_their_consequences() {
     let log = "Failed to initialize NVML: Driver/library version mismatch\n\
                RuntimeError: CUDA error: no CUDA-capable device is detected\n";
     let found = diagnose(log, &Context::default());
-    assert_eq!(codes_of(&found), vec!["driver-library-mismatch", "no-device-visible"]);
-    assert!(found[1].alternatives.iter().any(|a| a.contains("driver-library-mismatch")));
+    assert_eq!(
+        codes_of(&found),
+        vec!["driver-library-mismatch", "no-device-visible"]
+    );
+    assert!(found[1]
+        .alternatives
+        .iter()
+        .any(|a| a.contains("driver-library-mismatch")));
 }
 
 // ---------------------------------------------------------------- live tools
 
 fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("could not run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("could not run {cmd:?}: {e}"));
     assert!(!out.status.success(), "{cmd:?} was expected to fail");
     String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout)
 }
@@ -241,49 +359,88 @@ fn run(cmd: &mut Command) -> String {
 const KERNEL: &str = "extern \"C\" __global__ void va(float *c) { c[threadIdx.x] = 1.0f; }\n";
 
 fn top(text: &str) -> &'static str {
-    diagnose(text, &Context::default()).first().map_or("<none>", |d| d.code)
+    diagnose(text, &Context::default())
+        .first()
+        .map_or("<none>", |d| d.code)
 }
 
 #[test]
 fn live_nvcc13_rejects_dropped_and_unknown_archs() {
-    let Some(nvcc) = workspace_tests::nvcc13() else { return };
+    let Some(nvcc) = workspace_tests::nvcc13() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let cu = dir.path().join("k.cu");
     std::fs::write(&cu, KERNEL).unwrap();
     let out = dir.path().join("k.cubin");
-    for (arch, code) in [("sm_70", "arch-dropped-by-nvcc"), ("sm_35", "arch-dropped-by-nvcc"), ("sm_200", "arch-too-new-for-nvcc")] {
-        let text = run(Command::new(&nvcc).arg(format!("-arch={arch}")).arg("-cubin").arg("-o").arg(&out).arg(&cu));
+    for (arch, code) in [
+        ("sm_70", "arch-dropped-by-nvcc"),
+        ("sm_35", "arch-dropped-by-nvcc"),
+        ("sm_200", "arch-too-new-for-nvcc"),
+    ] {
+        let text = run(Command::new(&nvcc)
+            .arg(format!("-arch={arch}"))
+            .arg("-cubin")
+            .arg("-o")
+            .arg(&out)
+            .arg(&cu));
         assert_eq!(top(&text), code, "{arch}: {text}");
     }
     // With the version known (from `nvcc --version` in the log), the verdict is certain.
     let version = Command::new(&nvcc).arg("--version").output().unwrap();
     let text = String::from_utf8_lossy(&version.stdout).into_owned()
-        + &run(Command::new(&nvcc).arg("-arch=sm_70").arg("-cubin").arg("-o").arg(&out).arg(&cu));
+        + &run(Command::new(&nvcc)
+            .arg("-arch=sm_70")
+            .arg("-cubin")
+            .arg("-o")
+            .arg(&out)
+            .arg(&cu));
     let d = &diagnose(&text, &Context::default())[0];
     assert_eq!(d.code, "arch-dropped-by-nvcc");
     assert!(d.confidence >= 0.9, "{d:?}");
-    assert!(d.cause.contains("nvcc 13.0") && d.cause.contains("12.9"), "{}", d.cause);
+    assert!(
+        d.cause.contains("nvcc 13.0") && d.cause.contains("12.9"),
+        "{}",
+        d.cause
+    );
 }
 
 #[test]
 fn live_feature_gates_and_host_compiler() {
-    let Some(nvcc) = workspace_tests::nvcc13() else { return };
+    let Some(nvcc) = workspace_tests::nvcc13() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let wg = dir.path().join("wg.cu");
     std::fs::write(&wg, "extern \"C\" __global__ void f() { asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\"); }\n").unwrap();
-    let text = run(Command::new(&nvcc).args(["-arch=sm_90", "-cubin", "-o"]).arg(dir.path().join("wg.cubin")).arg(&wg));
+    let text = run(Command::new(&nvcc)
+        .args(["-arch=sm_90", "-cubin", "-o"])
+        .arg(dir.path().join("wg.cubin"))
+        .arg(&wg));
     let d = &diagnose(&text, &Context::default())[0];
     assert_eq!(d.code, "arch-feature-needs-higher-target", "{text}");
-    assert!(d.fix[0].contains("sm_90a") && d.fix[0].contains("CUDA_ARCHS=90a"), "{:?}", d.fix);
+    assert!(
+        d.fix[0].contains("sm_90a") && d.fix[0].contains("CUDA_ARCHS=90a"),
+        "{:?}",
+        d.fix
+    );
 
     // host_config.h's real #error, through a host compiler that reports gcc 99.
     let wrapper = dir.path().join("g++");
     let force = dir.path().join("force.h");
     std::fs::write(&force, "#undef __GNUC__\n#define __GNUC__ 99\n").unwrap();
-    workspace_tests::write_script(&wrapper, &format!("exec /usr/bin/g++ -include {} \"$@\"", force.display()));
+    workspace_tests::write_script(
+        &wrapper,
+        &format!("exec /usr/bin/g++ -include {} \"$@\"", force.display()),
+    );
     let host = dir.path().join("h.cu");
     std::fs::write(&host, "#include <cstdio>\nint main() { return 0; }\n").unwrap();
-    let text = run(Command::new(&nvcc).arg("-ccbin").arg(&wrapper).args(["-c", "-o"]).arg(dir.path().join("h.o")).arg(&host));
+    let text = run(Command::new(&nvcc)
+        .arg("-ccbin")
+        .arg(&wrapper)
+        .args(["-c", "-o"])
+        .arg(dir.path().join("h.o"))
+        .arg(&host));
     let d = &diagnose(&text, &Context::default())[0];
     assert_eq!(d.code, "host-compiler-unsupported", "{text}");
     assert!(d.cause.contains("gcc up to 15"), "{}", d.cause);
@@ -292,20 +449,42 @@ fn live_feature_gates_and_host_compiler() {
 
 #[test]
 fn live_ptxas_and_mixed_toolkit() {
-    let (Some(nvcc), Some(mixed)) = (workspace_tests::nvcc13(), workspace_tests::mixed_root()) else { return };
+    let (Some(nvcc), Some(mixed)) = (workspace_tests::nvcc13(), workspace_tests::mixed_root())
+    else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let cu = dir.path().join("k.cu");
     std::fs::write(&cu, KERNEL).unwrap();
     let ptx = dir.path().join("k.ptx");
-    let ok = Command::new(&nvcc).args(["-arch=sm_90", "-ptx", "-o"]).arg(&ptx).arg(&cu).status().unwrap();
+    let ok = Command::new(&nvcc)
+        .args(["-arch=sm_90", "-ptx", "-o"])
+        .arg(&ptx)
+        .arg(&cu)
+        .status()
+        .unwrap();
     assert!(ok.success());
-    for ptxas in [workspace_tests::ptxas12(), workspace_tests::ptxas11()].into_iter().flatten() {
-        let text = run(Command::new(&ptxas).arg("-arch=sm_90").arg("-o").arg(dir.path().join("k.cubin")).arg(&ptx));
+    for ptxas in [workspace_tests::ptxas12(), workspace_tests::ptxas11()]
+        .into_iter()
+        .flatten()
+    {
+        let text = run(Command::new(&ptxas)
+            .arg("-arch=sm_90")
+            .arg("-o")
+            .arg(dir.path().join("k.cubin"))
+            .arg(&ptx));
         let d = &diagnose(&text, &Context::default())[0];
         assert_eq!(d.code, "ptxas-too-old", "{text}");
-        assert!(d.cause.contains("ISA 9.0") && d.cause.contains("CUDA 13.0"), "{}", d.cause);
+        assert!(
+            d.cause.contains("ISA 9.0") && d.cause.contains("CUDA 13.0"),
+            "{}",
+            d.cause
+        );
     }
-    let text = run(Command::new(mixed.join("bin/nvcc")).args(["-arch=sm_89", "-cubin", "-o"]).arg(dir.path().join("m.cubin")).arg(&cu));
+    let text = run(Command::new(mixed.join("bin/nvcc"))
+        .args(["-arch=sm_89", "-cubin", "-o"])
+        .arg(dir.path().join("m.cubin"))
+        .arg(&cu));
     let d = &diagnose(&text, &Context::default())[0];
     assert_eq!(d.code, "toolkit-incomplete", "{text}");
     assert!(d.cause.contains("mixes components"), "{}", d.cause);
@@ -351,7 +530,10 @@ fn machine(driver: &str, cuda: (u32, u32), gpus: &[(&str, u32, u32)]) -> ProbeRe
 #[test]
 fn ptx_too_new_fix_names_driver_isa_and_gpu() {
     let ctx = Context {
-        toolkits: vec![toolkit("/usr/local/cuda-12.8", "12.8.93"), toolkit("/usr/local/cuda-12.2", "12.2.140")],
+        toolkits: vec![
+            toolkit("/usr/local/cuda-12.8", "12.8.93"),
+            toolkit("/usr/local/cuda-12.2", "12.2.140"),
+        ],
         selected: Some(0),
         probe: Some(machine("535.129.03", (12, 2), &[("NVIDIA L4", 8, 9)])),
     };
@@ -359,17 +541,31 @@ fn ptx_too_new_fix_names_driver_isa_and_gpu() {
                DriverError(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, \"the provided PTX was compiled with an unsupported toolchain.\")\n";
     let d = &diagnose(log, &ctx)[0];
     assert_eq!(d.code, "ptx-too-new-for-driver");
-    assert_eq!(d.cause, "Your driver 535 JITs PTX up to ISA 8.2, and this PTX is 8.7 (CUDA 12.8).");
-    assert!(d.fix[0].contains("build SASS for sm_89 (CUDA_ARCHS=89)") && d.fix[0].contains("upgrade the driver to >= 570"), "{:?}", d.fix);
+    assert_eq!(
+        d.cause,
+        "Your driver 535 JITs PTX up to ISA 8.2, and this PTX is 8.7 (CUDA 12.8)."
+    );
     assert!(
-        d.fix.iter().any(|f| f.starts_with("CUDA 12.2 is installed at /usr/local/cuda-12.2") && f.ends_with("set CUDA_HOME=/usr/local/cuda-12.2")),
+        d.fix[0].contains("build SASS for sm_89 (CUDA_ARCHS=89)")
+            && d.fix[0].contains("upgrade the driver to >= 570"),
+        "{:?}",
+        d.fix
+    );
+    assert!(
+        d.fix.iter().any(
+            |f| f.starts_with("CUDA 12.2 is installed at /usr/local/cuda-12.2")
+                && f.ends_with("set CUDA_HOME=/usr/local/cuda-12.2")
+        ),
         "{:?}",
         d.fix
     );
     // The same log without context: a generic but correct fix, no numbers made up.
     let d = &diagnose(log, &Context::default())[0];
     assert_eq!(d.code, "ptx-too-new-for-driver");
-    assert!(!d.cause.contains("535") && !d.fix.iter().any(|f| f.contains(">= 570")), "{d:?}");
+    assert!(
+        !d.cause.contains("535") && !d.fix.iter().any(|f| f.contains(">= 570")),
+        "{d:?}"
+    );
 }
 
 #[test]
@@ -378,7 +574,11 @@ fn jit_log_numbers_come_from_the_log() {
                numba.cuda.cudadrv.driver.LinkerError: [222] Call to cuLinkAddData results in CUDA_ERROR_UNSUPPORTED_PTX_VERSION\n";
     let d = &diagnose(log, &Context::default())[0];
     assert_eq!(d.code, "ptx-too-new-for-driver");
-    assert!(d.cause.contains("up to ISA 8.4") && d.cause.contains("8.7 (CUDA 12.8)"), "{}", d.cause);
+    assert!(
+        d.cause.contains("up to ISA 8.4") && d.cause.contains("8.7 (CUDA 12.8)"),
+        "{}",
+        d.cause
+    );
     assert!(d.fix[0].contains(">= 570"), "{:?}", d.fix);
     assert_eq!(d.evidence.len(), 2);
 }
@@ -386,35 +586,71 @@ fn jit_log_numbers_come_from_the_log() {
 #[test]
 fn arch_verdict_uses_the_toolkit_version_and_other_toolkits() {
     let ctx = Context {
-        toolkits: vec![toolkit("/opt/cuda-11.4", "11.4.3"), toolkit("/usr/local/cuda-12.4", "12.4.131")],
+        toolkits: vec![
+            toolkit("/opt/cuda-11.4", "11.4.3"),
+            toolkit("/usr/local/cuda-12.4", "12.4.131"),
+        ],
         selected: Some(0),
-        probe: Some(machine("550.54.15", (12, 4), &[("NVIDIA GeForce RTX 4090", 8, 9)])),
+        probe: Some(machine(
+            "550.54.15",
+            (12, 4),
+            &[("NVIDIA GeForce RTX 4090", 8, 9)],
+        )),
     };
-    let d = &diagnose("nvcc fatal   : Unsupported gpu architecture 'compute_89'", &ctx)[0];
+    let d = &diagnose(
+        "nvcc fatal   : Unsupported gpu architecture 'compute_89'",
+        &ctx,
+    )[0];
     assert_eq!(d.code, "arch-too-new-for-nvcc");
     assert!(d.confidence >= 0.9);
-    assert!(d.cause.contains("nvcc 11.4") && d.cause.contains("11.8"), "{}", d.cause);
+    assert!(
+        d.cause.contains("nvcc 11.4") && d.cause.contains("11.8"),
+        "{}",
+        d.cause
+    );
     assert_eq!(d.fix[0], "CUDA 12.4 is installed at /usr/local/cuda-12.4 and targets sm_89: set CUDA_HOME=/usr/local/cuda-12.4");
     // sm_70 on CUDA 13: dropped, and the 12.x toolkit is offered.
     let ctx = Context {
-        toolkits: vec![toolkit("/usr/local/cuda-13.0", "13.0.88"), toolkit("/usr/local/cuda-12.9", "12.9.86")],
+        toolkits: vec![
+            toolkit("/usr/local/cuda-13.0", "13.0.88"),
+            toolkit("/usr/local/cuda-12.9", "12.9.86"),
+        ],
         selected: Some(0),
         probe: None,
     };
-    let d = &diagnose("nvcc fatal   : Value 'sm_70' is not defined for option 'gpu-architecture'", &ctx)[0];
+    let d = &diagnose(
+        "nvcc fatal   : Value 'sm_70' is not defined for option 'gpu-architecture'",
+        &ctx,
+    )[0];
     assert_eq!(d.code, "arch-dropped-by-nvcc");
-    assert!(d.fix.iter().any(|f| f.contains("set CUDA_HOME=/usr/local/cuda-12.9")), "{:?}", d.fix);
-    assert!(d.fix.iter().any(|f| f.contains("targets sm_75 and newer")), "{:?}", d.fix);
+    assert!(
+        d.fix
+            .iter()
+            .any(|f| f.contains("set CUDA_HOME=/usr/local/cuda-12.9")),
+        "{:?}",
+        d.fix
+    );
+    assert!(
+        d.fix.iter().any(|f| f.contains("targets sm_75 and newer")),
+        "{:?}",
+        d.fix
+    );
 }
 
 #[test]
 fn ambiguous_evidence_lowers_confidence_and_lists_alternatives() {
     // 209: missing arch, stale build or stripped fatbin.
-    let d = &diagnose("CUDA error: no kernel image is available for execution on the device", &Context::default())[0];
+    let d = &diagnose(
+        "CUDA error: no kernel image is available for execution on the device",
+        &Context::default(),
+    )[0];
     assert_eq!(d.code, "no-kernel-image-for-device");
     assert!(d.alternatives.len() >= 2 && d.confidence < 0.9, "{d:?}");
     // 999.
-    let d = &diagnose("RuntimeError: CUDA error: unknown error", &Context::default())[0];
+    let d = &diagnose(
+        "RuntimeError: CUDA error: unknown error",
+        &Context::default(),
+    )[0];
     assert_eq!(d.code, "cuda-unknown-error");
     assert!(d.confidence < 0.5 && d.alternatives.len() >= 2, "{d:?}");
     // 218 with a driver older than the toolkit: points at 222.
@@ -423,23 +659,41 @@ fn ambiguous_evidence_lowers_confidence_and_lists_alternatives() {
         selected: Some(0),
         probe: Some(machine("535.129.03", (12, 2), &[])),
     };
-    let d = &diagnose("DriverError(CUDA_ERROR_INVALID_PTX, \"a PTX JIT compilation failed\")", &ctx)[0];
+    let d = &diagnose(
+        "DriverError(CUDA_ERROR_INVALID_PTX, \"a PTX JIT compilation failed\")",
+        &ctx,
+    )[0];
     assert_eq!(d.code, "ptx-jit-failed");
-    assert!(d.confidence <= 0.7 && d.alternatives[0].contains("ptx-too-new-for-driver"), "{d:?}");
+    assert!(
+        d.confidence <= 0.7 && d.alternatives[0].contains("ptx-too-new-for-driver"),
+        "{d:?}"
+    );
     // A bare number is weak evidence.
     let d = &diagnose("cuInit failed with CUDA error 100", &Context::default())[0];
     assert_eq!(d.code, "no-device-visible");
     assert!(d.confidence <= 0.5, "{d:?}");
     // Arch rejected, nvcc version unknown: dropped or too old, said so.
-    let d = &diagnose("nvcc fatal   : Unsupported gpu architecture 'compute_70'", &Context::default())[0];
+    let d = &diagnose(
+        "nvcc fatal   : Unsupported gpu architecture 'compute_70'",
+        &Context::default(),
+    )[0];
     assert_eq!(d.code, "arch-dropped-by-nvcc");
-    assert!(d.confidence < 0.9 && d.alternatives.iter().any(|a| a.contains("arch-too-new-for-nvcc")), "{d:?}");
+    assert!(
+        d.confidence < 0.9
+            && d.alternatives
+                .iter()
+                .any(|a| a.contains("arch-too-new-for-nvcc")),
+        "{d:?}"
+    );
 }
 
 #[test]
 fn host_compiler_fix_offers_a_toolkit_that_accepts_it() {
     let ctx = Context {
-        toolkits: vec![toolkit("/usr/local/cuda-12.2", "12.2.140"), toolkit("/usr/local/cuda-12.8", "12.8.93")],
+        toolkits: vec![
+            toolkit("/usr/local/cuda-12.2", "12.2.140"),
+            toolkit("/usr/local/cuda-12.8", "12.8.93"),
+        ],
         selected: Some(0),
         probe: None,
     };
@@ -447,7 +701,12 @@ fn host_compiler_fix_offers_a_toolkit_that_accepts_it() {
     let d = &diagnose(log, &ctx)[0];
     assert_eq!(d.code, "host-compiler-unsupported");
     assert!(d.fix[0].contains("NVCC_CCBIN=g++-12"), "{:?}", d.fix);
-    assert!(d.fix.iter().any(|f| f.contains("CUDA 12.8 is installed at /usr/local/cuda-12.8 and accepts a newer gcc")), "{:?}", d.fix);
+    assert!(
+        d.fix.iter().any(|f| f
+            .contains("CUDA 12.8 is installed at /usr/local/cuda-12.8 and accepts a newer gcc")),
+        "{:?}",
+        d.fix
+    );
 }
 
 #[test]
@@ -457,19 +716,36 @@ fn probe_platform_shapes_driver_fixes() {
         container: Some("docker".into()),
         ..Platform::default()
     };
-    let ctx = Context { probe: Some(probe), ..Context::default() };
-    let d = &diagnose("OSError: libcuda.so.1: cannot open shared object file: No such file or directory", &ctx)[0];
+    let ctx = Context {
+        probe: Some(probe),
+        ..Context::default()
+    };
+    let d = &diagnose(
+        "OSError: libcuda.so.1: cannot open shared object file: No such file or directory",
+        &ctx,
+    )[0];
     assert_eq!(d.code, "libcuda-not-found");
-    assert!(d.fix[0].contains("docker container") && d.fix[0].contains("--gpus all"), "{:?}", d.fix);
+    assert!(
+        d.fix[0].contains("docker container") && d.fix[0].contains("--gpus all"),
+        "{:?}",
+        d.fix
+    );
     // Link time is a different problem with a different fix.
     let ctx = Context {
         toolkits: vec![toolkit("/usr/local/cuda-13.0", "13.0.88")],
         selected: Some(0),
         probe: None,
     };
-    let d = &diagnose("/usr/bin/ld: cannot find -lcuda: No such file or directory", &ctx)[0];
+    let d = &diagnose(
+        "/usr/bin/ld: cannot find -lcuda: No such file or directory",
+        &ctx,
+    )[0];
     assert_eq!(d.code, "libcuda-not-found");
-    assert!(d.fix[0].contains("/usr/local/cuda-13.0/lib64/stubs"), "{:?}", d.fix);
+    assert!(
+        d.fix[0].contains("/usr/local/cuda-13.0/lib64/stubs"),
+        "{:?}",
+        d.fix
+    );
 }
 
 // --------------------------------------------------------------- robustness
@@ -485,37 +761,65 @@ fn ansi_crlf_windows_paths_and_cargo_wrapping() {
     let found = diagnose(log, &Context::default());
     let d = &found[0];
     assert_eq!(d.code, "arch-too-new-for-nvcc");
-    assert_eq!(d.evidence, vec!["nvcc fatal   : Unsupported gpu architecture 'compute_89'".to_string()]);
-    assert!(d.cause.contains("build script of `kernels v0.1.0 (C:\\work\\kernels)`"), "{}", d.cause);
+    assert_eq!(
+        d.evidence,
+        vec!["nvcc fatal   : Unsupported gpu architecture 'compute_89'".to_string()]
+    );
+    assert!(
+        d.cause
+            .contains("build script of `kernels v0.1.0 (C:\\work\\kernels)`"),
+        "{}",
+        d.cause
+    );
     let text = render(d);
     assert!(text.starts_with("error[arch-too-new-for-nvcc]: "), "{text}");
-    assert!(text.contains("\n  = help: ") && !text.contains('\x1b') && !text.contains('\r'), "{text}");
+    assert!(
+        text.contains("\n  = help: ") && !text.contains('\x1b') && !text.contains('\r'),
+        "{text}"
+    );
 }
 
 #[test]
 fn own_errors_round_trip_with_their_help() {
-    let e = cuda_build::Error::new("cuda-home-invalid", "CUDA_HOME is set to `/opt/cuda-12.9`, which does not exist")
-        .with_help("point CUDA_HOME at the directory that holds bin/nvcc, or unset it");
+    let e = cuda_build::Error::new(
+        "cuda-home-invalid",
+        "CUDA_HOME is set to `/opt/cuda-12.9`, which does not exist",
+    )
+    .with_help("point CUDA_HOME at the directory that holds bin/nvcc, or unset it");
     let log = format!("warning: build failed\n{e}\n");
     let d = &diagnose(&log, &Context::default())[0];
     assert_eq!(d.code, "cuda-home-invalid");
     assert_eq!(d.layer, Layer::Environment);
     assert!(d.cause.contains("/opt/cuda-12.9"));
-    assert_eq!(d.fix[0], "point CUDA_HOME at the directory that holds bin/nvcc, or unset it");
+    assert_eq!(
+        d.fix[0],
+        "point CUDA_HOME at the directory that holds bin/nvcc, or unset it"
+    );
     // rustc's own codes are not ours.
-    assert!(diagnose("error[E0425]: cannot find value `x` in this scope", &Context::default()).is_empty());
+    assert!(diagnose(
+        "error[E0425]: cannot find value `x` in this scope",
+        &Context::default()
+    )
+    .is_empty());
 }
 
 #[test]
 fn nothing_recognised_gives_nothing() {
-    for text in ["", "\n\n", "   Compiling foo v0.1.0\n    Finished dev [unoptimized] target(s)", "error: could not compile `foo`", "out of memory in the allocator"] {
+    for text in [
+        "",
+        "\n\n",
+        "   Compiling foo v0.1.0\n    Finished dev [unoptimized] target(s)",
+        "error: could not compile `foo`",
+        "out of memory in the allocator",
+    ] {
         assert!(diagnose(text, &Context::default()).is_empty(), "{text:?}");
     }
 }
 
 #[test]
 fn duplicates_collapse_into_one_diagnosis() {
-    let line = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+    let line =
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
     let found = diagnose(&line.repeat(10_000), &Context::default());
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].evidence.len(), 1);

@@ -305,6 +305,26 @@ fn installer_layout_reads_targets_dir_and_version_json() {
 }
 
 #[test]
+fn nvcc_profile_top_is_believed_over_bin_dotdot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fake_toolkit(&tmp.path().join("sdk"), "13.0.88", Layout::Wheel);
+    // Move bin/ one level down; the profile says where the toolkit is.
+    std::fs::create_dir_all(root.join("compiler")).unwrap();
+    std::fs::rename(root.join("bin"), root.join("compiler/bin")).unwrap();
+    let profile = fixture("nvcc.profile-13.0-wheel").replace("$(_HERE_)/..", "$(_HERE_)/../..");
+    write(&root.join("compiler/bin/nvcc.profile"), &profile);
+    let d = discover(&hermetic(tmp.path()).set(Var::Nvcc, root.join("compiler/bin/nvcc")));
+    let tk = d.selected_toolkit().unwrap();
+    assert_eq!(tk.root, canon(&root));
+    assert!(
+        tk.include_dirs.contains(&canon(&root).join("include")),
+        "{:?}",
+        tk.include_dirs
+    );
+    assert!(tk.problems.is_empty(), "{:?}", tk.problems);
+}
+
+#[test]
 fn usr_local_cuda_symlink_reports_its_target_and_versioned_installs_follow_newest_first() {
     let sys = tempfile::tempdir().unwrap();
     let local = sys.path().join("usr/local");
@@ -555,6 +575,29 @@ fn conda_prefix_with_targets_dir() {
         .include_dirs
         .contains(&canon(&prefix).join("targets/x86_64-linux/include")));
     assert!(tk.problems.is_empty(), "{:?}", tk.problems);
+}
+
+#[test]
+fn wheels_inside_a_conda_env_come_before_its_conda_toolkit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = tmp.path().join("conda env");
+    fake_toolkit(&prefix, "12.4.131", Layout::Installer);
+    let site = prefix.join("lib/python3.12/site-packages");
+    fake_toolkit(&site.join("nvidia/cu13"), "13.0.88", Layout::Wheel);
+    let sys = tempfile::tempdir().unwrap();
+    let d = discover(&hermetic(sys.path()).set(Var::CondaPrefix, &prefix));
+    let found: Vec<_> = d
+        .candidates
+        .iter()
+        .map(|t| (t.found_via.clone(), t.version.clone()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (FoundVia::PythonWheel(site), Some(v("13.0.88"))),
+            (FoundVia::Conda(prefix), Some(v("12.4.131"))),
+        ]
+    );
 }
 
 #[test]

@@ -1042,6 +1042,10 @@ impl<'b> Run<'b> {
             OutputKind::Fatbin => {
                 let mut a: Vec<OsString> = vec!["-fatbin".into()];
                 a.extend(plan.gencode_flags().into_iter().map(OsString::from));
+                if plan.sass.is_empty() {
+                    // PTX only: keep it uncompressed so the kernel names can be read from it.
+                    a.push("-Xfatbin=-compress=false".into());
+                }
                 (
                     vec![(a, "out.fatbin".into())],
                     vec![("out.fatbin".into(), dir.join(format!("{stem}.fatbin")))],

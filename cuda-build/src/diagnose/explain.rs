@@ -362,7 +362,11 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
             _ => {}
         }
     }
-    if any_cuda && by_number_only {
+    let other_evidence = f
+        .facts
+        .iter()
+        .any(|x| !matches!(x, Fact::Cuda { .. } | Fact::None | Fact::Note(_)));
+    if any_cuda && by_number_only && !other_evidence {
         d.confidence = d.confidence.min(0.5);
         push_unique(
             &mut d.alternatives,
@@ -370,7 +374,11 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
         );
     }
     if d.cause.is_empty() {
-        d.cause = format!("{}.", d.title);
+        d.cause = default_cause(d.code).map_or_else(|| format!("{}.", d.title), str::to_string);
+    }
+    if d.fix.is_empty() {
+        d.fix
+            .extend(default_fixes(d.code).iter().map(|f| f.to_string()));
     }
     if d.fix.is_empty() {
         d.fix.push(format!(
@@ -388,6 +396,36 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
     }
     d.confidence = d.confidence.clamp(0.0, 1.0);
     d
+}
+
+/// The cause when the evidence says no more than the code.
+fn default_cause(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "nvcc-not-found" => "nvcc is not on PATH, and no CUDA_HOME / NVCC names a toolkit.",
+        "driver-not-loaded" => "Nothing can talk to the NVIDIA kernel driver: the nvidia module is not loaded (Secure Boot refused an unsigned module, the kernel was updated without rebuilding it, or nouveau holds the GPU).",
+        "no-device-visible" => "The CUDA driver shows this program no GPU: CUDA_VISIBLE_DEVICES hides them, the container was started without GPUs, /dev/nvidia* is not accessible, or there is none.",
+        _ => return None,
+    })
+}
+
+/// Fixes for codes whose fix does not depend on what was detected.
+fn default_fixes(code: &str) -> &'static [&'static str] {
+    match code {
+        "forward-compat-unsupported" => &[
+            "remove the cuda-compat directory (/usr/local/cuda/compat) from LD_LIBRARY_PATH and /etc/ld.so.conf.d, so the host driver's libcuda is used",
+            "upgrade the host driver to one that supports the program's CUDA version (`nvidia-smi` shows it)",
+        ],
+        "system-not-ready" => &["start the NVIDIA Fabric Manager of exactly the driver's version: `sudo systemctl enable --now nvidia-fabricmanager`"],
+        "out-of-memory" => &["allocate less (smaller batches or buffers), free device memory earlier, or stop other processes using the GPU (`nvidia-smi`)"],
+        "illegal-address" => &["run the program under `compute-sanitizer` to find the kernel, thread and address; check index bounds and the buffer sizes passed to the kernel"],
+        "launch-out-of-resources" => &["launch fewer threads per block, or cap registers with __launch_bounds__ / -maxrregcount (`-Xptxas -v` shows the usage)"],
+        "cuda-init-failed" => &["initialise CUDA after fork() (or use spawn), and check that `nvidia-smi` works in the same environment"],
+        "kernel-not-found" => &["declare the kernel `extern \"C\" __global__` (C++ mangles the name), or load it by its mangled name; the generated module's ENTRIES lists the names"],
+        "invalid-kernel-image" => &["load the image cuda-build generated (IMAGE in the generated module), rebuilt for this GPU"],
+        "device-unavailable" => &["wait for or stop the process holding the GPU, or set the compute mode back: `sudo nvidia-smi -c DEFAULT`"],
+        "invalid-device-ordinal" => &["use a device index below the number of visible GPUs (`nvidia-smi -L`); CUDA_VISIBLE_DEVICES renumbers them from 0"],
+        _ => &[],
+    }
 }
 
 fn lower_first(s: &str) -> String {
@@ -639,7 +677,8 @@ fn feature(f: &Finding, view: &View, d: &mut Diagnosis) {
         ));
     } else {
         d.cause = format!(
-            "{what} need {} or newer, but the code was compiled for a lower target (often a fallback entry of the arch list).",
+            "{what} {} {} or newer, but the code was compiled for a lower target (often a fallback entry of the arch list).",
+            if features.len() > 1 { "need" } else { "needs" },
             arch.sm_name()
         );
         d.fix.push(format!(
@@ -784,6 +823,16 @@ fn toolkit_incomplete(f: &Finding, view: &View, d: &mut Diagnosis) {
                 },
             );
         }
+    }
+    if d.fix.is_empty() {
+        let root = view.toolkit().map_or_else(
+            || "the toolkit".to_string(),
+            |t| t.root.display().to_string(),
+        );
+        d.fix.push(format!(
+            "`cargo cuda doctor` checks {root}'s components; reinstall the missing one for the same release (apt: cuda-nvcc-{rel}; pip: nvidia-nvvm=={pip_rel} for cicc)"
+        ));
+        d.fix.push("run the toolkit's own bin/nvcc (not a copy or a symlink elsewhere), so it finds its nvcc.profile".into());
     }
 }
 
@@ -1078,6 +1127,29 @@ fn ptx_too_new(f: &Finding, view: &View, d: &mut Diagnosis) {
                 ));
             }
         }
+        (None, Some(c)) => {
+            let dc = view.driver_cuda().or_else(|| facts::cuda_for_ptx_isa(c));
+            let upto = dc.map_or_else(String::new, |v| format!(" (CUDA {})", vs(v)));
+            d.cause = format!(
+                "{driver} JITs PTX up to ISA {}{upto}; this PTX comes from a newer toolkit.",
+                vs(c)
+            );
+            let newest = dc.map_or_else(
+                || "the driver's CUDA version".to_string(),
+                |v| format!("CUDA {}", vs(v)),
+            );
+            d.fix.push(format!(
+                "{sass}, or build with a toolkit no newer than {newest}, or upgrade the driver"
+            ));
+            if let Some(dc) = dc {
+                d.fix.extend(
+                    view.use_toolkit_fixes(
+                        |v| v <= dc,
+                        " and its PTX is old enough for this driver",
+                    ),
+                );
+            }
+        }
         _ => {
             d.cause = format!("{driver}'s PTX JIT is older than the toolkit that wrote the PTX.");
             d.fix.push(format!("{sass}, or upgrade the driver, or build with a toolkit no newer than the driver's CUDA version (`nvidia-smi`)"));
@@ -1144,6 +1216,19 @@ fn driver_too_old(f: &Finding, view: &View, d: &mut Diagnosis) {
                 "or build with a toolkit the driver supports (CUDA {} or older)",
                 vs(dc)
             ));
+        }
+        (dv, Some(dc), None) => {
+            let who = dv.map_or_else(|| "The driver".to_string(), |v| format!("Your driver {v}"));
+            d.cause = format!(
+                "{who} supports CUDA up to {}, and the program's CUDA runtime (libcudart) is newer.",
+                vs(dc)
+            );
+            d.fix.push(format!(
+                "upgrade the driver to one that supports the program's CUDA, or build with CUDA {} or older",
+                vs(dc)
+            ));
+            d.fix
+                .extend(view.use_toolkit_fixes(|v| v <= dc, " and the driver supports it"));
         }
         _ => {
             if d.cause.is_empty() {
@@ -1295,7 +1380,9 @@ fn libcuda_stub(f: &Finding, view: &View, d: &mut Diagnosis) {
 }
 
 fn no_device(view: &View, d: &mut Diagnosis) {
-    d.cause = "The driver is running but shows the program no GPU.".into();
+    d.cause = default_cause("no-device-visible")
+        .unwrap_or_default()
+        .into();
     if let Some(p) = view.platform() {
         let bad: Vec<String> = p
             .device_nodes
@@ -1437,6 +1524,18 @@ fn cross_check(out: &mut [(usize, Diagnosis)]) {
                     format!("Probably a consequence of {cause}, also found in this log."),
                 );
             }
+        }
+    }
+    // Wrappers ("nvcc failed", "compile failed") step back when the log also
+    // shows what made them fail.
+    let wrappers = ["nvcc-failed", "compile-failed", "cargo-failed"];
+    if out.iter().any(|(_, d)| !wrappers.contains(&d.code)) {
+        for (_, d) in out.iter_mut().filter(|(_, d)| wrappers.contains(&d.code)) {
+            d.confidence *= 0.4;
+            push_unique(
+                &mut d.alternatives,
+                "The other diagnoses found in this log say why it failed.".into(),
+            );
         }
     }
 }
