@@ -69,13 +69,29 @@ make_bundle() {
   for b in cargo-cuda cuda-workload vector-add; do
     cp "target/release/$b" "$bundle.tmp/bin/" || return 1
   done
-  # Test executables: "executable":"/abs/path" on each compiler-artifact line
-  # whose profile is a test profile.
-  grep '"profile":{[^}]*"test":true' "$list" | grep -o '"executable":"[^"]*"' |
-    sed 's/^"executable":"//; s/"$//' | sort -u >"$bundle.tmp/tests.list"
+  # Test executables: each compiler-artifact line with a test profile names
+  # its package, target and executable. Copied as <package>.<target>.
+  python3 - "$list" >"$bundle.tmp/tests.list" <<'PY' || return 1
+import json, sys
+seen = set()
+for line in open(sys.argv[1]):
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") != "compiler-artifact" or not m.get("executable") or not m["profile"]["test"]:
+        continue
+    pkg = m["package_id"].split("#")[-1]
+    pkg = pkg.split("@")[0] if "@" in pkg else m["package_id"].split("#")[0].rstrip("/").split("/")[-1]
+    name = f"{pkg}.{m['target']['name']}"
+    if name not in seen:
+        seen.add(name)
+        print(name, m["executable"])
+PY
   rm -f "$list"
-  while read -r exe; do
-    [[ -x $exe ]] && cp "$exe" "$bundle.tmp/tests/"
+  local name exe
+  while read -r name exe; do
+    [[ -x $exe ]] && cp "$exe" "$bundle.tmp/tests/$name"
   done <"$bundle.tmp/tests.list"
   strip "$bundle.tmp"/bin/* "$bundle.tmp"/tests/* 2>/dev/null || true
   {
@@ -162,28 +178,29 @@ export CARGO_CUDA_TEST_GPU=1
 tests_failed=0
 for t in "$bundle"/tests/*; do
   name=$(basename "$t")
-  (cd "$repo" && timeout 600 "$t") >"$logdir/tests/$name.log" 2>&1
+  # Bounded, so one hung test cannot spend the machine's time.
+  (cd "$repo" && timeout 180 "$t") >"$logdir/tests/$name.log" 2>&1
   rc=$?
   result=$(grep -E '^test result:' "$logdir/tests/$name.log" | tail -n 1 | sed 's/^test result: //')
   ((rc != 0)) && tests_failed=$((tests_failed + 1))
-  summary+=("$(printf '%-40s %s' "test ${name%-*}" "${result:-exit $rc}")")
+  summary+=("$(printf '%-40s %s' "test $name" "${result:-exit $rc}")")
 done
 
 run_logged() {
-  local name=$1
-  shift
+  local name=$1 limit=$2
+  shift 2
   local start=$SECONDS
-  timeout 600 "$@" >"$logdir/$name.log" 2>&1
+  timeout "$limit" "$@" >"$logdir/$name.log" 2>&1
   local rc=$?
   summary+=("$(printf '%-40s exit %s (%ss)' "$name" "$rc" "$((SECONDS - start))")")
   return $rc
 }
-run_logged "cargo-cuda doctor" "$bundle/bin/cargo-cuda" doctor
-run_logged vector-add "$bundle/bin/vector-add"
-run_logged "cuda-workload --force-arch-mismatch" "$bundle/bin/cuda-workload" --force-arch-mismatch --quick \
+run_logged "cargo-cuda doctor" 120 "$bundle/bin/cargo-cuda" doctor
+run_logged vector-add 60 "$bundle/bin/vector-add"
+run_logged "cuda-workload --force-arch-mismatch" 60 "$bundle/bin/cuda-workload" --force-arch-mismatch --quick \
   --json-out "$logdir/workload-mismatch.json"
 # shellcheck disable=SC2086
-run_logged cuda-workload "$bundle/bin/cuda-workload" --json-out "$logdir/workload.json" ${WORKLOAD_ARGS:-}
+run_logged cuda-workload 300 "$bundle/bin/cuda-workload" --json-out "$logdir/workload.json" ${WORKLOAD_ARGS:-}
 workload_rc=$?
 
 table=$(awk '/^measure /{p=1} p&&/^$/{p=0} p' "$logdir/cuda-workload.log")

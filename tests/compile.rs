@@ -1063,7 +1063,7 @@ fn two_processes_compile_the_same_source_at_once() {
                 s.spawn(move || {
                     let mut cmd = std::process::Command::new(exe);
                     cmd.args(["--ignored", "--exact", "child_build_script", "--nocapture"])
-                        .env("CB_TEST_NVCC", &fx.real_root.join("bin/nvcc"))
+                        .env("CB_TEST_NVCC", fx.real_root.join("bin/nvcc"))
                         .env("CB_TEST_PKG", fx.pkg())
                         .env("CB_TEST_OUT", fx.root().join(format!("proc{i}")))
                         .env("CB_TEST_CACHE", fx.cache());
@@ -1141,12 +1141,17 @@ fn host_compiler_std_and_defines_reach_nvcc() {
         .dir("cu")
         .env(env)
         .std("17")
-        .define("BLOCK", "256")
+        .define("CB_TILE", "256")
         .define("FAST", None)
         .try_compile()
         .unwrap();
     let log = fx.take_log().join("\n");
-    for want in ["-ccbin /usr/bin/g++", "-std=c++17", "-DBLOCK=256", "-DFAST"] {
+    for want in [
+        "-ccbin /usr/bin/g++",
+        "-std=c++17",
+        "-DCB_TILE=256",
+        "-DFAST",
+    ] {
         assert!(log.contains(want), "{want} missing from: {log}");
     }
     // Build::ccbin wins over NVCC_CCBIN, and a different host compiler is a different key.
@@ -1157,10 +1162,43 @@ fn host_compiler_std_and_defines_reach_nvcc() {
         .env(env)
         .ccbin("/usr/bin/c++")
         .std("17")
-        .define("BLOCK", "256")
+        .define("CB_TILE", "256")
         .define("FAST", None)
         .try_compile()
         .unwrap();
     assert_eq!(a.stats.compiled, 1);
     assert!(fx.take_log().join("\n").contains("-ccbin /usr/bin/c++"));
+}
+
+#[test]
+fn a_broken_toolkit_failure_is_explained_by_the_diagnosis_engine() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
+    let Some(mixed) = workspace_tests::mixed_root() else {
+        return;
+    };
+    let tk = Toolkit {
+        root: mixed.clone(),
+        nvcc: mixed.join("bin/nvcc"),
+        version: Some(semver::Version::new(13, 0, 88)),
+        found_via: FoundVia::Explicit,
+        include_dirs: vec![mixed.join("include")],
+        lib_dirs: Vec::new(),
+        problems: Vec::new(),
+    };
+    let e = fx.build().dir("cu").toolkit(tk).try_compile().unwrap_err();
+    assert_eq!(e.code, "nvcc-failed");
+    let shown = e.to_string();
+    // nvcc's own words, then the engine's explanation with its stable code.
+    assert!(shown.contains("Unsupported .version 9.5"), "{shown}");
+    let detail = e.detail.as_deref().unwrap_or("");
+    let explained = detail
+        .lines()
+        .any(|l| l.starts_with("error[") && l.contains("]: "));
+    assert!(explained, "no diagnosis in:\n{shown}");
+    // Nothing was cached for the failure.
+    assert!(
+        !fx.cache().join("v1/objects").exists() || walk(&fx.cache().join("v1/objects")).is_empty()
+    );
 }

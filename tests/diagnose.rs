@@ -161,6 +161,32 @@ fn corpus_public_reports() {
     }
 }
 
+/// Every corpus message still diagnoses the same way when cargo wraps it
+/// (indented under `--- stderr`), coloured with ANSI codes, with CRLF endings.
+#[test]
+fn corpus_survives_cargo_wrapping_colour_and_crlf() {
+    for e in entries("real").into_iter().chain(entries("public")) {
+        let mut wrapped = String::from(
+            "   Compiling kernels v0.1.0 (C:\\work\\kernels)\r\nerror: failed to run custom build command for `kernels v0.1.0`\r\n\r\nCaused by:\r\n  --- stderr\r\n",
+        );
+        for line in e.body.lines() {
+            wrapped.push_str(&format!("  \u{1b}[1m\u{1b}[31m{line}\u{1b}[0m\r\n"));
+        }
+        let found = diagnose(&wrapped, &Context::default());
+        assert_eq!(
+            found.first().map(|d| d.code),
+            Some(e.expect[0].as_str()),
+            "{}: wrapped form diagnosed as {:?}",
+            e.path.display(),
+            codes_of(&found)
+        );
+        assert!(found[0]
+            .evidence
+            .iter()
+            .all(|ev| !ev.contains('\u{1b}') && !ev.contains('\r')));
+    }
+}
+
 /// Every code the issue asks for is documented and reachable from some corpus file.
 #[test]
 fn required_codes_are_documented_and_covered() {
@@ -329,6 +355,73 @@ fn a_wrapped_nvcc_error_ranks_below_its_cause() {
         vec!["arch-too-new-for-nvcc", "nvcc-failed"],
         "{found:#?}"
     );
+}
+
+#[test]
+fn cudarc_dynamic_loading_panics_name_the_library() {
+    let cuda = "thread 'main' panicked at cudarc-0.16.4/src/lib.rs:98:5:\nUnable to dynamically load the \"cuda\" shared library - searched for library names: [\"cuda\", \"nvcuda\"]";
+    let d = &diagnose(cuda, &Context::default())[0];
+    assert_eq!(d.code, "libcuda-not-found");
+    assert!(d.cause.contains("libcuda.so"), "{}", d.cause);
+    let nvrtc = "Unable to dynamically load the \"nvrtc\" shared library";
+    let d = &diagnose(nvrtc, &Context::default())[0];
+    assert_eq!(d.code, "cuda-runtime-lib-not-found");
+    assert!(d.cause.contains("libnvrtc.so"), "{}", d.cause);
+}
+
+#[test]
+fn probed_causes_join_the_symptoms_in_the_log() {
+    let mut probe = machine("580.65.06", (13, 0), &[]);
+    probe.platform.libcuda = Some(PathBuf::from("/usr/local/cuda-13.0/lib64/stubs/libcuda.so"));
+    probe.platform.libcuda_stub = true;
+    let ctx = Context {
+        probe: Some(probe),
+        ..Context::default()
+    };
+    let found = diagnose(
+        "RuntimeError: CUDA error: no CUDA-capable device is detected",
+        &ctx,
+    );
+    assert_eq!(codes_of(&found)[0], "libcuda-stub", "{found:#?}");
+    assert!(found[0].evidence[0].contains("/usr/local/cuda-13.0/lib64/stubs/libcuda.so"));
+    assert!(
+        found[0].fix[0].contains("/usr/local/cuda-13.0/lib64/stubs"),
+        "{:?}",
+        found[0].fix
+    );
+
+    let mut probe = machine("580.95.05", (13, 0), &[]);
+    probe.platform.kernel_module_version = Some("580.65.06".into());
+    probe.platform.nvml_version = Some("580.95.05".into());
+    let ctx = Context {
+        probe: Some(probe),
+        ..Context::default()
+    };
+    let found = diagnose(
+        "failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error",
+        &ctx,
+    );
+    assert_eq!(codes_of(&found)[0], "driver-library-mismatch", "{found:#?}");
+    assert!(
+        found[0].cause.contains("580.65.06") && found[0].cause.contains("580.95.05"),
+        "{}",
+        found[0].cause
+    );
+    // nvidia-smi's short form of the same version is not a mismatch.
+    let mut probe = machine("580.173.02", (13, 0), &[]);
+    probe.platform.kernel_module_version = Some("580.173.02".into());
+    probe.platform.nvml_version = Some("580.173".into());
+    let ctx2 = Context {
+        probe: Some(probe),
+        ..Context::default()
+    };
+    let found = diagnose(
+        "failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error",
+        &ctx2,
+    );
+    assert_eq!(codes_of(&found), vec!["cuda-unknown-error"], "{found:#?}");
+    // Nothing in the log: the probe alone does not invent a failure.
+    assert!(diagnose("   Compiling foo v0.1.0", &ctx).is_empty());
 }
 
 #[test]
@@ -672,6 +765,13 @@ fn ambiguous_evidence_lowers_confidence_and_lists_alternatives() {
     let d = &diagnose("cuInit failed with CUDA error 100", &Context::default())[0];
     assert_eq!(d.code, "no-device-visible");
     assert!(d.confidence <= 0.5, "{d:?}");
+    // An nvcc too old for -arch=native: not a typo, and not sent to a missing arch.
+    let d = &diagnose(
+        "nvcc fatal   : Unsupported gpu architecture 'compute_native'",
+        &Context::default(),
+    )[0];
+    assert_eq!(d.code, "arch-invalid");
+    assert!(d.cause.contains("-arch=native"), "{}", d.cause);
     // Arch rejected, nvcc version unknown: dropped or too old, said so.
     let d = &diagnose(
         "nvcc fatal   : Unsupported gpu architecture 'compute_70'",
@@ -704,6 +804,63 @@ fn host_compiler_fix_offers_a_toolkit_that_accepts_it() {
     assert!(
         d.fix.iter().any(|f| f
             .contains("CUDA 12.8 is installed at /usr/local/cuda-12.8 and accepts a newer gcc")),
+        "{:?}",
+        d.fix
+    );
+}
+
+#[test]
+fn msvc_form_with_windows_paths() {
+    let ctx = Context {
+        toolkits: vec![toolkit(
+            "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v13.0",
+            "13.0.88",
+        )],
+        selected: Some(0),
+        probe: None,
+    };
+    let log = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v13.0\\include\\crt/host_config.h(164): fatal error C1189: #error:  -- unsupported Microsoft Visual Studio version! Only the versions between 2019 and 2022 (inclusive) are supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.\r\n";
+    let d = &diagnose(log, &ctx)[0];
+    assert_eq!(d.code, "host-compiler-unsupported");
+    assert!(
+        d.cause.contains("CUDA 13.0") && d.cause.contains("Visual Studio"),
+        "{}",
+        d.cause
+    );
+    let (lo, hi) = cuda_build::facts::host_compiler_limits((13, 0))
+        .unwrap()
+        .msvc
+        .unwrap();
+    assert!(d.fix[0].contains(&format!("{lo}..={hi}")), "{:?}", d.fix);
+}
+
+#[test]
+fn toolkit_problems_from_discovery_become_fixes() {
+    let mut tk = toolkit("/opt/cuda", "12.6.85");
+    tk.problems.push(cuda_build::toolkit::Problem {
+        code: "toolkit-incomplete",
+        severity: cuda_build::toolkit::Severity::Error,
+        message: "`/opt/cuda/include/nv/target` is missing".into(),
+        fix: Some("install cuda-cccl-12-6".into()),
+    });
+    let ctx = Context {
+        toolkits: vec![tk],
+        selected: Some(0),
+        probe: None,
+    };
+    let log =
+        "/opt/cuda/include/cuda_fp16.h:4100:10: fatal error: nv/target: No such file or directory";
+    let d = &diagnose(log, &ctx)[0];
+    assert_eq!(d.code, "toolkit-incomplete");
+    assert!(
+        d.fix[0].contains("cuda-cccl-12-6") && d.fix[0].contains("nvidia-cuda-cccl==12.6.*"),
+        "{:?}",
+        d.fix
+    );
+    assert!(
+        d.fix
+            .iter()
+            .any(|f| f == "`/opt/cuda/include/nv/target` is missing (install cuda-cccl-12-6)"),
         "{:?}",
         d.fix
     );

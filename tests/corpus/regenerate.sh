@@ -2,7 +2,7 @@
 # Regenerates tests/corpus/real/*.txt by running the real CUDA tools installed by
 # scripts/test.sh (nvcc 13.0, the mixed nvcc 13.0 + nvvm 13.5 toolkit, ptxas 12.9
 # and 11.8). Each file gets a header naming the expected diagnosis code and the
-# exact command; the body is the tool's own stderr+stdout. Temp paths are
+# command that was run; the body is the tool's own stderr+stdout. Temp paths are
 # normalised to /tmp/corpus (and nvcc's tmpxft_ names to zeros) so reruns diff cleanly.
 #
 #   tests/corpus/regenerate.sh            # uses the CARGO_CUDA_TEST_* variables
@@ -136,4 +136,17 @@ save missing-cicc toolkit-incomplete "nvcc 13.0 --dont-use-profile with PATH lac
 sed -i 's/^\.version .*/.version 7.8/' va100.ptx
 save ptxas11-unknown-target ptxas-too-old "ptxas 11.8 fed PTX for .target sm_100 (from nvcc 13.0, .version lowered to 7.8)" -- \
   "$PTXAS11" -arch=sm_90 -o va.cubin va100.ptx
+# A kernel calling a __device__ function defined in another file: without -rdc, and at device link.
+cat >caller.cu <<'CU'
+__device__ float helper(float x);
+extern "C" __global__ void k(float *a) { a[0] = helper(a[0]); }
+CU
+save rdc-unresolved-extern device-function-unresolved "nvcc 13.0 -cubin of a kernel calling a __device__ function defined elsewhere, without -rdc" -- \
+  "$NVCC" -arch=sm_90 -cubin -o caller.cubin caller.cu
+"$NVCC" -arch=sm_90 -rdc=true -c -o caller.o caller.cu
+save rdc-nvlink-undefined device-function-unresolved "nvcc 13.0 -dlink of an -rdc object whose device function is defined nowhere" -- \
+  "$NVCC" -arch=sm_90 -dlink -o dlink.o caller.o
+# A host-compiler flag given to nvcc directly.
+save nvcc-unknown-option-wall nvcc-unknown-option "nvcc 13.0 -Wall (a host-compiler flag, not an nvcc option)" -- \
+  "$NVCC" -arch=sm_90 -Wall -c -o va.o va.cu
 

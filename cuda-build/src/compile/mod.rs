@@ -28,6 +28,12 @@
 //! `rdc(true)` objects are compiled with `-rdc=true` and an `nvcc -dlink`
 //! step adds the device-link object to the archive.
 //!
+//! With `Build::launchers(true)` (cuda-build's `launchers` feature, libclang
+//! at build time) each source's module also gets typed launch functions
+//! from `cuda_build::launchers`. It is opt-in per build rather than implied by
+//! the feature, because Cargo unifies features across all build scripts
+//! that use cuda-build.
+//!
 //! Module names come from file stems (`vector-add.cu` → `vector_add`); when
 //! two sources share a stem, parent directories are prefixed (`a_k`, `b_k`).
 //!
@@ -88,6 +94,11 @@
 //!
 //! # Errors
 //!
+//! Bad input ends in an [`crate::Error`] with a stable code: `source-not-found`,
+//! `no-cuda-sources`, `include-dir-missing`, `out-dir-not-writable`,
+//! `disk-full` (ENOSPC while writing, also detected behind nvcc's "Could not
+//! write file"), `nvcc-timeout` (`CUDA_BUILD_TIMEOUT`, default 300 s),
+//! `nvcc-not-runnable`, `archive-failed`, `invalid-module-name`, `out-dir-unset`.
 //! A failed nvcc becomes an [`crate::Error`] (`nvcc-failed`) with the exact
 //! command line (quoted for display; it ran without a shell), nvcc's full
 //! output and the diagnosis engine's explanation when one matches. nvcc's
@@ -108,6 +119,7 @@ mod manifest;
 mod module;
 mod nvcc;
 mod progress;
+mod run;
 mod sources;
 
 pub use builder::{Artifacts, Build, BuildStats, KernelArtifact, OutputKind};

@@ -569,6 +569,38 @@ Fix: link statically (cudart_static), add the toolkit's lib64 directory to LD_LI
 the rpath, or install the matching runtime (apt `cuda-cudart-13-0`, pip
 `nvidia-cuda-runtime`).",
     ),
+    doc("device-function-unresolved", BuildConfig, "A kernel calls a device function defined in another file", "\
+The device code calls a __device__ function whose definition is not in the same .cu file:
+`ptxas fatal   : Unresolved extern function '_Z6helperf'` (compiled without relocatable
+device code), or `nvlink error   : Undefined reference to '_Z6helperf' in 'a.o'` (the device link
+found no file that defines it). Without -rdc every .cu file is compiled on its own, so a call
+across files cannot be resolved.
+
+Confirm: `cu++filt _Z6helperf` names the function; grep the sources for its definition.
+
+Fix: compile with relocatable device code and a device link step (Build::rdc(true), nvcc
+-rdc=true), and make sure the file that defines the function is part of the same build;
+or move the function into a header (as `__device__ inline`) so each file has its own copy.
+A mismatch between extern \"C\" and C++ names gives the same error."),
+    doc("nvcc-unknown-option", BuildConfig, "nvcc was given an option it does not know", "\
+nvcc refused an option: `nvcc fatal   : Unknown option '-Wall'`. Host-compiler flags such as
+-Wall, -fPIC, -march=native are not nvcc options; nvcc passes them on only when wrapped.
+
+Confirm: `nvcc --help | grep -- <option>`.
+
+Fix: wrap host-compiler flags: `-Xcompiler=-Wall,-fPIC` (Build::flag(\"-Xcompiler=-Wall\")); for
+linker flags use -Xlinker. Check NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS for stray flags."),
+    doc("compiler-killed", Environment, "A compiler process was killed, usually for lack of memory", "\
+nvcc reports that one of its stages was killed: `nvcc error   : 'cicc' died due to signal 9 (Kill
+signal)` (also cudafe++ or ptxas), or `c++: fatal error: Killed signal terminated program
+cc1plus`. Signal 9 during a compile almost always means the kernel's out-of-memory killer
+stopped it: heavy template code (CUTLASS, CUB, thrust) needs gigabytes per file, and parallel
+builds multiply that.
+
+Confirm: `dmesg | grep -i -E 'killed process|out of memory'`; watch `free -h` during the build.
+
+Fix: build with fewer parallel jobs (CARGO_BUILD_JOBS=2, or NUM_JOBS for the build script),
+add RAM or swap, or split the largest .cu files; in containers raise the memory limit."),
     // ------------------------------------ raised by cuda-build's own modules
     doc("nvcc-failed", Toolkit, "nvcc failed, and no known cause was recognised", "\
 nvcc (or `nvcc --version`) exited with an error that matches none of the documented causes.

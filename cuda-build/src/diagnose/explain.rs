@@ -164,6 +164,7 @@ pub(crate) fn explain(scan: Scan, ctx: &Context) -> Vec<Diagnosis> {
             }),
         }
     }
+    context_findings(&view, &mut findings);
     let mut out: Vec<(usize, Diagnosis)> = findings
         .iter()
         .map(|f| (f.offset, build(f, &view)))
@@ -175,6 +176,65 @@ pub(crate) fn explain(scan: Scan, ctx: &Context) -> Vec<Diagnosis> {
             .then(a.0.cmp(&b.0))
     });
     out.into_iter().map(|(_, d)| d).collect()
+}
+
+/// Causes the probe saw on this machine that explain the runtime errors in
+/// the log (which names only the symptom): a stub libcuda, a kernel module
+/// that does not match the driver's libraries.
+fn context_findings(view: &View, findings: &mut Vec<Finding>) {
+    let Some(platform) = view.platform() else {
+        return;
+    };
+    let symptom = findings.iter().any(|f| {
+        codes::lookup(f.code)
+            .is_some_and(|d| matches!(d.layer, Layer::Driver | Layer::Runtime | Layer::Environment))
+    });
+    if !symptom {
+        return;
+    }
+    let mut add = |code: &'static str, evidence: String| {
+        if let Some(f) = findings.iter_mut().find(|f| f.code == code) {
+            push_unique(&mut f.evidence, evidence);
+            f.confidence = f.confidence.max(0.9);
+        } else {
+            findings.push(Finding {
+                code,
+                offset: usize::MAX,
+                evidence: vec![evidence],
+                facts: vec![Fact::None],
+                confidence: 0.8,
+            });
+        }
+    };
+    if platform.libcuda_stub {
+        let path = platform
+            .libcuda
+            .as_ref()
+            .map_or_else(|| "libcuda".to_string(), |p| p.display().to_string());
+        add(
+            "libcuda-stub",
+            format!("(probe) the libcuda loaded here, {path}, is the toolkit's stub"),
+        );
+    }
+    if let (Some(k), Some(n)) = (&platform.kernel_module_version, &platform.nvml_version) {
+        // NVML may add a CUDA prefix ("13.580.65.06"); compare the driver part.
+        let n_driver = match n.split_once('.') {
+            Some((_, rest)) if n.split('.').count() > 3 => rest,
+            _ => n.as_str(),
+        };
+        // Compare only the components both have ("580.173" from nvidia-smi vs "580.173.02").
+        let (a, b) = (
+            facts::parse_driver_version(k),
+            facts::parse_driver_version(n_driver),
+        );
+        let differ = matches!((a, b), (Some(a), Some(b)) if a.iter().zip(&b).any(|(x, y)| x != y));
+        if differ {
+            add(
+                "driver-library-mismatch",
+                format!("(probe) kernel module {k}, driver libraries {n_driver}"),
+            );
+        }
+    }
 }
 
 /// Decides the code of facts that need the whole log or the context.
@@ -320,7 +380,7 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
         "ptx-jit-failed" => ptx_jit_failed(f, view, &mut d),
         "driver-too-old" => driver_too_old(f, view, &mut d),
         "driver-not-loaded" => driver_not_loaded(f, view, &mut d),
-        "driver-library-mismatch" => driver_mismatch(view, &mut d),
+        "driver-library-mismatch" => driver_mismatch(f, view, &mut d),
         "libcuda-not-found" | "nvml-not-found" | "ptx-jit-compiler-missing" => {
             lib_missing(f, view, &mut d)
         }
@@ -328,6 +388,8 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
         "no-device-visible" => no_device(view, &mut d),
         "cuda-unknown-error" => unknown_error(view, &mut d),
         "cuda-runtime-lib-not-found" => runtime_lib(f, view, &mut d),
+        "device-function-unresolved" => unresolved(f, &mut d),
+        "nvcc-unknown-option" => unknown_option(f, &mut d),
         _ => {}
     }
     // Facts every code shares: notes, CUDA error names, cuda-build's own errors.
@@ -402,6 +464,7 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
 fn default_cause(code: &str) -> Option<&'static str> {
     Some(match code {
         "nvcc-not-found" => "nvcc is not on PATH, and no CUDA_HOME / NVCC names a toolkit.",
+        "compiler-killed" => "A compiler stage was killed with signal 9, which during a build almost always means the out-of-memory killer stopped it.",
         "driver-not-loaded" => "Nothing can talk to the NVIDIA kernel driver: the nvidia module is not loaded (Secure Boot refused an unsigned module, the kernel was updated without rebuilding it, or nouveau holds the GPU).",
         "no-device-visible" => "The CUDA driver shows this program no GPU: CUDA_VISIBLE_DEVICES hides them, the container was started without GPUs, /dev/nvidia* is not accessible, or there is none.",
         _ => return None,
@@ -414,6 +477,10 @@ fn default_fixes(code: &str) -> &'static [&'static str] {
         "forward-compat-unsupported" => &[
             "remove the cuda-compat directory (/usr/local/cuda/compat) from LD_LIBRARY_PATH and /etc/ld.so.conf.d, so the host driver's libcuda is used",
             "upgrade the host driver to one that supports the program's CUDA version (`nvidia-smi` shows it)",
+        ],
+        "compiler-killed" => &[
+            "build with fewer parallel jobs (CARGO_BUILD_JOBS=2, or NUM_JOBS for the build script): each nvcc stage can need gigabytes",
+            "add RAM or swap (or raise the container's memory limit), or split the largest .cu files",
         ],
         "system-not-ready" => &["start the NVIDIA Fabric Manager of exactly the driver's version: `sudo systemctl enable --now nvidia-fabricmanager`"],
         "out-of-memory" => &["allocate less (smaller batches or buffers), free device memory earlier, or stop other processes using the GPU (`nvidia-smi`)"],
@@ -454,6 +521,16 @@ fn arch_rejected(f: &Finding, view: &View, d: &mut Diagnosis) {
     let arch = parse_arch_name(name);
     let cc = arch.map(|a| a.cc);
     let sm = arch.map_or_else(|| name.to_string(), |a| a.sm_name());
+    if d.code == "arch-invalid" && name.contains("native") {
+        d.cause = format!("This nvcc does not understand `-arch=native` and took it as the architecture name `{name}`: older releases lack the option.");
+        d.fix.push(format!(
+            "name the architecture explicitly (CUDA_ARCHS=86, or `80;86;90`) via {}",
+            arch_list_hint()
+        ));
+        d.fix
+            .push("or use a newer toolkit, whose nvcc accepts -arch=native".into());
+        return;
+    }
     if d.code == "arch-invalid" {
         d.cause = format!("`{name}` is not an architecture name: nvcc wants sm_XY, compute_XY or lto_XY (e.g. sm_86, compute_90a).");
         d.fix.push(format!(
@@ -814,7 +891,12 @@ fn toolkit_incomplete(f: &Finding, view: &View, d: &mut Diagnosis) {
         }
     }
     if let Some(t) = view.toolkit() {
-        for p in t.problems.iter().filter(|p| p.code == "toolkit-incomplete") {
+        let related = [
+            "toolkit-incomplete",
+            "toolkit-version-mismatch",
+            "nvcc-symlink",
+        ];
+        for p in t.problems.iter().filter(|p| related.contains(&p.code)) {
             push_unique(
                 &mut d.fix,
                 match &p.fix {
@@ -1273,7 +1355,17 @@ fn driver_not_loaded(_f: &Finding, view: &View, d: &mut Diagnosis) {
     d.alternatives.push("libcuda-not-found gives similar symptoms in programs: if `nvidia-smi` works, the kernel driver is fine.".into());
 }
 
-fn driver_mismatch(view: &View, d: &mut Diagnosis) {
+fn driver_mismatch(f: &Finding, view: &View, d: &mut Diagnosis) {
+    // 803 alone (no NVML "Driver/library version mismatch") has other causes too.
+    let only_803 = f
+        .facts
+        .iter()
+        .all(|x| matches!(x, Fact::Cuda { err, .. } if err.num == 803));
+    if only_803 {
+        d.confidence = d.confidence.min(0.65);
+        d.alternatives.push("A forward-compatibility libcuda (cuda-compat, /usr/local/cuda/compat) on LD_LIBRARY_PATH that does not fit the kernel driver: remove it from the path.".into());
+        d.alternatives.push("A driver too old for the program, or a container image that ships its own libcuda: `nvidia-smi` on the host and `ldd <program> | grep libcuda` tell them apart.".into());
+    }
     if let Some(p) = view.platform() {
         if let (Some(k), Some(n)) = (&p.kernel_module_version, &p.nvml_version) {
             d.cause = format!("The loaded kernel module is {k} but the driver's libraries are {n}: the driver was upgraded without a reboot.");
@@ -1474,6 +1566,42 @@ fn runtime_lib(f: &Finding, view: &View, d: &mut Diagnosis) {
         });
         d.alternatives.push("The version in the name (libcudart.so.12) must match: a CUDA 13 install does not provide .so.12.".into());
     }
+}
+
+fn symbol(f: &Finding) -> Option<&str> {
+    f.facts.iter().find_map(|x| match x {
+        Fact::Symbol(s) => Some(s.as_str()),
+        _ => None,
+    })
+}
+
+fn unresolved(f: &Finding, d: &mut Diagnosis) {
+    let sym = symbol(f).unwrap_or("the function");
+    let mangled = sym.starts_with("_Z");
+    d.fix.push(format!(
+        "compile with relocatable device code and a device link (Build::rdc(true); nvcc -rdc=true), with the file that defines `{sym}` in the same build"
+    ));
+    d.fix.push(format!(
+        "or define `{sym}` in a header as `__device__ inline`, so every .cu file has its own copy"
+    ));
+    if mangled {
+        d.fix.push(format!("`cu++filt {sym}` shows its C++ name; an `extern \"C\"` declaration in one file and a C++ definition in another do not match"));
+    }
+    d.alternatives.push(
+        "The function may be declared but never defined anywhere: grep the sources for its body."
+            .into(),
+    );
+}
+
+fn unknown_option(f: &Finding, d: &mut Diagnosis) {
+    let opt = symbol(f).unwrap_or("the option");
+    d.cause = format!("nvcc does not know `{opt}`: it is not an nvcc option.");
+    if opt.starts_with("-W") || opt.starts_with("-f") || opt.starts_with("-m") {
+        d.fix.push(format!("`{opt}` is a host-compiler flag: pass it as `-Xcompiler={opt}` (Build::flag(\"-Xcompiler={opt}\"))"));
+    } else {
+        d.fix.push(format!("check `nvcc --help` for the spelling of `{opt}`; host-compiler flags go through -Xcompiler, linker flags through -Xlinker"));
+    }
+    d.fix.push("check NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS and the flags given to the builder for stray options".into());
 }
 
 /// Lowers the confidence of codes that are probably consequences of another.

@@ -9,9 +9,9 @@
 //! assert!(render(&found[0]).contains("help:"));
 //! ```
 //!
-//! The engine reads text in two passes, both linear in its size: [`scan`]
+//! The engine reads text in two passes, both linear in its size: `scan`
 //! finds the lines that matter with one literal automaton and pulls facts
-//! out of them; [`explain`] groups them by code and computes causes and fixes
+//! out of them; `explain` groups them by code and computes causes and fixes
 //! from `crate::facts` and the [`Context`] (what was detected on this machine).
 //! Every code is documented in [`codes`].
 

@@ -55,6 +55,8 @@ pub(crate) enum Fact {
     GpuArch(u32),
     /// The host compiler path that does not exist.
     MissingProgram(String),
+    /// A symbol or option named by the message (`_Z6helperf`, `-Wall`).
+    Symbol(String),
 }
 
 /// Host compiler families host_config.h checks.
@@ -107,7 +109,8 @@ const TRIGGERS: &[&str] = &[
     "failed to run custom build command",
     "cuModuleLoad",
     "load_module",
-    "JIT",
+    "cuLinkAddData",
+    "cuModuleLoadData",
     "error[",
     // nvcc arch
     "Unsupported gpu architecture",
@@ -116,6 +119,11 @@ const TRIGGERS: &[&str] = &[
     "CMAKE_CUDA_ARCHITECTURES must be non-empty",
     "Failed to detect a default CUDA architecture",
     // ptxas
+    "Unresolved extern function",
+    "Undefined reference to",
+    "Unknown option",
+    "died due to signal",
+    "Killed signal terminated program",
     "Unsupported .version",
     "Unsupported .target",
     "requires .target",
@@ -249,15 +257,12 @@ pub(crate) fn scan(text: &str) -> Scan {
         let before = scan.hits.len();
         read_line(&text[start..end], start, &mut scan, &mut state);
         // cuda-build's own errors: attach the `= help:` lines that follow.
-        if scan.hits.len() > before
-            && matches!(scan.hits.last().map(|h| &h.fact), Some(Fact::Own { .. }))
-        {
+        let own = scan.hits[before..]
+            .iter()
+            .position(|h| matches!(h.fact, Fact::Own { .. }));
+        if let Some(i) = own {
             let helps = following_help_lines(&text[end.min(text.len())..]);
-            if let Some(Hit {
-                fact: Fact::Own { help, .. },
-                ..
-            }) = scan.hits.last_mut()
-            {
+            if let Fact::Own { help, .. } = &mut scan.hits[before + i].fact {
                 *help = helps;
             }
         }
@@ -546,7 +551,7 @@ fn read_line(raw: &str, offset: usize, scan: &mut Scan, state: &mut LineState) {
     if l.contains("cuModuleLoad")
         || l.contains("load_module")
         || l.contains("application ptx input")
-        || (l.contains("JIT") && !l.contains("nvJitLink"))
+        || l.contains("cuLinkAddData")
     {
         scan.jit_context = true;
     }
@@ -568,9 +573,58 @@ fn read_line(raw: &str, offset: usize, scan: &mut Scan, state: &mut LineState) {
                     },
                     0.9,
                 );
-                return;
             }
         }
+    }
+
+    // --- device link, options, killed stages -----------------------------
+    if let Some(sym) = quoted_after(l, "Unresolved extern function", '\'') {
+        let note = "ptxas could not resolve a device function: it is defined in another .cu file, and the file was compiled without relocatable device code (-rdc).";
+        let fact = Fact::Symbol(sym.to_string());
+        hit(scan, "device-function-unresolved", offset, l, fact, 0.9);
+        hit(
+            scan,
+            "device-function-unresolved",
+            offset,
+            l,
+            Fact::Note(note),
+            0.9,
+        );
+    } else if l.contains("nvlink") {
+        if let Some(sym) = quoted_after(l, "Undefined reference to", '\'') {
+            let note = "The device link found no definition of a device function: the file that defines it is not part of this link, or its name differs (extern \"C\" versus C++).";
+            hit(
+                scan,
+                "device-function-unresolved",
+                offset,
+                l,
+                Fact::Symbol(sym.to_string()),
+                0.85,
+            );
+            hit(
+                scan,
+                "device-function-unresolved",
+                offset,
+                l,
+                Fact::Note(note),
+                0.85,
+            );
+        }
+    }
+    if l.contains("nvcc") && l.contains("Unknown option") {
+        if let Some(opt) = quoted_after(l, "Unknown option", '\'') {
+            hit(
+                scan,
+                "nvcc-unknown-option",
+                offset,
+                l,
+                Fact::Symbol(opt.to_string()),
+                0.9,
+            );
+        }
+    }
+    if l.contains("died due to signal 9") || l.contains("Killed signal terminated program") {
+        hit(scan, "compiler-killed", offset, l, Fact::None, 0.8);
     }
 
     // --- nvcc: architectures ---------------------------------------------
@@ -918,17 +972,24 @@ fn read_line(raw: &str, offset: usize, scan: &mut Scan, state: &mut LineState) {
                 );
             }
         }
-        if l.contains("dynamically load")
-            && l.contains("shared library")
-            && l.contains("cuda")
-            && !l.contains("nvrtc")
+        // cudarc: Unable to dynamically load the "cuda" shared library (also "nvrtc", "cublas", ...).
+        if let Some(name) =
+            quoted_after(l, "dynamically load the", '"').filter(|_| l.contains("shared library"))
         {
-            // cudarc: Unable to dynamically load the "cuda" shared library - searched for library names: ["cuda", "nvcuda"]
-            let fact = Fact::Library {
-                name: "libcuda.so".into(),
-                link_time: false,
-            };
-            hit(scan, "libcuda-not-found", offset, l, fact, 0.85);
+            let lib = format!("lib{name}.so");
+            if let Some(code) = lib_code(&lib) {
+                hit(
+                    scan,
+                    code,
+                    offset,
+                    l,
+                    Fact::Library {
+                        name: lib,
+                        link_time: false,
+                    },
+                    0.85,
+                );
+            }
         }
         if l.contains("nvcuda.dll")
             && (l.contains("not found") || l.contains("could not") || l.contains("cannot"))

@@ -58,6 +58,9 @@ fn run() -> Result<(), String> {
         kernels::vector_add::ARCHS.join(", ")
     );
 
+    if kernels::vector_add::IMAGE.is_empty() {
+        return Err("error[nvcc-not-found]: vector-add was built without a CUDA toolkit, so its kernel image is empty\n  = help: rebuild where nvcc is found (set CUDA_HOME or NVCC)".into());
+    }
     let module = ctx
         .load_module(Ptx::from_binary(kernels::vector_add::IMAGE.to_vec()))
         .map_err(|e| explain(&driver_error_text(&e)))?;

@@ -29,6 +29,10 @@ const EXIT_FAILED: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
 const EXIT_NO_GPU: u8 = 3;
 
+/// Arrays of `--size` floats alive at once on the device (a, b, c and
+/// SAXPY's y).
+const VECTOR_BUFFERS: u64 = 4;
+
 /// The targets on an H200, in percent of the same run's limit.
 const TARGET_STREAM: f64 = 90.0;
 const TARGET_REDUCE: f64 = 85.0;
@@ -233,6 +237,14 @@ fn run(cli: &Cli, report: &mut Report) -> Result<(), Fatal> {
     if cli.force_arch_mismatch {
         return arch_mismatch(&gpu, report, driver_cuda, toolkit);
     }
+    if kernels::vector_add::IMAGE.is_empty() {
+        // cuda-build's docs.rs mode: the module exists, the images are empty.
+        return Err(Fatal::Failed(Explained {
+            code: "nvcc-not-found".into(),
+            failure: "empty kernel images".into(),
+            text: "error[nvcc-not-found]: this cuda-workload was built without a CUDA toolkit, so its kernel images are empty\n  = help: rebuild where nvcc is found (set CUDA_HOME or NVCC; `cargo cuda toolkits` lists what cuda-build sees)".into(),
+        }));
+    }
     if let Some(code) = gpu.info.module.problem {
         let evidence = gpu
             .info
@@ -256,7 +268,7 @@ fn run(cli: &Cli, report: &mut Report) -> Result<(), Fatal> {
 
     let free = gpu.free_memory().map_err(|e| failed("cuMemGetInfo", &e))?;
     if !cli.quick {
-        sizes::validate_vector_len("--size", sizes.vector, 3, Some(free))
+        sizes::validate_vector_len("--size", sizes.vector, VECTOR_BUFFERS, Some(free))
             .map_err(Fatal::BadInput)?;
         if !cli.skip_gemm {
             sizes::validate_gemm_dim("--gemm-size", sizes.gemm, Some(free))
@@ -300,7 +312,7 @@ fn parse_sizes(cli: &Cli) -> Result<Sizes, cuda_build::Error> {
     let vector = sizes::parse_count("--size", &cli.size)?;
     let gemm = sizes::parse_count("--gemm-size", &cli.gemm_size)?;
     let verify_gemm = sizes::parse_count("--verify-gemm-size", &cli.verify_gemm_size)?;
-    sizes::validate_vector_len("--size", vector, 3, None)?;
+    sizes::validate_vector_len("--size", vector, VECTOR_BUFFERS, None)?;
     sizes::validate_gemm_dim("--gemm-size", gemm, None)?;
     sizes::validate_gemm_dim("--verify-gemm-size", verify_gemm, None)?;
     if cli.iters == 0 {

@@ -141,10 +141,25 @@ pub fn check_gemm(
                 .collect()
         }
     };
+    // A full check walks every column of B: transpose it once so each dot
+    // product reads memory in order.
+    let bt: Option<Vec<f32>> = samples.is_none().then(|| {
+        let mut t = vec![0f32; n * n];
+        for k in 0..n {
+            for j in 0..n {
+                t[j * n + k] = b[k * n + j];
+            }
+        }
+        t
+    });
+    let b_at = |k: usize, j: usize| match &bt {
+        Some(t) => t[j * n + k],
+        None => b[k * n + j],
+    };
     let results = parallel_map(&entries, |&(i, j)| {
         let (mut dot, mut abs) = (0.0f64, 0.0f64);
         for k in 0..n {
-            let p = a[i * n + k] as f64 * b[k * n + j] as f64;
+            let p = a[i * n + k] as f64 * b_at(k, j) as f64;
             dot += p;
             abs += p.abs();
         }
