@@ -115,6 +115,7 @@ mod glue;
 mod hash;
 pub mod inspect;
 mod jobs;
+mod library;
 mod manifest;
 mod module;
 mod nvcc;

@@ -1,6 +1,7 @@
 //! One build: sources to jobs, the up-to-date check, the cache, parallel
 //! nvcc runs, the static library and the generated module.
 
+use super::builder::{Artifacts, Build, BuildStats, KernelArtifact, OutputKind};
 use super::cache::{self, Cache, ObjectMeta};
 use super::hash::{FileHashes, KeyHasher};
 use super::jobs::{self, Limiter, Task};
@@ -8,7 +9,6 @@ use super::manifest::{Entry, Manifest, PlanStamp, Stamp};
 use super::module::{self, ModuleItem};
 use super::nvcc::{self, Runner};
 use super::progress::{Event, Progress};
-use super::builder::{Artifacts, Build, BuildStats, KernelArtifact, OutputKind};
 use super::{depfile, glue, inspect, sources};
 use crate::arch::Arch;
 use crate::env::{Env, Var};
@@ -21,13 +21,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Everything one build needs, shared by the parallel jobs.
 pub(super) struct Run<'b> {
-    b: &'b Build,
-    env: Env,
-    base: PathBuf,
-    out_dir: PathBuf,
-    out_root: PathBuf,
-    hashes: FileHashes,
-    warnings: std::sync::Mutex<Vec<String>>,
+    pub(super) b: &'b Build,
+    pub(super) env: Env,
+    pub(super) base: PathBuf,
+    pub(super) out_dir: PathBuf,
+    pub(super) out_root: PathBuf,
+    pub(super) hashes: FileHashes,
+    pub(super) warnings: std::sync::Mutex<Vec<String>>,
 }
 
 /// Extra arguments of one nvcc call, and its output's role (file name in the cache).
@@ -128,7 +128,7 @@ impl<'b> Run<'b> {
         })
     }
 
-    fn cargo(&self, line: &str) {
+    pub(super) fn cargo(&self, line: &str) {
         if self.b.emit_cargo {
             println!("cargo:{line}");
         }
@@ -1083,90 +1083,6 @@ impl<'b> Run<'b> {
             archs: entry.archs.clone(),
             extra: None,
         }
-    }
-
-    /// Objects → (device link) → `lib<name>.a`, and the cargo link lines.
-    fn link_library(
-        &self,
-        tk: &Toolkit,
-        plan: &ArchPlan,
-        kernels: &[KernelArtifact],
-        runner: &Runner,
-        manifest: &mut Manifest,
-    ) -> Result<PathBuf, Error> {
-        let name = &self.b.module_name;
-        let lib = self.out_root.join(format!("lib{name}.a"));
-        let mut objects: Vec<PathBuf> = kernels.iter().map(|k| k.output.clone()).collect();
-        let mut k = KeyHasher::new("cuda-build library v1");
-        k.str(&format!("rdc={}", self.b.rdc));
-        for f in plan.gencode_flags() {
-            k.str(&f);
-        }
-        for o in &objects {
-            k.str(&o.to_string_lossy());
-            k.str(self.hashes.get(o).as_deref().unwrap_or("missing"));
-        }
-        let key = k.finish();
-        if manifest.library_key.as_deref() != Some(key.as_str()) || !lib.is_file() {
-            if self.b.rdc {
-                let dlink = self.out_root.join(format!("{name}_dlink.o"));
-                let mut args: Vec<OsString> =
-                    vec!["-dlink".into(), "-Xcompiler".into(), "-fPIC".into()];
-                args.extend(plan.gencode_flags().into_iter().map(OsString::from));
-                args.extend(objects.iter().map(|o| o.clone().into_os_string()));
-                args.push("-o".into());
-                args.push(dlink.clone().into());
-                runner.run(&args).map_err(|f| {
-                    Error::new("nvcc-failed", format!("the device-link step for `lib{name}.a` failed ({})", f.status))
-                        .with_detail(format!("command: {}", f.command))
-                        .with_detail(f.stderr)
-                        .with_help("relocatable device code needs every object built with rdc(true); check for undefined device symbols above")
-                })?;
-                objects.push(dlink);
-            }
-            if let Some(errno) = self.b.write_fault {
-                return Err(nvcc::write_error(
-                    &lib,
-                    &std::io::Error::from_raw_os_error(errno),
-                ));
-            }
-            let tmp = crate::fsutil::temp_path_for(&lib);
-            let mut args: Vec<OsString> = vec!["crs".into(), tmp.clone().into()];
-            args.extend(objects.iter().map(|o| o.clone().into_os_string()));
-            let out = crate::process::run("ar", &args, runner.timeout);
-            let ok = matches!(&out, Ok(o) if o.status.success());
-            if !ok {
-                let _ = std::fs::remove_file(&tmp);
-                let detail = match out {
-                    Ok(o) => o.combined(),
-                    Err(e) => e.to_string(),
-                };
-                return Err(Error::new(
-                    "archive-failed",
-                    format!("`ar` could not create `{}`", lib.display()),
-                )
-                .with_detail(detail)
-                .with_help("install binutils (ar), and check free space in OUT_DIR"));
-            }
-            std::fs::rename(&tmp, &lib).map_err(|e| nvcc::write_error(&lib, &e))?;
-            manifest.library_key = Some(key);
-        }
-        self.cargo(&format!(
-            "rustc-link-search=native={}",
-            self.out_root.display()
-        ));
-        self.cargo(&format!("rustc-link-lib=static={name}"));
-        for d in &tk.lib_dirs {
-            self.cargo(&format!("rustc-link-search=native={}", d.display()));
-        }
-        if self.b.rdc {
-            self.cargo("rustc-link-lib=static=cudadevrt");
-        }
-        self.cargo("rustc-link-lib=static=cudart_static");
-        for l in ["stdc++", "dl", "rt", "pthread"] {
-            self.cargo(&format!("rustc-link-lib=dylib={l}"));
-        }
-        Ok(lib)
     }
 }
 

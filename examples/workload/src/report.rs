@@ -340,6 +340,67 @@ mod tests {
     }
 
     #[test]
+    fn render_shows_the_device_query_and_bandwidth() {
+        use crate::gpu::{Bandwidth, CopyKind, DeviceInfo, Direction};
+        use cuda_build::arch::ComputeCapability;
+        let module = crate::targets::check(
+            &["sm_80", "sm_90", "compute_90"],
+            ComputeCapability::new(9, 0),
+            Some((13, 0)),
+            Some((13, 0)),
+        );
+        let report = Report {
+            version: "0.1.0",
+            kernels_toolkit: "13.0.88".into(),
+            kernels_archs: vec!["sm_80".into(), "sm_90".into(), "compute_90".into()],
+            driver_version: Some("580.159.04".into()),
+            driver_cuda: Some("13.0".into()),
+            devices: vec![DeviceInfo {
+                index: 0,
+                name: "NVIDIA H200".into(),
+                compute_capability: "9.0".into(),
+                sm_count: 132,
+                total_memory: 150_754_820_096,
+                sm_clock_mhz: 1980,
+                memory_clock_mhz: 3201,
+                memory_bus_bits: 6144,
+                theoretical_memory_gbps: 4917.0,
+                l2_bytes: 62_914_560,
+                smem_per_block: 48 << 10,
+                smem_per_block_optin: 227 << 10,
+                smem_per_sm: 228 << 10,
+                max_threads_per_sm: 2048,
+                pci_bus: 0,
+                fp32_peak_gflops: Some(66_908.0),
+                module,
+            }],
+            bandwidth: vec![Bandwidth {
+                direction: Direction::D2d,
+                kind: CopyKind::Device,
+                bytes: 1 << 30,
+                ms: 0.5,
+                gbps: 4294.9,
+            }],
+            ..Default::default()
+        };
+        let text = report.render();
+        for needle in [
+            "Device 0: \"NVIDIA H200\"",
+            "driver 580.159.04 (supports CUDA 13.0)",
+            "132",
+            "60 MiB",
+            "48 KiB per block (227 KiB opt-in), 228 KiB per SM",
+            "66.9 TFLOP/s",
+            "kernels will run as   sm_90",
+            "compute_90    PTX, JIT",
+            "device->device (cuMemcpyDtoD, bytes read+written)",
+            "4294.9 GB/s",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+        }
+    }
+
+    #[test]
     fn bytes_read_naturally() {
         assert_eq!(human_size(1 << 30), "1 GiB");
         assert_eq!(human_size(50 << 20), "50 MiB");
