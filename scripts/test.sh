@@ -69,6 +69,8 @@ export CARGO_CUDA_TEST_CU13="$cache/cu13/nvidia/cu13"
 export CARGO_CUDA_TEST_MIXED="$cache/mixed/nvidia/cu13"
 export CARGO_CUDA_TEST_PTXAS12="$cache/cu12/nvidia/cuda_nvcc/bin/ptxas"
 export CARGO_CUDA_TEST_PTXAS11="$cache/cu11/nvidia/cuda_nvcc/bin/ptxas"
+# The build scripts of kernels/ and examples/ find their nvcc like any user's would.
+export CUDA_HOME="$CARGO_CUDA_TEST_CU13"
 
 "$CARGO_CUDA_TEST_CU13/bin/nvcc" --version | tail -n 2 >&2
 

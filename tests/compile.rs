@@ -1013,8 +1013,15 @@ fn an_nvcc_that_cannot_start_is_explained() {
     let mut tk = fx.tk.clone();
     tk.nvcc = fx.root().join("bin/no-such-nvcc");
     let e = fx.build().dir("cu").toolkit(tk).try_compile().unwrap_err();
-    assert_eq!(e.code, "nvcc-not-runnable", "{e}");
+    assert_eq!(e.code, "nvcc-not-found", "{e}");
     assert!(e.message.contains("no-such-nvcc"), "{e}");
+    // Present but not executable.
+    let plain = fx.root().join("bin/plain-file");
+    std::fs::write(&plain, "not a program").unwrap();
+    let mut tk = fx.tk.clone();
+    tk.nvcc = plain;
+    let e = fx.build().dir("cu").toolkit(tk).try_compile().unwrap_err();
+    assert_eq!(e.code, "nvcc-not-executable", "{e}");
 }
 
 /// Child half of `two_processes_compile_the_same_source_at_once`: a build
@@ -1201,4 +1208,34 @@ fn a_broken_toolkit_failure_is_explained_by_the_diagnosis_engine() {
     assert!(
         !fx.cache().join("v1/objects").exists() || walk(&fx.cache().join("v1/objects")).is_empty()
     );
+}
+
+#[test]
+fn paths_with_spaces_and_quotes() {
+    let Some(fx) = fixture(&[]) else { return };
+    let dir = fx.pkg().join("cu dir's");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("my header.cuh"),
+        "#pragma once\n#define SCALE 2.0f\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("with space.cu"),
+        "#include \"my header.cuh\"\nextern \"C\" __global__ void scale(float* x) { x[threadIdx.x] *= SCALE; }\n",
+    )
+    .unwrap();
+    let a = fx.build().dir("cu dir's").try_compile().unwrap();
+    assert_eq!(kernel(&a, "with_space").entries, ["scale"]);
+    rustc_accepts(&a.module, "with_space::IMAGE.len()");
+    fx.take_log();
+    // The header was found through nvcc's depfile despite the space: editing it recompiles.
+    std::fs::write(
+        dir.join("my header.cuh"),
+        "#pragma once\n#define SCALE 3.0f\n",
+    )
+    .unwrap();
+    let a = fx.build().dir("cu dir's").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 1);
+    assert_eq!(fx.take_log().len(), 1);
 }

@@ -98,7 +98,7 @@
 //! `no-cuda-sources`, `include-dir-missing`, `out-dir-not-writable`,
 //! `disk-full` (ENOSPC while writing, also detected behind nvcc's "Could not
 //! write file"), `nvcc-timeout` (`CUDA_BUILD_TIMEOUT`, default 300 s),
-//! `nvcc-not-runnable`, `archive-failed`, `invalid-module-name`, `out-dir-unset`.
+//! `nvcc-not-found`/`nvcc-not-executable` (nvcc or its wrapper cannot start), `archive-failed`, `invalid-module-name`, `out-dir-unset`.
 //! A failed nvcc becomes an [`crate::Error`] (`nvcc-failed`) with the exact
 //! command line (quoted for display; it ran without a shell), nvcc's full
 //! output and the diagnosis engine's explanation when one matches. nvcc's

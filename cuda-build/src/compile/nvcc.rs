@@ -38,7 +38,8 @@ pub(crate) struct Failure {
     pub status: String,
     pub stderr: String,
     pub timed_out: bool,
-    pub spawn_error: Option<String>,
+    /// Why nvcc (or its wrapper) could not start: a diagnosis code and the reason.
+    pub spawn_error: Option<(&'static str, String)>,
 }
 
 impl Runner {
@@ -109,12 +110,18 @@ impl Runner {
                 true,
                 None,
             )),
-            Err(e) => Err(fail(
-                "not started".into(),
-                String::new(),
-                false,
-                Some(e.to_string()),
-            )),
+            Err(e) => {
+                let code = match e {
+                    crate::process::RunError::NotFound(_) => "nvcc-not-found",
+                    _ => "nvcc-not-executable",
+                };
+                Err(fail(
+                    "not started".into(),
+                    String::new(),
+                    false,
+                    Some((code, e.to_string())),
+                ))
+            }
         }
     }
 }

@@ -1010,9 +1010,9 @@ impl<'b> Run<'b> {
                     job.display, f.status
                 ),
             )
-        } else if let Some(e) = &f.spawn_error {
+        } else if let Some((code, e)) = &f.spawn_error {
             (
-                "nvcc-not-runnable",
+                *code,
                 format!("nvcc could not be started for `{}`: {e}", job.display),
             )
         } else {

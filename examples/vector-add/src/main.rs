@@ -4,12 +4,18 @@
 //! embedded image, launches it, and checks every element on the CPU. On a
 //! machine without a usable GPU it exits with status 1 and the reason,
 //! explained by cuda-build's diagnosis engine, instead of a panic.
+//!
+//! The launch is typed: build.rs turns on cuda-build's `launchers`, which
+//! reads the kernel's C signature with libclang and generates
+//! `kernels::vector_add::vector_add(stream, func, cfg, a, b, c, n)`, so a
+//! wrong buffer type or an `n` that is not an `int` (`i32`) does not compile.
+//! Building therefore needs libclang (`apt-get install libclang-dev`).
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cudarc::driver::{CudaContext, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, DriverError, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 
 // The generated module lists more than this program reads.
@@ -104,11 +110,12 @@ fn launch(
         block_dim: (THREADS_PER_BLOCK, 1, 1),
         shared_mem_bytes: 0,
     };
-    let mut builder = stream.launch_builder(func);
-    builder.arg(&d_a).arg(&d_b).arg(&mut d_c).arg(&n);
-    // SAFETY: vectorAdd(const float*, const float*, float*, int) matches the
-    // arguments, and every index it touches is below n = len of each buffer.
-    unsafe { builder.launch(cfg) }?;
+    // SAFETY: the argument types are checked against
+    // vectorAdd(const float*, const float*, float*, int) by the generated
+    // launcher; `func` is vectorAdd itself (loaded by that name above). The
+    // kernel touches index i only when i < n, and n = a.len() = b.len() =
+    // d_c.len() (N = 50,000 fits in an int); the grid covers all n.
+    unsafe { kernels::vector_add::vector_add(stream, func, cfg, &d_a, &d_b, &mut d_c, n) }?;
     stream.clone_dtoh(&d_c)
 }
 
@@ -162,4 +169,28 @@ fn explain(failure: &str) -> String {
         None => out.push_str("\n  = help: run `cargo cuda doctor` for a full check"),
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig};
+
+    /// The generated launcher has the signature of cu/vector_add.cu's
+    /// `vectorAdd(const float* a, const float* b, float* c, int n)`: the
+    /// coercion below stops compiling if the kernel's parameters change.
+    #[test]
+    fn the_typed_launcher_matches_the_kernel() {
+        type VectorAdd = unsafe fn(
+            &CudaStream,
+            &CudaFunction,
+            LaunchConfig,
+            &CudaSlice<f32>,
+            &CudaSlice<f32>,
+            &mut CudaSlice<f32>,
+            i32,
+        ) -> Result<(), DriverError>;
+        let _: VectorAdd = super::kernels::vector_add::vector_add;
+        // The raw entry `run` loads the function by.
+        assert_eq!(super::kernels::vector_add::ENTRIES, ["vectorAdd"]);
+    }
 }

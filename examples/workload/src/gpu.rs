@@ -1,16 +1,19 @@
 //! Everything that touches the GPU, through cudarc: device query, module
 //! loading with the JIT log, bandwidth, the kernels, cuBLAS and the runtime.
 //!
-//! Launches use cudarc's launch builder directly (typed launchers can take
-//! their place later: every launch goes through one `launch_*` function).
+//! Every launch goes through one `launch_*` function, which calls the typed
+//! launcher cuda-build generated from the kernel's C signature
+//! (`cuda_kernels::kernels::<file>::<kernel>`): a wrong argument type, order
+//! or count is a compile error, not garbage on the GPU.
 
 use std::ffi::c_void;
 use std::sync::Arc;
 
+use cuda_kernels::kernels;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 use cudarc::driver::{
     result, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut,
-    DriverError, LaunchConfig, PushKernelArg,
+    DriverError, LaunchConfig,
 };
 use cudarc::nvrtc::Ptx;
 use serde::Serialize;
@@ -314,11 +317,22 @@ pub fn launch_vector_add(
     c: &mut CudaSlice<f32>,
     n: u64,
 ) -> Result<(), DriverError> {
-    let mut l = gpu.stream.launch_builder(f);
-    l.arg(a).arg(b).arg(c).arg(&n);
-    // SAFETY: matches vectorAdd(const float*, const float*, float*, u64);
-    // every buffer holds n floats.
-    unsafe { l.launch(cfg(gpu.stream_grid(n), STREAM_THREADS)) }.map(drop)
+    debug_assert!(a.len() as u64 >= n && b.len() as u64 >= n && c.len() as u64 >= n);
+    // SAFETY: `f` is vectorAdd (loaded by that name; types checked against
+    // its C signature by the launcher). It is a grid-stride loop bounded by
+    // n, so any grid is in bounds, and every caller passes buffers of n
+    // floats each.
+    unsafe {
+        kernels::vector_add::vector_add(
+            &gpu.stream,
+            f,
+            cfg(gpu.stream_grid(n), STREAM_THREADS),
+            a,
+            b,
+            c,
+            n,
+        )
+    }
 }
 
 /// `saxpy(alpha, x, y, n)`: y = alpha * x + y.
@@ -330,10 +344,20 @@ pub fn launch_saxpy(
     y: &mut CudaSlice<f32>,
     n: u64,
 ) -> Result<(), DriverError> {
-    let mut l = gpu.stream.launch_builder(f);
-    l.arg(&alpha).arg(x).arg(y).arg(&n);
-    // SAFETY: matches saxpy(float, const float*, float*, u64); n floats each.
-    unsafe { l.launch(cfg(gpu.stream_grid(n), STREAM_THREADS)) }.map(drop)
+    debug_assert!(x.len() as u64 >= n && y.len() as u64 >= n);
+    // SAFETY: `f` is saxpy (types checked by the launcher); a grid-stride
+    // loop bounded by n over x and y, which hold n floats each.
+    unsafe {
+        kernels::saxpy::saxpy(
+            &gpu.stream,
+            f,
+            cfg(gpu.stream_grid(n), STREAM_THREADS),
+            alpha,
+            x,
+            y,
+            n,
+        )
+    }
 }
 
 /// Both passes of the sum: `partial` needs one double per block of the
@@ -352,15 +376,34 @@ pub fn launch_reduce(
         .div_ceil(REDUCE_THREADS)
         .max(1);
     let blocks = blocks.min(partial.len() as u32);
-    let mut l = gpu.stream.launch_builder(partial_fn);
-    l.arg(x).arg(&n).arg(&mut *partial);
-    // SAFETY: matches reduceSumPartial(const float*, u64, double*); x has n
-    // floats, partial at least `blocks` doubles.
-    unsafe { l.launch(cfg(blocks, REDUCE_THREADS)) }?;
-    let mut l = gpu.stream.launch_builder(final_fn);
-    l.arg(&*partial).arg(&blocks).arg(out);
-    // SAFETY: matches reduceSumFinal(const double*, u32, double*).
-    unsafe { l.launch(cfg(1, REDUCE_THREADS)) }.map(drop)
+    debug_assert!(x.len() as u64 >= n && !out.is_empty());
+    // SAFETY: `partial_fn` is reduceSumPartial (types checked by the
+    // launcher). It reads x[i] only for i < n (x holds n floats) and writes
+    // partial[blockIdx.x]: the grid is `blocks` <= partial.len() (clamped
+    // above). REDUCE_THREADS = 1024 is its __launch_bounds__ and a multiple
+    // of 32, as its block sum needs.
+    unsafe {
+        kernels::reduce::reduce_sum_partial(
+            &gpu.stream,
+            partial_fn,
+            cfg(blocks, REDUCE_THREADS),
+            x,
+            n,
+            partial,
+        )
+    }?;
+    // SAFETY: `final_fn` is reduceSumFinal: one block reads partial[i] for
+    // i < count = blocks <= partial.len() and writes out[0] (out is not empty).
+    unsafe {
+        kernels::reduce::reduce_sum_final(
+            &gpu.stream,
+            final_fn,
+            cfg(1, REDUCE_THREADS),
+            partial,
+            blocks,
+            out,
+        )
+    }
 }
 
 /// Threads the first reduction pass runs (for the tolerance's chain length).
@@ -371,21 +414,47 @@ pub fn reduce_threads(gpu: &Gpu, n: u64) -> u64 {
     blocks as u64 * REDUCE_THREADS as u64
 }
 
-/// `sgemm` / `sgemmTf32` on square row-major n x n matrices: C = A * B.
+/// Which SGEMM kernel a function is: it decides the launcher and the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GemmKernel {
+    /// `sgemm` (FP32 on CUDA cores): a 1-D grid, tiles walked in groups.
+    Fp32,
+    /// `sgemmTf32` (tensor cores): a 2-D grid of tiles.
+    Tf32,
+}
+
+/// The typed launchers of `sgemm` and `sgemmTf32`, which share one C
+/// signature `(int M, int N, int K, float alpha, const float* A, const float*
+/// B, float beta, float* C)`.
+type GemmLauncher = unsafe fn(
+    &CudaStream,
+    &CudaFunction,
+    LaunchConfig,
+    i32,
+    i32,
+    i32,
+    f32,
+    &CudaSlice<f32>,
+    &CudaSlice<f32>,
+    f32,
+    &mut CudaSlice<f32>,
+) -> Result<(), DriverError>;
+
+/// `sgemm` / `sgemmTf32` (`f`, of that `kind`) on square row-major n x n
+/// matrices: C = A * B.
 pub fn launch_gemm(
     gpu: &Gpu,
     f: &CudaFunction,
+    kind: GemmKernel,
     n: u32,
     a: &CudaSlice<f32>,
     b: &CudaSlice<f32>,
     c: &mut CudaSlice<f32>,
-    grouped_1d: bool,
 ) -> Result<(), DriverError> {
     let tiles = n / GEMM_TILE;
-    let grid = if grouped_1d {
-        (tiles * tiles, 1, 1) // sgemm walks tiles in groups itself
-    } else {
-        (tiles, tiles, 1)
+    let grid = match kind {
+        GemmKernel::Fp32 => (tiles * tiles, 1, 1), // sgemm walks tiles in groups itself
+        GemmKernel::Tf32 => (tiles, tiles, 1),
     };
     let config = LaunchConfig {
         grid_dim: grid,
@@ -393,19 +462,21 @@ pub fn launch_gemm(
         shared_mem_bytes: 0,
     };
     let (nn, alpha, beta) = (n as i32, 1.0f32, 0.0f32);
-    let mut l = gpu.stream.launch_builder(f);
-    l.arg(&nn)
-        .arg(&nn)
-        .arg(&nn)
-        .arg(&alpha)
-        .arg(a)
-        .arg(b)
-        .arg(&beta)
-        .arg(c);
-    // SAFETY: matches (int M, int N, int K, float alpha, const float* A,
-    // const float* B, float beta, float* C); n is a multiple of 128 (checked
-    // by sizes::validate_gemm_dim) and each matrix holds n * n floats.
-    unsafe { l.launch(config) }.map(drop)
+    let square = n as usize * n as usize;
+    debug_assert!(n % GEMM_TILE == 0 && a.len() >= square && b.len() >= square);
+    debug_assert!(c.len() >= square);
+    let launch: GemmLauncher = match kind {
+        GemmKernel::Fp32 => kernels::sgemm::sgemm,
+        GemmKernel::Tf32 => kernels::sgemm_tf32::sgemm_tf32,
+    };
+    // SAFETY: `f` is the kernel `kind` names (types checked by the launcher
+    // against (int M, int N, int K, float alpha, const float* A, const float*
+    // B, float beta, float* C)). M = N = K = n is a multiple of 128 (refused
+    // otherwise by sizes::validate_gemm_dim), so the (n/128)^2 tiles of the
+    // grid cover C exactly and each reads only rows and columns below n of
+    // A, B and C, which hold n * n floats each; both kernels need exactly
+    // GEMM_THREADS threads per block.
+    unsafe { launch(&gpu.stream, f, config, nn, nn, nn, alpha, a, b, beta, c) }
 }
 
 /// cuBLAS SGEMM (FP32, default math mode: no TF32) on the same row-major

@@ -20,7 +20,7 @@ use cudarc::driver::{CudaModule, CudaSlice};
 use serde::Serialize;
 
 use explain::Explained;
-use gpu::{Gpu, LoadFailure};
+use gpu::{GemmKernel, Gpu, LoadFailure};
 use report::{Limit, Report, ResultRow};
 use verify::GemmPrecision;
 
@@ -685,8 +685,8 @@ fn gemm(gpu: &Gpu, sizes: &Sizes, iters: u32, report: &mut Report) -> Result<(),
         .alloc_zeros(n * n)
         .map_err(dev_err("cuMemAlloc"))?;
     let verify_one =
-        |f: &cudarc::driver::CudaFunction, grouped: bool, precision, dc: &mut CudaSlice<f32>| {
-            gpu::launch_gemm(gpu, f, n as u32, &da, &db, dc, grouped).map_err(dev_err("sgemm"))?;
+        |f: &cudarc::driver::CudaFunction, kind, precision, dc: &mut CudaSlice<f32>| {
+            gpu::launch_gemm(gpu, f, kind, n as u32, &da, &db, dc).map_err(dev_err("sgemm"))?;
             let c = gpu::to_host(gpu, dc).map_err(dev_err("sgemm"))?;
             Ok::<_, Fatal>(verify::check_gemm(n, &a, &b, &c, None, precision))
         };
@@ -697,7 +697,12 @@ fn gemm(gpu: &Gpu, sizes: &Sizes, iters: u32, report: &mut Report) -> Result<(),
         0.0,
         0.0,
     );
-    r.check = Some(verify_one(&fp32, true, GemmPrecision::Fp32, &mut dc)?);
+    r.check = Some(verify_one(
+        &fp32,
+        GemmKernel::Fp32,
+        GemmPrecision::Fp32,
+        &mut dc,
+    )?);
     report.results.push(r);
     if let Some(tc) = &tc {
         let mut r = row(
@@ -707,7 +712,12 @@ fn gemm(gpu: &Gpu, sizes: &Sizes, iters: u32, report: &mut Report) -> Result<(),
             0.0,
             0.0,
         );
-        r.check = Some(verify_one(tc, false, GemmPrecision::Tf32, &mut dc)?);
+        r.check = Some(verify_one(
+            tc,
+            GemmKernel::Tf32,
+            GemmPrecision::Tf32,
+            &mut dc,
+        )?);
         report.results.push(r);
     }
     drop((da, db, dc));
@@ -742,7 +752,7 @@ fn gemm(gpu: &Gpu, sizes: &Sizes, iters: u32, report: &mut Report) -> Result<(),
         "SGEMM FP32 (CUDA cores)",
         GemmPrecision::Fp32,
         &mut dc,
-        &mut |c| gpu::launch_gemm(gpu, &fp32, n as u32, &da, &db, c, true),
+        &mut |c| gpu::launch_gemm(gpu, &fp32, GemmKernel::Fp32, n as u32, &da, &db, c),
     )?;
     let cublas = match &blas {
         Some(blas) => Some(timed(
@@ -758,7 +768,7 @@ fn gemm(gpu: &Gpu, sizes: &Sizes, iters: u32, report: &mut Report) -> Result<(),
             "SGEMM TF32 (tensor cores)",
             GemmPrecision::Tf32,
             &mut dc,
-            &mut |c| gpu::launch_gemm(gpu, tc, n as u32, &da, &db, c, false),
+            &mut |c| gpu::launch_gemm(gpu, tc, GemmKernel::Tf32, n as u32, &da, &db, c),
         )?),
         None => None,
     };
