@@ -55,7 +55,6 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::Path;
-use std::time::Duration;
 
 use crate::arch::{Arch, ArchRequest, ArchSpec, ArchTarget, CodeKind, ComputeCapability, Variant};
 use crate::env::{Env, Var};
@@ -286,13 +285,10 @@ impl NvccArchSupport {
     /// answers with empty lists (nothing can be validated).
     pub fn query(nvcc: &Path, version: Option<&semver::Version>, env: &Env) -> NvccArchSupport {
         let version = version.map(|v| (v.major as u32, v.minor as u32));
-        let timeout = crate::process::timeout_from_env(env, Duration::from_secs(30));
+        // Cached per nvcc binary (path, size, mtime), so a build asks nvcc once.
         let list = |flag: &str| -> Option<Vec<Arch>> {
-            let out = crate::process::run(nvcc, [flag], timeout).ok()?;
-            if !out.status.success() {
-                return None;
-            }
-            let archs = parse_nvcc_list(&out.stdout);
+            let out = crate::toolkit::version::cached_output(env, nvcc, &[flag]).ok()?;
+            let archs = parse_nvcc_list(&out);
             (!archs.is_empty()).then_some(archs)
         };
         if let (Some(real), Some(virtual_archs)) =

@@ -24,7 +24,7 @@ type VectorAdd = unsafe fn(
     &CudaSlice<f32>,
     &CudaSlice<f32>,
     &mut CudaSlice<f32>,
-    i32,
+    u64,
 ) -> R;
 /// `saxpy(float alpha, const float* x, float* y, unsigned long long n)`.
 type Saxpy = unsafe fn(

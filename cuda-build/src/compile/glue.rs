@@ -32,9 +32,15 @@ pub(crate) fn metadata_arch(
 }
 
 /// Rendered explanations for a failed compile's output, most likely first.
-pub(crate) fn explain(stderr: &str, tk: &Toolkit) -> Vec<String> {
+pub(crate) fn explain(env: &Env, stderr: &str, tk: &Toolkit) -> Vec<String> {
+    // Every installed toolkit, so a fix can name one that would work
+    // ("CUDA 12.4 is installed at ...: set CUDA_HOME=...").
+    let mut toolkits = vec![tk.clone()];
+    if let Ok(found) = crate::toolkit::discover(env, &Default::default()) {
+        toolkits.extend(found.candidates.into_iter().filter(|c| c.nvcc != tk.nvcc));
+    }
     let ctx = crate::diagnose::Context {
-        toolkits: vec![tk.clone()],
+        toolkits,
         selected: Some(0),
         probe: None,
     };

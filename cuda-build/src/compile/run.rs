@@ -1039,7 +1039,7 @@ impl<'b> Run<'b> {
         if !f.stderr.trim().is_empty() {
             err = err.with_detail(f.stderr.trim_end().to_string());
         }
-        let explained = glue::explain(&f.stderr, tk);
+        let explained = glue::explain(&self.env, &f.stderr, tk);
         if !explained.is_empty() {
             err = err.with_detail(String::new());
             for e in explained {
