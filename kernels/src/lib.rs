@@ -2,17 +2,34 @@
 //!
 //! [`kernels`] is the generated module: one submodule per source file with
 //! its image (`IMAGE`), entry names (`ENTRIES`) and arch targets (`ARCHS`),
-//! plus the toolkit version and the whole build's arch list. Load an image
-//! with cudarc:
+//! plus the toolkit version and the whole build's arch list. Each submodule
+//! also has a typed launcher per kernel (cuda-build's `launchers` feature),
+//! whose parameters are the kernel's C parameters, so rustc checks every
+//! launch. Load an image with cudarc and launch through it:
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use cuda_kernels::kernels::vector_add;
+//! use cudarc::driver::LaunchConfig;
 //! let ctx = cudarc::driver::CudaContext::new(0)?;
 //! let module = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(vector_add::IMAGE.to_vec()))?;
 //! let f = module.load_function("vectorAdd")?;
-//! # let _ = f; Ok(()) }
+//! let stream = ctx.default_stream();
+//! let n = 1 << 20;
+//! let a = stream.alloc_zeros::<f32>(n)?;
+//! let b = stream.alloc_zeros::<f32>(n)?;
+//! let mut c = stream.alloc_zeros::<f32>(n)?;
+//! // SAFETY: `f` is vectorAdd; a, b and c hold n floats, and the kernel
+//! // touches only indices below n (a grid-stride loop).
+//! unsafe {
+//!     vector_add::vector_add(&stream, &f, LaunchConfig::for_num_elems(n as u32), &a, &b, &mut c, n as u64)?
+//! };
+//! # Ok(()) }
 //! ```
+//!
+//! Building needs libclang (the launchers read the kernels' signatures with
+//! it): `apt-get install libclang-dev`, or `LIBCLANG_PATH` set to the
+//! directory holding `libclang.so`.
 //!
 //! Entry points (all `extern "C"`):
 //! - `vectorAdd(const float* a, const float* b, float* c, u64 n)`: c = a + b.
@@ -31,7 +48,8 @@ pub mod kernels {
     include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 }
 
-/// vectorAdd built as `sm_75` SASS only, with no PTX: no GPU of compute
+/// vectorAdd built as `sm_75` SASS only (no typed launcher: it is only
+/// loaded, never launched), with no PTX: no GPU of compute
 /// capability 8.0 or newer can run it. `cuda-workload --force-arch-mismatch`
 /// loads it on purpose to show the diagnosis.
 #[allow(missing_docs)]

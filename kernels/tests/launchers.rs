@@ -90,26 +90,32 @@ fn checked_launchers() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
+/// vectorAdd's launcher taking views: `a` a view, `b` a mutable view read
+/// through, `c` a mutable view.
+type VectorAddViews<'a> = unsafe fn(
+    &CudaStream,
+    &CudaFunction,
+    LaunchConfig,
+    &CudaView<'a, f32>,
+    &CudaViewMut<'a, f32>,
+    &mut CudaViewMut<'a, f32>,
+    u64,
+) -> R;
+/// reduceSumPartial's launcher taking views.
+type ReducePartialViews<'a> = unsafe fn(
+    &CudaStream,
+    &CudaFunction,
+    LaunchConfig,
+    &CudaView<'a, f32>,
+    u64,
+    &mut CudaViewMut<'a, f64>,
+) -> R;
+
 /// Views work where the launchers take `DevicePtr`/`DevicePtrMut`: a
 /// sub-range of a buffer is launched the same way (compile-time only).
-fn views_are_accepted<'a>() {
-    let _: unsafe fn(
-        &CudaStream,
-        &CudaFunction,
-        LaunchConfig,
-        &CudaView<'a, f32>,
-        &CudaViewMut<'a, f32>,
-        &mut CudaViewMut<'a, f32>,
-        u64,
-    ) -> R = kernels::vector_add::vector_add;
-    let _: unsafe fn(
-        &CudaStream,
-        &CudaFunction,
-        LaunchConfig,
-        &CudaView<'a, f32>,
-        u64,
-        &mut CudaViewMut<'a, f64>,
-    ) -> R = kernels::reduce::reduce_sum_partial;
+fn views_are_accepted() {
+    let _: VectorAddViews<'_> = kernels::vector_add::vector_add;
+    let _: ReducePartialViews<'_> = kernels::reduce::reduce_sum_partial;
 }
 
 #[test]
