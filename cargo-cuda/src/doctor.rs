@@ -383,10 +383,16 @@ fn toolkit_checks(discovery: &Result<Discovery, cb::Error>) -> Vec<Check> {
     };
     let mut out = Vec::new();
     let Some(t) = d.selected.and_then(|i| d.candidates.get(i)) else {
-        let mut c = Check::new("toolkit.selected", Status::Fail, "no usable CUDA toolkit was found")
-            .evidence(d.reason.clone())
-            .fix("install the CUDA toolkit (or `pip install nvidia-cuda-nvcc`) and set CUDA_HOME to its root")
-            .code("nvcc-not-found");
+        let mut c = Check::new(
+            "toolkit.selected",
+            Status::Fail,
+            "no usable CUDA toolkit was found",
+        )
+        .evidence(d.reason.clone())
+        .code("nvcc-not-found");
+        // cuda-build's own error carries the fixes (with pinned wheels: an
+        // unpinned `pip install nvidia-cuda-nvcc` mixes releases).
+        c.fix = d.clone().into_selected().err().map(|e| e.help.join("; "));
         for cand in &d.candidates {
             c = c.evidence(format!(
                 "candidate {} ({})",

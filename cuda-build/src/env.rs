@@ -193,7 +193,9 @@ impl Env {
     /// Whether the variable is set to a true-ish value (`1`, `true`, `yes`, `on`).
     pub fn flag(&self, var: Var) -> bool {
         matches!(
-            self.get(var).map(|v| v.trim().to_ascii_lowercase()).as_deref(),
+            self.get(var)
+                .map(|v| v.trim().to_ascii_lowercase())
+                .as_deref(),
             Some("1" | "true" | "yes" | "on")
         )
     }
@@ -251,6 +253,8 @@ mod tests {
     fn flag_parsing() {
         let env = Env::empty().set(Var::CudaBuildNoCache, "yes");
         assert!(env.flag(Var::CudaBuildNoCache));
-        assert!(!env.set(Var::CudaBuildNoCache, "0").flag(Var::CudaBuildNoCache));
+        assert!(!env
+            .set(Var::CudaBuildNoCache, "0")
+            .flag(Var::CudaBuildNoCache));
     }
 }

@@ -17,10 +17,7 @@ pub fn temp_path_for(path: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
-    path.with_file_name(format!(
-        ".{name}.tmp-{}-{n}-{nanos}",
-        std::process::id()
-    ))
+    path.with_file_name(format!(".{name}.tmp-{}-{n}-{nanos}", std::process::id()))
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same
@@ -58,6 +55,24 @@ pub fn copy_atomic(from: &Path, to: &Path) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Removes `.` and resolves `name/..` lexically, without touching the file
+/// system (`/cu13/bin/../include` → `/cu13/include`).
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// Whether `path` is a regular file with an execute bit set.

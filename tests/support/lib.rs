@@ -47,7 +47,10 @@ pub fn nvcc13() -> Option<PathBuf> {
 
 /// Root of the mixed-release toolkit: nvcc 13.0.88 with nvvm 13.5.37.
 pub fn mixed_root() -> Option<PathBuf> {
-    promised_path("CARGO_CUDA_TEST_MIXED", "the mixed-release (nvcc 13.0 + nvvm 13.5) toolkit")
+    promised_path(
+        "CARGO_CUDA_TEST_MIXED",
+        "the mixed-release (nvcc 13.0 + nvvm 13.5) toolkit",
+    )
 }
 
 /// ptxas 12.9 (from nvidia-cuda-nvcc-cu12).

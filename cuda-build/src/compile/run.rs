@@ -12,11 +12,12 @@ use super::progress::{Event, Progress};
 use super::{depfile, glue, inspect, sources};
 use crate::arch::Arch;
 use crate::env::{Env, Var};
+use crate::fsutil;
 use crate::plan::{ArchInputs, ArchPlan, ArchSource};
 use crate::toolkit::Toolkit;
 use crate::Error;
 use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Everything one build needs, shared by the parallel jobs.
@@ -68,23 +69,6 @@ fn is_plain_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-/// Removes `.` and resolves `..` lexically (`/cu13/bin/../include` → `/cu13/include`).
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 impl<'b> Run<'b> {
@@ -173,10 +157,10 @@ impl<'b> Run<'b> {
     /// A path as it enters a cache key: package- and toolkit-relative where
     /// possible, so a second checkout or a moved toolkit shares entries.
     fn key_path(&self, p: &Path, tk: &Toolkit) -> String {
-        let p = normalize(p);
+        let p = fsutil::normalize(p);
         if let Ok(rel) = p.strip_prefix(&self.base) {
             format!("$ROOT/{}", rel.display())
-        } else if let Ok(rel) = p.strip_prefix(normalize(&tk.root)) {
+        } else if let Ok(rel) = p.strip_prefix(fsutil::normalize(&tk.root)) {
             format!("$CUDA/{}", rel.display())
         } else {
             p.to_string_lossy().into_owned()
@@ -907,8 +891,8 @@ impl<'b> Run<'b> {
         let cwd = std::env::current_dir().unwrap_or_default();
         let mut deps: Vec<PathBuf> = vec![job.source.clone()];
         for d in depfile::parse(&dep_text) {
-            let d = normalize(&cwd.join(d));
-            if !deps.contains(&d) && d != normalize(&job.source) {
+            let d = fsutil::normalize(&cwd.join(d));
+            if !deps.contains(&d) && d != fsutil::normalize(&job.source) {
                 deps.push(d);
             }
         }

@@ -70,7 +70,8 @@ chosen. `ls /usr/local/cuda*/bin/nvcc` shows the usual installs.
 Fix:
   - If a toolkit is installed, point CUDA_HOME (or NVCC) at it: CUDA_HOME=/usr/local/cuda-12.4.
   - Otherwise install one: NVIDIA's runfile/deb (`cuda-toolkit-13-0`), conda (`cuda-nvcc`),
-    or the Python wheels (`pip install nvidia-cuda-nvcc`).
+    or the Python wheels, pinned to one release (`pip install nvidia-cuda-nvcc==13.0.88
+    nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85`).
   - The driver alone (nvidia-smi works) is not a toolkit: it has no nvcc.",
     ),
     doc(

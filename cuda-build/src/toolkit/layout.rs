@@ -7,7 +7,7 @@
 //! of `nvcc -v --dryrun` when there is no profile (a wrapper script).
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// What nvcc.profile (or a dry run) says about a toolkit's layout.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -41,22 +41,7 @@ pub fn target_dir(top: &Path) -> String {
     String::new()
 }
 
-/// Removes `.` and `name/..` pairs without touching the file system.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for comp in path.components() {
-        match comp {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
+pub use crate::fsutil::normalize;
 
 /// Expands `$(NAME)` references.
 fn expand(value: &str, vars: &HashMap<String, String>) -> String {
