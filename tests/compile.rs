@@ -568,6 +568,67 @@ fn two_builds_of_the_same_source_at_once() {
 }
 
 #[test]
+fn nvcc_runs_in_parallel_up_to_num_jobs_and_gets_threads_when_slots_are_idle() {
+    let Some(fx) = fixture(&["sgemm.cu", "scan.cu", "saxpy.cu", "softmax.cu"]) else {
+        return;
+    };
+    // A wrapper that logs `+ <args>` when nvcc starts and `- <args>` when it ends.
+    let log = fx.root().join("overlap.log");
+    let wrapper = fx.root().join("bin/nvcc-overlap");
+    workspace_tests::write_script(
+        &wrapper,
+        &format!(
+            "echo \"+ $*\" >> '{log}'\n'{}' \"$@\"\nrc=$?\necho \"- $*\" >> '{log}'\nexit $rc",
+            fx.real_root.join("bin/nvcc").display(),
+            log = log.display()
+        ),
+    );
+    let mut tk = fx.tk.clone();
+    tk.nvcc = wrapper;
+    // (compiles, most at once, their arguments); arch-list queries are left out.
+    let build = |jobs: &str, archs: &str, out: &str| -> (usize, usize, Vec<String>) {
+        let _ = std::fs::remove_file(&log);
+        fx.build()
+            .env(fx.env().set(Var::NumJobs, jobs))
+            .toolkit(tk.clone())
+            .no_cache()
+            .arch(archs)
+            .dir("cu")
+            .out_dir(fx.root().join(out))
+            .try_compile()
+            .unwrap();
+        let text = std::fs::read_to_string(&log).unwrap();
+        let (mut now, mut peak) = (0usize, 0usize);
+        let mut calls = Vec::new();
+        for l in text.lines().filter(|l| l.contains(".cu")) {
+            if let Some(args) = l.strip_prefix("+ ") {
+                now += 1;
+                peak = peak.max(now);
+                calls.push(args.to_string());
+            } else {
+                now -= 1;
+            }
+        }
+        (calls.len(), peak, calls)
+    };
+    let (n, peak, calls) = build("2", "80;90", "two");
+    assert_eq!((n, peak), (4, 2), "{calls:?}");
+    // More sources than slots: no --threads.
+    assert!(calls.iter().all(|c| !c.contains("--threads")), "{calls:?}");
+    let (n, peak, _) = build("1", "80;90", "one");
+    assert_eq!((n, peak), (4, 1));
+    // One source left and 4 slots: its 3 targets (sm_80, sm_90, compute_90) get nvcc's --threads.
+    std::fs::write(
+        fx.pkg().join("cu/saxpy.cu"),
+        std::fs::read_to_string(fx.pkg().join("cu/saxpy.cu")).unwrap() + "\n// edit\n",
+    )
+    .unwrap();
+    let (n, _, calls) = build("4", "80;90", "two");
+    assert_eq!(n, 1, "{calls:?}");
+    assert!(calls[0].contains("--threads 3"), "{calls:?}");
+}
+
+#[test]
 fn progress_events_reach_the_side_channel() {
     let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else {
         return;
@@ -716,6 +777,23 @@ fn syntax_error_shows_file_line_and_command() {
     assert!(
         shown.contains("command: ") && shown.contains("-fatbin") && shown.contains("bad.cu"),
         "{shown}"
+    );
+    // The command shown reproduces the failure when run by hand (through a
+    // shell, as a user would paste it): same error, not a missing directory.
+    let detail = e.detail.clone().unwrap_or_default();
+    let command = detail
+        .lines()
+        .find_map(|l| l.strip_prefix("command: "))
+        .unwrap_or_else(|| panic!("no command line in {detail}"));
+    let by_hand =
+        cuda_build::process::run("sh", ["-c", command], Duration::from_secs(120)).unwrap();
+    assert!(!by_hand.status.success());
+    assert!(
+        by_hand
+            .combined()
+            .contains("bad.cu(3): error: expected a \";\""),
+        "{}",
+        by_hand.combined()
     );
     // The good source was still built and recorded: fixing bad.cu compiles only it.
     std::fs::write(
@@ -952,6 +1030,12 @@ fn typed_launchers_are_spliced_into_the_module_when_asked() {
             let va = &text[text.find("pub mod vector_add {").unwrap()..];
             let va = &va[..va.find("\n}\n").unwrap()];
             assert!(va.contains("pub unsafe fn vector_add("), "{va}");
+            // Paths in the generated code are package-relative: the same module in every checkout.
+            assert!(va.contains("(cu/vector_add.cu:"), "{va}");
+            assert!(
+                !text.contains(&fx.pkg().display().to_string()),
+                "absolute source path in the module:\n{text}"
+            );
             let sx = &text[text.find("pub mod saxpy {").unwrap()..];
             assert!(
                 sx.contains("pub unsafe fn saxpy(") && sx.contains("pub unsafe fn daxpy("),
@@ -1055,6 +1139,97 @@ fn child_build_script() {
         "CHILD-OK compiled={} cached={}",
         a.stats.compiled, a.stats.from_cache
     );
+}
+
+/// Child half of `compile_exits_1_with_the_error_once_and_no_panic`: a
+/// build script calling `Build::compile()` with cargo output on.
+#[test]
+#[ignore = "run as a child process by compile_exits_1_with_the_error_once_and_no_panic"]
+fn child_compile_build_script() {
+    let var = |n: &str| PathBuf::from(std::env::var_os(n).unwrap_or_else(|| panic!("{n} unset")));
+    let nvcc = var("CB_TEST_NVCC");
+    let root = nvcc.parent().unwrap().parent().unwrap().to_path_buf();
+    let tk = Toolkit {
+        root: root.clone(),
+        nvcc,
+        version: Some(semver::Version::new(13, 0, 88)),
+        found_via: FoundVia::Explicit,
+        include_dirs: vec![root.join("include")],
+        lib_dirs: Vec::new(),
+        problems: Vec::new(),
+    };
+    let a = Build::new()
+        .env(Env::empty().set(Var::CargoManifestDir, var("CB_TEST_PKG")))
+        .toolkit(tk)
+        .out_dir(var("CB_TEST_OUT"))
+        .no_cache()
+        .arch("90")
+        .dir("cu")
+        .compile();
+    println!("CHILD-OK compiled={}", a.stats.compiled);
+}
+
+#[test]
+fn compile_exits_1_with_the_error_once_and_no_panic() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
+    let exe = std::env::current_exe().unwrap();
+    let run = || {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args([
+            "--ignored",
+            "--exact",
+            "child_compile_build_script",
+            "--nocapture",
+        ])
+        .env("CB_TEST_NVCC", fx.real_root.join("bin/nvcc"))
+        .env("CB_TEST_PKG", fx.pkg())
+        .env("CB_TEST_OUT", fx.out())
+        .env("RUST_BACKTRACE", "1");
+        cuda_build::process::run_command(&mut cmd, Duration::from_secs(300)).unwrap()
+    };
+    // Success: the rerun lines for the source and its headers are printed.
+    let ok = run();
+    assert!(ok.status.success(), "{}", ok.combined());
+    assert!(
+        ok.stdout.contains("CHILD-OK compiled=1"),
+        "{}",
+        ok.combined()
+    );
+    assert!(
+        ok.stdout.contains("cargo:rerun-if-changed=") && ok.stdout.contains("common.cuh"),
+        "{}",
+        ok.stdout
+    );
+    assert!(ok.stdout.contains("cargo:rerun-if-env-changed=CUDA_HOME"));
+
+    std::fs::write(
+        fx.pkg().join("cu/bad.cu"),
+        "extern \"C\" __global__ void k(float* x) {\n  x[0] = 1.0f\n}\n",
+    )
+    .unwrap();
+    let bad = run();
+    // The test harness exits 101 when a test panics; compile() exits 1 itself.
+    assert_eq!(bad.status.code(), Some(1), "{}", bad.combined());
+    assert!(!bad.combined().contains("panicked"), "{}", bad.combined());
+    assert_eq!(
+        bad.stderr.matches("error[nvcc-failed]").count(),
+        1,
+        "{}",
+        bad.stderr
+    );
+    assert_eq!(
+        bad.stderr.matches("expected a \";\"").count(),
+        1,
+        "{}",
+        bad.stderr
+    );
+    assert!(bad.stderr.contains("| command: "), "{}", bad.stderr);
+    assert!(bad.stderr.contains("bad.cu(3): error"), "{}", bad.stderr);
+    // Nothing on stdout would help next to the error (cargo reruns a failed
+    // build script anyway): no flood of rerun-if-changed lines.
+    assert!(!bad.stdout.contains("cargo:rerun-if"), "{}", bad.stdout);
 }
 
 #[test]

@@ -223,19 +223,31 @@ fn required_codes_are_documented_and_covered() {
     }
 }
 
-/// Every code that cuda-build or cargo-cuda raises has a long explanation, so
-/// `cargo cuda explain CODE` works for all of them.
+/// Every code that cuda-build, cargo-cuda, the kernels crate or the examples
+/// raise has a long explanation, so `cargo cuda explain CODE` works for all of
+/// them. The forms: `Error::new("code"`, `code: "code"` (a `Problem`),
+/// `.code("code")` and `code = Some("code")` (doctor checks).
 #[test]
 fn every_code_raised_in_the_source_is_documented() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let re = regex::Regex::new(r#"(?:Error::new\(|code:)\s*"([a-z][a-z0-9-]+)""#).unwrap();
+    let re =
+        regex::Regex::new(r#"(?:Error::new\(|code:|\.code\(|code = Some\()\s*"([a-z][a-z0-9-]+)""#)
+            .unwrap();
     let mut files = Vec::new();
-    let mut stack = vec![root.join("cuda-build/src"), root.join("cargo-cuda/src")];
+    let mut stack = vec![
+        root.join("cuda-build/src"),
+        root.join("cargo-cuda/src"),
+        root.join("kernels/src"),
+        root.join("examples"),
+    ];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let p = entry.path();
             if p.is_dir() {
-                stack.push(p);
+                // A crate-local build folder holds generated code, not ours.
+                if p.file_name().is_some_and(|n| n != "target") {
+                    stack.push(p);
+                }
             } else if p.extension().is_some_and(|e| e == "rs") {
                 files.push(p);
             }
@@ -355,6 +367,32 @@ fn a_wrapped_nvcc_error_ranks_below_its_cause() {
         vec!["arch-too-new-for-nvcc", "nvcc-failed"],
         "{found:#?}"
     );
+}
+
+/// Driver API calls that print only a number are read too, and a code found by
+/// its number alone is never more confident than one found by its name.
+#[test]
+fn bare_error_numbers_next_to_driver_calls() {
+    for (line, code) in [
+        ("cuModuleLoadData failed: 222", "ptx-too-new-for-driver"),
+        (
+            "CUresult 209 from cuModuleLoad",
+            "no-kernel-image-for-device",
+        ),
+        ("cuInit returned 100", "no-device-visible"),
+        (
+            "F0101 caffe.cpp:42] Check failed: error == cudaSuccess (35 vs. 0)",
+            "driver-too-old",
+        ),
+    ] {
+        let found = diagnose(line, &Context::default());
+        assert_eq!(codes_of(&found).first(), Some(&code), "{line}: {found:#?}");
+        let by_name = diagnose(
+            "DriverError(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, \"x\")",
+            &Context::default(),
+        );
+        assert!(found[0].confidence <= by_name[0].confidence, "{line}");
+    }
 }
 
 #[test]
@@ -1040,6 +1078,15 @@ mod fuzz {
             "sm_",
             "tmpxft_",
             "failed to run custom build command for `",
+            "Could not load dynamic library '",
+            "Unable to dynamically load the \"",
+            "\" shared library",
+            "libcuda.so.1",
+            "nvcuda.dll",
+            "Instruction '",
+            "wgmma.fence",
+            "DriverError(",
+            "NVIDIA-SMI has failed",
         ]);
         prop::collection::vec(pieces, 0..40).prop_map(|v| v.concat())
     }

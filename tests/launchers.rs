@@ -356,6 +356,47 @@ fn libclang_missing_is_an_error_that_says_how_to_install_it() {
     assert!(stdout.contains("help: or set LIBCLANG_PATH"), "{stdout}");
 }
 
+/// With LIBCLANG_PATH unset, libclang is found without clang-sys running
+/// llvm-config on its own: here llvm-config hangs, and generation still ends
+/// (our llvm-config run is killed after CUDA_BUILD_TIMEOUT, then the usual
+/// directories are searched).
+#[test]
+fn a_hanging_llvm_config_does_not_hang_the_build() {
+    if std::env::var_os("LAUNCHERS_TEST_CHILD").is_some() {
+        match generate(&[fixture("vector_add.cu")], &[], &[]) {
+            Ok(g) => println!("CHILD-OK launchers={}", g.code_per_source.len()),
+            Err(e) => println!("CHILD-ERROR-CODE={}\n{e}", e.code),
+        }
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let llvm_config = dir.path().join("llvm-config");
+    workspace_tests::write_script(&llvm_config, "exec sleep 300");
+    let started = std::time::Instant::now();
+    let out = run(
+        Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_hanging_llvm_config_does_not_hang_the_build",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("LAUNCHERS_TEST_CHILD", "1")
+            .env_remove("LIBCLANG_PATH")
+            .env("LLVM_CONFIG_PATH", &llvm_config)
+            .env("CUDA_BUILD_TIMEOUT", "2"),
+        120,
+    );
+    let stdout = &out.stdout;
+    assert!(out.status.success(), "{stdout}\n{}", out.stderr);
+    assert!(started.elapsed() < Duration::from_secs(60), "{stdout}");
+    if stdout.contains("CHILD-ERROR-CODE=libclang-not-found") && !workspace_tests::nvcc_promised() {
+        eprintln!("skipped: libclang not available");
+        return;
+    }
+    assert!(stdout.contains("CHILD-OK launchers=1"), "{stdout}");
+}
+
 /// The fixture crate in tests/launchers-compile-fail, built against the
 /// launchers generated for vector_add.cu and types.cu. Returns the crate dir.
 fn prepare_fixture_crate() -> Option<PathBuf> {

@@ -260,6 +260,17 @@ fn real_mixed_release_is_flagged_before_any_compile() {
     let e = d.into_selected().unwrap_err();
     assert_eq!(e.code, "toolkit-incomplete");
     assert!(e.to_string().contains("help: pin the wheels"), "{e}");
+
+    // Without the wheels' metadata (the tree copied out of site-packages) the
+    // version string inside cicc gives the mixed release away.
+    let copy = linked_copy(&root, &sys.path().join("copied"));
+    let d = discover(&hermetic(sys.path()).set(Var::CudaHome, &copy));
+    let errs = errors(&d.candidates[0]);
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("mixes CUDA releases") && e.contains("cicc 13.5.37")),
+        "{errs:?}"
+    );
 }
 
 #[test]
@@ -302,6 +313,47 @@ fn installer_layout_reads_targets_dir_and_version_json() {
         vec![canon(&root).join("targets/x86_64-linux/lib")]
     );
     assert!(tk.problems.is_empty(), "{:?}", tk.problems);
+}
+
+#[test]
+fn installer_version_json_answers_for_ptxas_and_cicc_and_still_catches_a_mixed_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = fake_toolkit(&tmp.path().join("cuda-13.0"), "13.0.88", Layout::Installer);
+    // version.json answers for ptxas (cuda_nvcc) and cicc (libnvvm): neither runs.
+    let runs = tmp.path().join("ptxas-runs");
+    let ptxas_text = nvcc_text("13.0.88").replace(
+        "nvcc: NVIDIA (R) Cuda compiler driver",
+        "ptxas: NVIDIA (R) Ptx optimizing assembler",
+    );
+    tool(&root.join("bin/ptxas"), &ptxas_text, Some(&runs));
+    let json = |nvvm: &str| {
+        format!(
+            "{{\"cuda\": {{\"version\": \"13.0.0\"}}, \"cuda_nvcc\": {{\"version\": \"13.0.88\"}}, \"libnvvm\": {{\"name\": \"NVVM\", \"version\": \"{nvvm}\"}}}}"
+        )
+    };
+    write(&root.join("version.json"), &json("13.0.88"));
+    let env = hermetic(tmp.path()).set(Var::CudaHome, &root);
+    let d = discover(&env);
+    assert!(
+        d.candidates[0].problems.is_empty(),
+        "{:?}",
+        d.candidates[0].problems
+    );
+    assert!(
+        !runs.exists(),
+        "ptxas was run although version.json answers"
+    );
+
+    write(&root.join("version.json"), &json("13.5.37"));
+    let d = discover(&env);
+    let errs = errors(&d.candidates[0]);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].contains("mixes CUDA releases")
+            && errs[0].contains("cicc 13.5.37 (`version.json` libnvvm)"),
+        "{errs:?}"
+    );
+    assert!(errs[0].contains("Unsupported .version"), "{errs:?}");
 }
 
 #[test]
@@ -1134,6 +1186,13 @@ fn version_files_are_cross_checked_against_nvcc() {
         "{}",
         p.message
     );
+    // A stale version.json does not speak for ptxas and cicc: they are asked,
+    // agree with nvcc, and the toolkit is not called a mixed release.
+    assert!(
+        errors(&d.candidates[0]).is_empty(),
+        "{:?}",
+        d.candidates[0].problems
+    );
     std::fs::remove_file(root.join("version.json")).unwrap();
     write(&root.join("version.txt"), "CUDA Version 11.2.152\n");
     let d = discover(&hermetic(tmp.path()).set(Var::CudaHome, &root));
@@ -1316,6 +1375,32 @@ fn nvcc_version_runs_once_per_build() {
     assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 2);
 }
 
+/// A wheel toolkit's tree outside any site-packages: its binaries hard-linked
+/// (symlinks would lead back into the site), headers and libraries symlinked.
+fn linked_copy(root: &Path, copy: &Path) -> PathBuf {
+    for rel in ["bin", "nvvm/bin"] {
+        std::fs::create_dir_all(copy.join(rel)).unwrap();
+        for e in std::fs::read_dir(root.join(rel)).unwrap().flatten() {
+            if e.path().is_file() {
+                std::fs::hard_link(e.path(), copy.join(rel).join(e.file_name())).unwrap();
+            }
+        }
+    }
+    for rel in ["include", "lib"] {
+        symlink(root.join(rel), copy.join(rel)).unwrap();
+    }
+    copy.to_path_buf()
+}
+
+/// The on-disk cache entries discovery wrote, as text.
+fn cache_files(cache: &Path) -> Vec<String> {
+    std::fs::read_dir(cache.join("tool-versions"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect()
+}
+
 #[test]
 fn real_nvcc_answers_are_cached_on_disk() {
     let Some(root) = workspace_tests::cu13_root() else {
@@ -1327,18 +1412,36 @@ fn real_nvcc_answers_are_cached_on_disk() {
         .set(Var::CudaHome, &root)
         .set(Var::CudaBuildCacheDir, &cache);
     assert_eq!(discover(&env).candidates[0].version, Some(v("13.0.88")));
-    let files: Vec<String> = std::fs::read_dir(cache.join("tool-versions"))
-        .unwrap()
-        .flatten()
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .collect();
-    // nvcc --version, ptxas --version and the version found inside cicc.
+    let files = cache_files(&cache);
     assert!(
         files
             .iter()
             .any(|f| f.contains("nvcc: NVIDIA (R) Cuda compiler driver") && f.contains("V13.0.88")),
         "{files:?}"
     );
+    // In a wheel install the wheels' RECORDs say which release ptxas and cicc
+    // came from: neither is run nor scanned (the cold path's main cost).
+    assert!(
+        !files
+            .iter()
+            .any(|f| f.contains("Ptx optimizing assembler") || f.contains("<scan>")),
+        "{files:?}"
+    );
+
+    // The same binaries outside a site-packages (no wheel answers for them):
+    // ptxas is asked and cicc is scanned, both cached.
+    let copy = linked_copy(&root, &tmp.path().join("cuda copy"));
+    let env = hermetic(tmp.path())
+        .set(Var::CudaHome, &copy)
+        .set(Var::CudaBuildCacheDir, &cache);
+    let d = discover(&env);
+    assert_eq!(d.candidates[0].version, Some(v("13.0.88")));
+    assert!(
+        errors(&d.candidates[0]).is_empty(),
+        "{:?}",
+        d.candidates[0].problems
+    );
+    let files = cache_files(&cache);
     assert!(
         files
             .iter()

@@ -18,10 +18,10 @@ pub use cuda_build::env::{Env, Var};
 pub use cuda_build::facts::{min_driver_for_toolkit, ptx_isa_for_cuda};
 pub use cuda_build::metadata::read as read_metadata;
 pub use cuda_build::plan::{plan_for_toolkit, ArchInputs, ArchPlan, ArchSource, NvccArchSupport};
-pub use cuda_build::probe::{probe, ProbeMethod, ProbeOptions, ProbeReport, DRIVER_PROBE_ARG};
-pub use cuda_build::toolkit::{
-    discover, DiscoverOptions, Discovery, FoundVia, Problem, Severity, Toolkit,
-};
+pub use cuda_build::probe::{probe, ProbeOptions, ProbeReport, DRIVER_PROBE_ARG};
+#[cfg(test)]
+pub use cuda_build::toolkit::FoundVia;
+pub use cuda_build::toolkit::{discover, DiscoverOptions, Discovery, Problem, Severity, Toolkit};
 pub use cuda_build::Error;
 
 /// `Discovery::into_selected` (errors on none, or on a broken selection).

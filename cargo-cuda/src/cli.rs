@@ -109,6 +109,9 @@ pub struct ExplainArgs {
     /// Print `{"diagnoses": [...]}`, most likely first.
     #[arg(long)]
     pub json: bool,
+    /// Do not look at this machine's toolkits and driver (for a log from another machine).
+    #[arg(long)]
+    pub no_detect: bool,
 }
 
 /// `cargo cuda toolkits`.

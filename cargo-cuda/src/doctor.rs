@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::cb::{self, ArchPlan, Discovery, Env, ProbeReport, Toolkit, Var};
-use crate::info::{found_via_name, method_name, source_name};
+use crate::info::source_name;
 use crate::session::{Overrides, ProjectWants, Session};
 use crate::style::{Style, Tone};
 use crate::workspace::Workspace;
@@ -325,7 +325,7 @@ fn driver_checks(
             c = c.fix("check `nvidia-smi`; in a container, start it with `--gpus all`");
         }
         for a in &probe.attempts {
-            c = c.evidence(format!("{}: {}", method_name(a.method), a.outcome));
+            c = c.evidence(format!("{}: {}", a.method.name(), a.outcome));
         }
         c.code("no-device-visible")
     } else {
@@ -337,7 +337,7 @@ fn driver_checks(
                 probe.gpus.len(),
                 probe
                     .method
-                    .map_or(String::new(), |m| format!(" (via {})", method_name(m)))
+                    .map_or(String::new(), |m| format!(" (via {})", m.name()))
             ),
         );
         for g in &probe.gpus {
@@ -397,7 +397,7 @@ fn toolkit_checks(discovery: &Result<Discovery, cb::Error>) -> Vec<Check> {
             c = c.evidence(format!(
                 "candidate {} ({})",
                 cand.root.display(),
-                found_via_name(&cand.found_via)
+                cand.found_via
             ));
         }
         return vec![c];
@@ -412,7 +412,7 @@ fn toolkit_checks(discovery: &Result<Discovery, cb::Error>) -> Vec<Check> {
             Status::Pass,
             format!("CUDA {version} at {}", t.root.display()),
         )
-        .evidence(format!("found via {}", found_via_name(&t.found_via)))
+        .evidence(format!("found via {}", t.found_via))
         .evidence(d.reason.clone())
         .evidence(format!("nvcc: {}", t.nvcc.display())),
     );
@@ -466,7 +466,7 @@ fn toolkit_checks(discovery: &Result<Discovery, cb::Error>) -> Vec<Check> {
             "{} at {} ({}){}",
             o.version.as_ref().map_or("?".into(), |v| v.to_string()),
             o.root.display(),
-            found_via_name(&o.found_via),
+            o.found_via,
             if o.is_broken() { " [broken]" } else { "" }
         ));
     }

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::cb::{self, Error};
+use crate::session::{Overrides, ProjectWants, Session};
 use crate::style::{Style, Tone};
 
 /// What the argument names.
@@ -75,8 +76,21 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// What this machine has (toolkits, driver, GPUs), so fixes name real paths
+/// and versions. Best effort: a broken explicit setting leaves the toolkits out.
+pub fn detected_context(session: &Session) -> cb::Context {
+    let discovery = session
+        .discover(&Overrides::default(), &ProjectWants::default())
+        .ok();
+    cb::Context {
+        selected: discovery.as_ref().and_then(|d| d.selected),
+        toolkits: discovery.map(|d| d.candidates).unwrap_or_default(),
+        probe: Some(session.probe().clone()),
+    }
+}
+
 /// `cargo cuda explain`; returns the exit code.
-pub fn run(arg: Option<&OsStr>, json: bool, out: &Style, err: &Style) -> i32 {
+pub fn run(arg: Option<&OsStr>, json: bool, ctx: &cb::Context, out: &Style, err: &Style) -> i32 {
     match classify(arg) {
         Input::Code(code) => explain_code(code, json, out, err),
         Input::Stdin if arg.is_none() && std::io::stdin().is_terminal() => {
@@ -96,10 +110,10 @@ pub fn run(arg: Option<&OsStr>, json: bool, out: &Style, err: &Style) -> i32 {
                 );
                 return 1;
             }
-            explain_log(&String::from_utf8_lossy(&bytes), json, out)
+            explain_log(&String::from_utf8_lossy(&bytes), json, ctx, out)
         }
         Input::File(path) => match std::fs::read(path) {
-            Ok(bytes) => explain_log(&String::from_utf8_lossy(&bytes), json, out),
+            Ok(bytes) => explain_log(&String::from_utf8_lossy(&bytes), json, ctx, out),
             Err(e) => {
                 let e = Error::new(
                     "invalid-argument",
@@ -140,27 +154,14 @@ fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
     1
 }
 
-fn explain_log(text: &str, json: bool, out: &Style) -> i32 {
-    let found = cb::diagnose(text, &cb::Context::default());
+fn explain_log(text: &str, json: bool, ctx: &cb::Context, out: &Style) -> i32 {
+    let found = cb::diagnose(text, ctx);
     if json {
-        let list: Vec<_> = found
-            .iter()
-            .map(|d| {
-                json!({
-                    "code": d.code,
-                    "title": d.title,
-                    "evidence": d.evidence,
-                    "cause": d.cause,
-                    "fix": d.fix,
-                    "layer": d.layer,
-                    "confidence": d.confidence,
-                    "alternatives": d.alternatives,
-                })
-            })
-            .collect();
+        // Diagnosis serialises as the documented schema: code, title,
+        // evidence, cause, fix, plus layer, confidence and alternatives.
         println!(
             "{}",
-            serde_json::to_string_pretty(&json!({"diagnoses": list})).unwrap_or_default()
+            serde_json::to_string_pretty(&json!({"diagnoses": found})).unwrap_or_default()
         );
     } else if found.is_empty() {
         println!("no known CUDA failure found");

@@ -3,26 +3,11 @@
 
 use serde_json::{json, Value};
 
-use crate::cb::{self, ArchPlan, ArchSource, Discovery, FoundVia, ProbeMethod, Severity, Toolkit};
+use crate::cb::{self, ArchPlan, ArchSource, Discovery, Severity, Toolkit};
 use crate::session::{Overrides, ProjectWants, Session};
 use crate::shell;
 use crate::style::{Style, Tone};
 use crate::workspace::Workspace;
-
-/// How a toolkit was found, in words (`CUDA_HOME`, `PATH (/usr/bin)`).
-pub fn found_via_name(f: &FoundVia) -> String {
-    match f {
-        FoundVia::Explicit => "explicit (--toolkit)".into(),
-        FoundVia::EnvVar(name) => name.clone(),
-        FoundVia::Path(dir) => format!("PATH ({})", dir.display()),
-        FoundVia::UsrLocalCuda(target) => format!("/usr/local/cuda -> {}", target.display()),
-        FoundVia::Versioned => "versioned install".into(),
-        FoundVia::OptCuda => "/opt/cuda".into(),
-        FoundVia::Distro => "distro package".into(),
-        FoundVia::PythonWheel(site) => format!("Python wheel ({})", site.display()),
-        FoundVia::Conda(prefix) => format!("conda ({})", prefix.display()),
-    }
-}
 
 /// Where arch targets came from, in words.
 pub fn source_name(s: &ArchSource) -> &'static str {
@@ -37,11 +22,6 @@ pub fn source_name(s: &ArchSource) -> &'static str {
     }
 }
 
-/// How the driver was probed, in words.
-pub fn method_name(m: ProbeMethod) -> &'static str {
-    m.name()
-}
-
 fn version_string(t: &Toolkit) -> Option<String> {
     t.version.as_ref().map(|v| v.to_string())
 }
@@ -51,10 +31,19 @@ fn toolkit_json(t: &Toolkit, selected: bool) -> Value {
         "root": t.root,
         "nvcc": t.nvcc,
         "version": version_string(t),
-        "found_via": found_via_name(&t.found_via),
+        "found_via": t.found_via.to_string(),
         "selected": selected,
         "problems": t.problems,
     })
+}
+
+/// Every candidate, the selected one marked.
+fn toolkits_json(d: &Discovery) -> Vec<Value> {
+    d.candidates
+        .iter()
+        .enumerate()
+        .map(|(i, t)| toolkit_json(t, d.selected == Some(i)))
+        .collect()
 }
 
 /// `cargo cuda toolkits`.
@@ -67,14 +56,8 @@ pub fn toolkits(session: &Session, o: &Overrides, json: bool, style: &Style) -> 
         }
     };
     if json {
-        let list: Vec<Value> = discovery
-            .candidates
-            .iter()
-            .enumerate()
-            .map(|(i, t)| toolkit_json(t, discovery.selected == Some(i)))
-            .collect();
         let out = json!({
-            "toolkits": list,
+            "toolkits": toolkits_json(&discovery),
             "selected": discovery.selected,
             "reason": discovery.reason,
             "conflicts": discovery.conflicts,
@@ -103,11 +86,7 @@ pub fn toolkits(session: &Session, o: &Overrides, json: bool, style: &Style) -> 
             style.status(
                 tone,
                 word,
-                &format!(
-                    "{version} at {} [{}]",
-                    t.root.display(),
-                    found_via_name(&t.found_via)
-                )
+                &format!("{version} at {} [{}]", t.root.display(), t.found_via)
             )
         );
         println!("{:>12} nvcc: {}", "", t.nvcc.display());
@@ -185,20 +164,11 @@ pub fn gather(session: &Session, o: &Overrides) -> InfoData {
 pub fn info_json(session: &Session, data: &InfoData) -> Value {
     let probe = session.probe();
     let (toolkit, toolkits, reason) = match &data.discovery {
-        Ok(d) => {
-            let selected = d.selected.and_then(|i| d.candidates.get(i));
-            let list: Vec<Value> = d
-                .candidates
-                .iter()
-                .enumerate()
-                .map(|(i, t)| toolkit_json(t, d.selected == Some(i)))
-                .collect();
-            (
-                selected.map(|t| toolkit_json(t, true)),
-                list,
-                Some(d.reason.clone()),
-            )
-        }
+        Ok(d) => (
+            d.selected_toolkit().map(|t| toolkit_json(t, true)),
+            toolkits_json(d),
+            Some(d.reason.clone()),
+        ),
         Err(_) => (None, Vec::new(), None),
     };
     let gpus: Vec<Value> = probe
@@ -217,7 +187,7 @@ pub fn info_json(session: &Session, data: &InfoData) -> Value {
         json!({
             "version": d.version,
             "cuda_version": d.cuda_version.map(|(a, b)| format!("{a}.{b}")),
-            "found_via": method_name(d.found_via),
+            "found_via": d.found_via.name(),
         })
     });
     let (arch, gencode) = match &data.plan {
@@ -277,12 +247,7 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
                         &format!("CUDA {v} at {}", t.root.display())
                     )
                 );
-                println!(
-                    "{:>12} found via {}: {}",
-                    "",
-                    found_via_name(&t.found_via),
-                    d.reason
-                );
+                println!("{:>12} found via {}: {}", "", t.found_via, d.reason);
                 println!("{:>12} nvcc: {}", "", t.nvcc.display());
                 let others = d.candidates.len().saturating_sub(1);
                 if others > 0 {
@@ -315,7 +280,7 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
                     d.version.as_deref().unwrap_or("unknown version"),
                     d.cuda_version
                         .map_or("?".to_string(), |(a, b)| format!("{a}.{b}")),
-                    method_name(d.found_via)
+                    d.found_via.name()
                 )
             )
         ),
@@ -440,7 +405,9 @@ pub fn env(session: &Session, o: &Overrides, style: &Style) -> i32 {
                 "# CUDA {} ({})",
                 t.version.as_ref().map_or("?".into(), |v| v.to_string()),
                 // A comment must stay one line, whatever the path holds.
-                found_via_name(&t.found_via).replace(|c: char| c.is_control(), "?")
+                t.found_via
+                    .to_string()
+                    .replace(|c: char| c.is_control(), "?")
             );
             for l in env_lines(&t) {
                 println!("{l}");

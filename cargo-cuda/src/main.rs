@@ -56,7 +56,14 @@ fn main() {
             }
             i32::from(!report.ok)
         }
-        Command::Explain(a) => explain::run(a.input.as_deref(), a.json, &out, &err),
+        Command::Explain(a) => {
+            let ctx = if a.no_detect {
+                cb::Context::default()
+            } else {
+                explain::detected_context(&session)
+            };
+            explain::run(a.input.as_deref(), a.json, &ctx, &out, &err)
+        }
         Command::Toolkits(a) => info::toolkits(&session, &overrides(&a.selection), a.json, &out),
         Command::Info(a) => info::info(&session, &overrides(&a.selection), a.json, &out),
         Command::Env(a) => info::env(&session, &overrides(&a.selection), &err),

@@ -54,7 +54,9 @@ pub fn parse_event(line: &str) -> Option<Event> {
 #[derive(Debug, Default)]
 pub struct State {
     first_start: Option<Instant>,
-    current: Option<(String, String)>,
+    /// Files being compiled now, oldest first (cuda-build compiles in
+    /// parallel, so one finishing says nothing about the others).
+    running: Vec<(String, String)>,
     done: u64,
     total: u64,
 }
@@ -66,14 +68,14 @@ impl State {
         self.total = e.total.max(e.done);
         if e.event == "start" {
             self.first_start.get_or_insert(now);
-            self.current = Some((e.file.clone(), e.archs.clone()));
-        } else if self.current.as_ref().is_some_and(|(f, _)| *f == e.file) {
-            self.current = None;
+            self.running.push((e.file.clone(), e.archs.clone()));
+        } else {
+            self.running.retain(|(f, _)| *f != e.file);
         }
         if self.total > 0 && self.done >= self.total {
             // This kernel build is over; the next one starts its own clock.
             self.first_start = None;
-            self.current = None;
+            self.running.clear();
         }
     }
 
@@ -83,13 +85,20 @@ impl State {
         if now.duration_since(started) < SHOW_AFTER {
             return None;
         }
-        let (file, archs) = self.current.as_ref()?;
-        let archs = if archs.is_empty() {
-            String::new()
-        } else {
-            format!(" ({archs})")
+        let (file, archs) = self.running.first()?;
+        let archs = match archs.split(',').collect::<Vec<_>>().as_slice() {
+            [""] => String::new(),
+            // A long list would wrap, and a wrapped line cannot be redrawn in place.
+            [first, .., last] if archs.len() > 40 => {
+                format!(" ({first}..{last}, {} targets)", archs.split(',').count())
+            }
+            _ => format!(" ({archs})"),
         };
-        Some(format!("{}/{} {file}{archs}", self.done, self.total))
+        let more = match self.running.len() - 1 {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        Some(format!("{}/{} {file}{archs}{more}", self.done, self.total))
     }
 }
 
@@ -115,15 +124,24 @@ impl Terminal {
         })
     }
 
-    /// Writes cargo's stderr bytes, clearing our progress line first.
-    pub fn write_passthrough(&self, bytes: &[u8]) {
+    /// Writes cargo's stderr (or, with `to_stdout`, stdout) bytes, clearing
+    /// our progress line first: both streams usually share one terminal.
+    pub fn write_passthrough(&self, bytes: &[u8], to_stdout: bool) {
         let mut st = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let mut err = std::io::stderr().lock();
         if self.tty && st.shown.take().is_some() {
+            let mut err = std::io::stderr().lock();
             let _ = err.write_all(b"\r\x1b[K");
+            let _ = err.flush();
         }
-        let _ = err.write_all(bytes);
-        let _ = err.flush();
+        if to_stdout {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(bytes);
+            let _ = out.flush();
+        } else {
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(bytes);
+            let _ = err.flush();
+        }
     }
 
     /// Shows (or clears, with `None`) the progress line.
@@ -246,5 +264,37 @@ mod tests {
             None,
             "finished builds show nothing"
         );
+    }
+
+    #[test]
+    fn parallel_compiles_keep_the_line_until_the_last_one_ends() {
+        let t0 = Instant::now();
+        let mut s = State::default();
+        s.apply(&ev("start", "cu/a.cu", 0, 3), t0);
+        s.apply(&ev("start", "cu/b.cu", 0, 3), t0);
+        assert_eq!(
+            s.line(t0 + Duration::from_secs(3)).as_deref(),
+            Some("0/3 cu/a.cu (sm_80,sm_90) and 1 more")
+        );
+        // b finishing first leaves a on the line, not a blank.
+        s.apply(&ev("done", "cu/b.cu", 1, 3), t0 + Duration::from_secs(3));
+        assert_eq!(
+            s.line(t0 + Duration::from_secs(4)).as_deref(),
+            Some("1/3 cu/a.cu (sm_80,sm_90)")
+        );
+        s.apply(&ev("failed", "cu/a.cu", 2, 3), t0 + Duration::from_secs(4));
+        assert_eq!(s.line(t0 + Duration::from_secs(5)), None);
+        // Many targets are summarised so the line stays short.
+        let many = parse_event(
+            r#"{"event":"start","file":"cu/k.cu","archs":"sm_75,sm_80,sm_86,sm_89,sm_90,sm_100,sm_120,compute_120","done":2,"total":3}"#,
+        )
+        .unwrap();
+        s.apply(&many, t0 + Duration::from_secs(5));
+        assert_eq!(
+            s.line(t0 + Duration::from_secs(8)).as_deref(),
+            Some("2/3 cu/k.cu (sm_75..compute_120, 8 targets)")
+        );
+        s.apply(&ev("done", "cu/k.cu", 3, 3), t0 + Duration::from_secs(8));
+        assert_eq!(s.line(t0 + Duration::from_secs(5)), None);
     }
 }

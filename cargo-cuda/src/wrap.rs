@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::cb::{self, ArchPlan, Error, Toolkit, Var};
 use crate::cli::WrapArgs;
@@ -16,8 +16,8 @@ use crate::signals;
 use crate::style::{ColorChoice, Stream, Style, Tone};
 use crate::workspace;
 
-/// Keep at most this much of cargo's stderr for diagnosis (the tail matters most).
-const KEEP_STDERR: usize = 32 << 20;
+/// Keep at most this much of each of cargo's streams for diagnosis (the tail matters most).
+const KEEP_OUTPUT: usize = 32 << 20;
 
 /// Our own flags, pulled out of the arguments that otherwise go to cargo.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -174,7 +174,7 @@ fn prepare_and_run(
     let wants = project.wants?;
 
     let setup = resolve(session, &overrides, &wants);
-    let (toolkit, plan) = match setup {
+    let (toolkit, plan, context) = match setup {
         Ok(s) => s,
         Err(e) if strict => return Err(e),
         Err(e) => {
@@ -222,11 +222,6 @@ fn prepare_and_run(
         let c = if style.colored() { "always" } else { "never" };
         vars.push(("CARGO_TERM_COLOR", c.into()));
     }
-    let context = cb::Context {
-        toolkits: vec![toolkit.clone()],
-        selected: Some(0),
-        probe: None,
-    };
     spawn_cargo(
         &cargo,
         sub,
@@ -238,25 +233,31 @@ fn prepare_and_run(
     )
 }
 
-/// Discovery, integrity and plan: everything that must be right before cargo starts.
+/// Discovery, integrity and plan: everything that must be right before cargo
+/// starts; plus every toolkit found, so a later diagnosis can name the others.
 fn resolve(
     session: &Session,
     overrides: &Overrides,
     wants: &ProjectWants,
-) -> Result<(Toolkit, Option<ArchPlan>), Error> {
+) -> Result<(Toolkit, Option<ArchPlan>, cb::Context), Error> {
     let discovery = session.discover(overrides, wants)?;
+    let context = cb::Context {
+        toolkits: discovery.candidates.clone(),
+        selected: discovery.selected,
+        probe: None,
+    };
     let toolkit = cb::into_selected(discovery)?;
     // into_selected refuses a selected toolkit with error-level problems (say, a
     // mixed release): such a build would certainly fail.
     // Packages disagreeing on `[package.metadata.cuda] arch` keep their own.
     if wants.arch_conflict && overrides.arch.is_none() {
-        return Ok((toolkit, None));
+        return Ok((toolkit, None, context));
     }
     match session.plan(&toolkit, overrides, wants) {
-        Ok(plan) => Ok((toolkit, Some(plan))),
+        Ok(plan) => Ok((toolkit, Some(plan), context)),
         // Nothing set and no GPU: not certain to fail (a build script may have
         // its own `fallback_arch` or `arch`), so each build script decides.
-        Err(e) if e.code == "arch-not-detected" => Ok((toolkit, None)),
+        Err(e) if e.code == "arch-not-detected" => Ok((toolkit, None, context)),
         Err(e) => Err(e),
     }
 }
@@ -293,10 +294,17 @@ fn spawn_cargo(
     progress: Option<(PathBuf, cb::Context)>,
     style: &Style,
 ) -> Result<i32, Error> {
+    // libtest prints a failing test's panic on stdout, so `test` and `bench`
+    // tee stdout too; `run` leaves the program's stdout alone (it may be a tty).
+    let tee_stdout = matches!(sub, "test" | "bench");
     let mut cmd = Command::new(cargo);
     cmd.arg(sub)
         .args(cargo_args)
-        .stdout(Stdio::inherit())
+        .stdout(if tee_stdout {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
         .stderr(Stdio::piped());
     for (k, v) in vars {
         cmd.env(k, v);
@@ -313,31 +321,14 @@ fn spawn_cargo(
     })?;
 
     let term = Terminal::new(std::io::stderr().is_terminal(), *style);
-    let kept = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let tee = {
-        let mut stderr = child.stderr.take().expect("stderr was piped");
-        let term = term.clone();
-        let kept = kept.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 16 * 1024];
-            loop {
-                match stderr.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        term.write_passthrough(&buf[..n]);
-                        let mut k = kept.lock().unwrap_or_else(|p| p.into_inner());
-                        k.extend_from_slice(&buf[..n]);
-                        if k.len() > KEEP_STDERR {
-                            let cut = k.len() - KEEP_STDERR;
-                            k.drain(..cut);
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(_) => break,
-                }
-            }
-        })
-    };
+    // stderr first: cargo's own error and build-script output come there.
+    let mut tees = Vec::new();
+    if let Some(stderr) = child.stderr.take() {
+        tees.push(tee(stderr, false, term.clone()));
+    }
+    if let Some(stdout) = child.stdout.take() {
+        tees.push(tee(stdout, true, term.clone()));
+    }
     let tail = progress
         .as_ref()
         .map(|(p, _)| Tail::start(p.clone(), term.clone()));
@@ -366,7 +357,11 @@ fn spawn_cargo(
     if let Some(t) = tail {
         t.stop();
     }
-    let _ = tee.join();
+    let mut kept = Vec::new();
+    for t in tees {
+        kept.extend(t.join().unwrap_or_default());
+        kept.push(b'\n');
+    }
 
     if let Some(code) = signals::exit_code() {
         return Ok(code);
@@ -380,8 +375,7 @@ fn spawn_cargo(
     if status.success() {
         return Ok(0);
     }
-    let text =
-        String::from_utf8_lossy(&kept.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
+    let text = String::from_utf8_lossy(&kept).into_owned();
     let mut ctx = progress.map(|(_, c)| c).unwrap_or_default();
     ctx.probe = Some(session.probe().clone());
     // cuda-build (in a build script) and programs built with it print their
@@ -405,6 +399,35 @@ fn spawn_cargo(
         }
     }
     Ok(status.code().unwrap_or(101))
+}
+
+/// Copies a child's stream to ours as it comes; returns its last
+/// [`KEEP_OUTPUT`] bytes for diagnosis.
+fn tee(
+    mut from: impl Read + Send + 'static,
+    to_stdout: bool,
+    term: Arc<Terminal>,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    term.write_passthrough(&buf[..n], to_stdout);
+                    kept.extend_from_slice(&buf[..n]);
+                    if kept.len() > KEEP_OUTPUT {
+                        let cut = kept.len() - KEEP_OUTPUT;
+                        kept.drain(..cut);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        kept
+    })
 }
 
 #[cfg(test)]

@@ -125,6 +125,42 @@ fn cargo_failure_is_explained_after_cargos_error() {
     );
 }
 
+/// libtest prints a failing test's panic on stdout: `cargo cuda test` passes
+/// stdout through unchanged and still explains what it says.
+#[test]
+fn test_failure_printed_on_stdout_is_explained() {
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cargo = fake_cargo(
+        dir.path(),
+        r#"echo 'running 1 test'
+echo "thread 'loads' panicked at src/lib.rs:9:5:"
+echo 'called `Result::unwrap()` on an `Err` value: DriverError(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "the provided PTX was compiled with an unsupported toolchain.")'
+echo 'test result: FAILED. 0 passed; 1 failed'
+echo 'error: test failed, to rerun pass `--lib`' >&2
+exit 101"#,
+    );
+    let out = cargo_cuda()
+        .args(["test", "--arch", "90", "--manifest-path"])
+        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
+        .env("CARGO", &cargo)
+        .env("CUDA_HOME", &root)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(101), "{stderr}");
+    assert!(
+        stdout.contains("running 1 test") && stdout.contains("test result: FAILED"),
+        "the test output stays on stdout: {stdout}"
+    );
+    assert!(
+        stderr.contains("ptx-too-new-for-driver"),
+        "the panic on stdout is diagnosed:\n{stderr}"
+    );
+}
+
 #[test]
 fn broken_toolkit_fails_before_cargo_with_the_fix() {
     let Some(mixed) = workspace_tests::mixed_root() else {

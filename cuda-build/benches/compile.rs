@@ -6,7 +6,8 @@
 //! with `CUDA_HOME` naming a CUDA toolkit root). `CUDA_ARCHS` (default
 //! `80;90`) sets the targets.
 //! nvcc runs through a wrapper that logs each call, so the table also shows
-//! how many times nvcc ran.
+//! how many times nvcc ran and how many ran at once (on a loaded machine the
+//! times of 1 and 2 jobs may differ little even when 2 nvcc do run at once).
 
 use cuda_build::compile::{Artifacts, Build};
 use cuda_build::env::{Env, Var};
@@ -54,9 +55,11 @@ fn main() {
     std::fs::write(
         &wrapper,
         format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
-            log.display(),
-            root.join("bin/nvcc").display()
+            // `+` at the start and `-` at the end of each run: the log shows
+            // how many ran at once, whatever the machine's load did to the times.
+            "#!/bin/sh\necho + >> '{log}'\n'{}' \"$@\"\nrc=$?\necho - >> '{log}'\nexit $rc\n",
+            root.join("bin/nvcc").display(),
+            log = log.display(),
         ),
     )
     .unwrap();
@@ -73,12 +76,16 @@ fn main() {
         problems: Vec::new(),
     };
 
-    let calls = || -> usize {
-        let n = std::fs::read_to_string(&log)
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
+    // (nvcc runs, most at once) since the last call.
+    let calls = || -> (usize, usize) {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
         let _ = std::fs::remove_file(&log);
-        n
+        let (mut now, mut peak) = (0i64, 0i64);
+        for l in text.lines() {
+            now += if l == "+" { 1 } else { -1 };
+            peak = peak.max(now);
+        }
+        (text.lines().filter(|l| *l == "+").count(), peak as usize)
     };
     let build = |jobs: usize, out: &Path, cache: &Path| -> (Duration, Artifacts) {
         let env = Env::empty()
@@ -134,7 +141,7 @@ fn main() {
         "cold, 1 job",
     ];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
-    let mut runs = vec![0usize; names.len()];
+    let mut runs = vec![(0usize, 0usize); names.len()];
     let mut last = vec![String::new(); names.len()];
     let mut serial_times = Vec::new();
     let load_before = loadavg();
@@ -173,14 +180,15 @@ fn main() {
     );
     println!("(median of the rounds; nvcc runs and counts are from the last round; the serial loop is `nvcc -fatbin <same -gencode flags>` over each file in turn)");
     println!();
-    println!("| scenario | cuda-build | nvcc runs | compiled/cached/up-to-date | serial nvcc loop | ratio |");
-    println!("|---|---:|---:|---|---:|---:|");
+    println!("| scenario | cuda-build | nvcc runs | most at once | compiled/cached/up-to-date | serial nvcc loop | ratio |");
+    println!("|---|---:|---:|---:|---|---:|---:|");
     for (i, name) in names.iter().enumerate() {
         let t = median(&mut times[i]);
         println!(
-            "| {name} | {} | {} | {} | {} | {:.1}% |",
+            "| {name} | {} | {} | {} | {} | {} | {:.1}% |",
             fmt(t),
-            runs[i],
+            runs[i].0,
+            runs[i].1,
             last[i],
             fmt(base),
             100.0 * t.as_secs_f64() / base.as_secs_f64()

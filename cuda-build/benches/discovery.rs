@@ -3,8 +3,9 @@
 //! `cargo bench -p cuda-build --bench discovery` prints a table. Each "cold"
 //! and "warm" sample is a fresh child process (so the in-process memo is
 //! empty, as in a new build script): cold has an empty on-disk cache (runs
-//! `nvcc --version`, `ptxas --version` and scans cicc), warm reuses it. The
-//! toolkit is the real CUDA 13.0 wheel install named by `CARGO_CUDA_TEST_CU13`.
+//! `nvcc --version`; the wheels' RECORDs answer for ptxas and cicc, which an
+//! install without them runs and scans), warm reuses it. The toolkit is the
+//! real CUDA 13.0 wheel install named by `CARGO_CUDA_TEST_CU13`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -418,21 +418,20 @@ fn parse_target(item: &str, whole: &str) -> Result<ArchTarget, Error> {
                 item,
                 whole,
                 format!(
-                    "`{}` conflicts with its suffix; write `{}` or `{}-{}`",
+                    "`{}` conflicts with its suffix; write `{}` or `{}`",
                     if p == CodeKind::Real {
                         "sm_"
                     } else {
                         "compute_"
                     },
                     rest,
-                    digits,
-                    if s == CodeKind::Real {
-                        "real"
-                    } else {
-                        "virtual"
+                    // What the suffix asked for, in CMake's spelling.
+                    ArchTarget {
+                        arch: parse_arch_body(digits).map_err(|why| invalid(item, whole, why))?,
+                        kind: s,
                     },
                 ),
-            ))
+            ));
         }
         (Some(p), _) => p,
         (None, Some(s)) => s,
@@ -604,6 +603,15 @@ mod tests {
         }
         let e = parse_arch_list("80;sm_").unwrap_err();
         assert!(e.message.contains("`sm_` in `80;sm_`"), "{}", e.message);
+        // The suggestion spells what the suffix asked for.
+        let e = parse_arch_list("sm_86+PTX").unwrap_err();
+        assert!(e.message.contains("write `sm_86` or `86`"), "{}", e.message);
+        let e = parse_arch_list("compute_90a-real").unwrap_err();
+        assert!(
+            e.message.contains("write `compute_90a` or `90a-real`"),
+            "{}",
+            e.message
+        );
         let e = parse_arch_list("999").unwrap_err();
         assert!(e.message.contains("99.9 does not exist"), "{}", e.message);
     }
@@ -650,6 +658,22 @@ mod tests {
         ]
     }
 
+    /// Any text either parses to a list that survives display and reparse, or
+    /// is an `arch-invalid` error with a message and help.
+    fn check_any_text(s: &str) -> Result<(), TestCaseError> {
+        match parse_arch_list(s) {
+            Ok(spec) => {
+                let again = spec.to_string().parse::<ArchSpec>();
+                prop_assert_eq!(again.ok(), Some(spec), "`{}`", s);
+            }
+            Err(e) => {
+                prop_assert_eq!(e.code, "arch-invalid");
+                prop_assert!(!e.message.is_empty() && !e.help.is_empty(), "`{}`", s);
+            }
+        }
+        Ok(())
+    }
+
     proptest! {
         #[test]
         fn display_parse_round_trips(reqs in proptest::collection::vec(arb_request(), 1..8)) {
@@ -671,15 +695,17 @@ mod tests {
 
         #[test]
         fn never_panics_on_arbitrary_text(s in "\\PC*") {
-            if let Err(e) = parse_arch_list(&s) {
-                prop_assert!(!e.message.is_empty());
-                prop_assert_eq!(e.code, "arch-invalid");
-            }
+            check_any_text(&s)?;
         }
 
         #[test]
         fn never_panics_on_arch_like_text(s in "[sSmMcCoOpPuUtTeE_0-9.aAfF+rRlLvViI;, -]{0,24}") {
-            let _ = parse_arch_list(&s);
+            check_any_text(&s)?;
+        }
+
+        #[test]
+        fn never_panics_on_near_misses(s in "(sm_|compute_|)[0-9]{0,4}(\\.[0-9]{0,2})?[afAF]?(-real|-virtual|\\+PTX|-|\\+)*") {
+            check_any_text(&s)?;
         }
     }
 }

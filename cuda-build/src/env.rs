@@ -112,6 +112,8 @@ vars! {
     Ci = "CI";
     /// Directory (or file) of libclang, for the `launchers` feature; read by clang-sys.
     LibclangPath = "LIBCLANG_PATH";
+    /// The llvm-config used to find libclang when LIBCLANG_PATH is unset (default: `llvm-config` on PATH).
+    LlvmConfigPath = "LLVM_CONFIG_PATH";
 }
 
 /// Prints `cargo:rerun-if-env-changed=NAME` for every variable this project reads.

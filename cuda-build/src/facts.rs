@@ -545,7 +545,11 @@ pub const HOST_LIMITS: &[(CudaVersion, HostLimits)] = &[
     ((12, 6), limits(13, 18, Some((1910, 1949)))), // S13 host_config.h, S5
     ((12, 8), limits(14, 19, Some((1910, 1949)))), // S5; host_config lines [L]
     ((12, 9), limits(14, 19, None)), // S5
-    ((13, 0), limits(15, 20, Some((1920, 1949)))), // S15, S5; MSVC from the real 13.0.88 host_config.h (`_MSC_VER >= 1950` rejected; S15, a 13.x copy of unknown minor, allows 1950) — tests/arch.rs
+    // MSVC: cuda-facts.md says 1920–1950 (from S15, `>= 1951` rejected, a
+    // 13.x copy of unknown minor); the real 13.0.88 host_config.h rejects
+    // `_MSC_VER < 1920 || _MSC_VER >= 1950`, so 1949 is the last accepted.
+    // tests/arch.rs real_host_config_h_of_13_0_matches_the_host_compiler_table.
+    ((13, 0), limits(15, 20, Some((1920, 1949)))), // S15, S5, real host_config.h
     ((13, 1), limits(15, 21, None)),               // S5 (spack contradicted itself earlier) [U]
     ((13, 2), limits(15, 21, None)),               // S5
     ((13, 3), limits(15, 21, Some((1920, 1959)))), // S5; log and host_config lines [L]

@@ -33,11 +33,25 @@ pub fn temp_path_for(path: &Path) -> PathBuf {
 /// assert_eq!(std::fs::read(&p).unwrap(), b".version 9.0");
 /// ```
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_via_temp(path, bytes, true)
+}
+
+/// Like [`write_atomic`] but without flushing to disk: for caches, where an
+/// fsync (several ms on a busy disk) costs more than the answer saves. Never
+/// half-written while the system runs; after a crash the file may be empty
+/// or stale, so readers must check what they read.
+pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_via_temp(path, bytes, false)
+}
+
+fn write_via_temp(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     let tmp = temp_path_for(path);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if sync {
+            f.sync_all()?;
+        }
         drop(f);
         std::fs::rename(&tmp, path)
     })();
@@ -101,8 +115,11 @@ mod tests {
         write_atomic(&p, b"one").unwrap();
         write_atomic(&p, b"two").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        write_atomic_unsynced(&p, b"three").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"three");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
+        assert!(write_atomic_unsynced(&dir.path().join("missing/a"), b"x").is_err());
     }
 
     #[test]

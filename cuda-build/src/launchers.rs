@@ -31,9 +31,24 @@
 mod clang;
 mod codegen;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use crate::env::Env;
 use crate::Error;
+
+/// How paths appear in generated code and notes: relative to the package
+/// when under it, else as given.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shown<'a>(pub(crate) Option<&'a Path>);
+
+impl Shown<'_> {
+    pub(crate) fn path(self, p: &Path) -> PathBuf {
+        match self.0.and_then(|base| p.strip_prefix(base).ok()) {
+            Some(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
+            _ => p.to_path_buf(),
+        }
+    }
+}
 
 /// The launchers generated for a set of sources.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -180,7 +195,21 @@ pub fn generate(
     include_dirs: &[PathBuf],
     defines: &[(String, Option<String>)],
 ) -> Result<Generated, Error> {
-    let session = clang::Session::load()?;
+    generate_in(&Env::from_process(), None, sources, include_dirs, defines)
+}
+
+/// [`generate`] reading variables from `env`, with every path under `base`
+/// shown relative to it (in the code and the notes), so that the generated
+/// module is the same in every checkout.
+pub(crate) fn generate_in(
+    env: &Env,
+    base: Option<&Path>,
+    sources: &[PathBuf],
+    include_dirs: &[PathBuf],
+    defines: &[(String, Option<String>)],
+) -> Result<Generated, Error> {
+    let session = clang::Session::load(env)?;
+    let shown = Shown(base);
     let mut generated = Generated::default();
     // Kernels already seen, by C name: where, to report duplicates.
     let mut seen: Vec<(String, PathBuf, u32)> = Vec::new();
@@ -192,7 +221,7 @@ pub fn generate(
             )
             .with_help("check the path given to the build (file/files/dir/glob)"));
         }
-        let parsed = session.parse(source, include_dirs, defines);
+        let parsed = session.parse(source, include_dirs, defines, shown);
         generated.notes.extend(parsed.notes);
         for kernel in &parsed.kernels {
             let same_name = seen.iter().find(|(n, _, _)| *n == kernel.name);
@@ -215,7 +244,7 @@ pub fn generate(
                 seen.push((kernel.name.clone(), kernel.file.clone(), kernel.line));
             }
         }
-        let (code, notes) = codegen::launchers(source, &parsed.kernels);
+        let (code, notes) = codegen::launchers(&shown.path(source), &parsed.kernels);
         generated.notes.extend(notes);
         generated.code_per_source.push((source.clone(), code));
     }

@@ -143,33 +143,52 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
     })
 }
 
+/// Reads a pipe on its own thread, sending each chunk as it arrives, so what
+/// the child printed is kept even when a grandchild holds the pipe open.
 fn spawn_reader<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel();
     if let Some(mut pipe) = pipe {
         std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            let _ = tx.send(buf);
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if tx.send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
         });
-    } else {
-        let _ = tx.send(Vec::new());
     }
     rx
 }
 
+/// Everything read until the pipe closes, or until `wait` has passed.
 fn collect(rx: &mpsc::Receiver<Vec<u8>>, wait: Duration) -> String {
-    match rx.recv_timeout(wait) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(_) => String::new(),
+    let deadline = Instant::now() + wait;
+    let mut bytes = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(chunk) => bytes.extend_from_slice(&chunk),
+            // Closed (all read) or out of time: keep what came.
+            Err(_) => break,
+        }
     }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// Reads a timeout override in seconds from `CUDA_BUILD_TIMEOUT`, else `default`.
 pub fn timeout_from_env(env: &crate::env::Env, default: Duration) -> Duration {
     env.get_nonempty(crate::env::Var::CudaBuildTimeout)
         .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map(Duration::from_secs_f64)
+        .filter(|s| *s > 0.0)
+        // `try_`: `CUDA_BUILD_TIMEOUT=1e30` or `inf` must not panic.
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
         .unwrap_or(default)
 }
 
@@ -191,6 +210,30 @@ mod tests {
         assert!(matches!(err, RunError::TimedOut { .. }), "{err:?}");
         assert!(start.elapsed() < Duration::from_secs(5));
         assert!(err.to_string().contains("did not finish within 0.2 s"));
+    }
+
+    #[test]
+    fn output_survives_a_grandchild_that_keeps_the_pipe_open() {
+        let start = Instant::now();
+        let out = run(
+            "/bin/sh",
+            ["-c", "echo before; sleep 30 & echo after"],
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(out.stdout, "before\nafter\n");
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn timeout_override_ignores_bad_values() {
+        use crate::env::{Env, Var};
+        let d = Duration::from_secs(7);
+        let with = |v: &str| timeout_from_env(&Env::empty().set(Var::CudaBuildTimeout, v), d);
+        assert_eq!(with("2.5"), Duration::from_millis(2500));
+        for bad in ["1e30", "inf", "NaN", "-1", "0", "ten", ""] {
+            assert_eq!(with(bad), d, "{bad}");
+        }
     }
 
     #[test]

@@ -60,7 +60,7 @@ enum Slot {
 
 enum Msg<T> {
     Token(std::io::Result<jobserver::Acquired>),
-    Done(usize, T, Slot),
+    Done(usize, std::thread::Result<T>, Slot),
 }
 
 /// Runs every task, at most as many at once as the limiter allows, and
@@ -92,11 +92,14 @@ pub(crate) fn run_all<'a, T: Send + 'static>(tasks: Vec<Task<'a, T>>, limiter: &
         };
         let mut requested = 0usize;
         let mut running = 0usize;
+        let mut panicked = None;
         let start = |(idx, task): (usize, Task<'a, T>), slot: Slot, running: &mut usize| {
             *running += 1;
             let tx = tx.clone();
             scope.spawn(move || {
-                let r = task();
+                // A panicking task still reports back (and frees its slot),
+                // or the loop below would wait for it forever.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task));
                 let _ = tx.send(Msg::Done(idx, r, slot));
             });
         };
@@ -131,7 +134,10 @@ pub(crate) fn run_all<'a, T: Send + 'static>(tasks: Vec<Task<'a, T>>, limiter: &
                 Ok(Msg::Token(Err(_))) => requested = requested.saturating_sub(1),
                 Ok(Msg::Done(idx, r, slot)) => {
                     running -= 1;
-                    results[idx] = Some(r);
+                    match r {
+                        Ok(r) => results[idx] = Some(r),
+                        Err(payload) => panicked = panicked.or(Some(payload)),
+                    }
                     match slot {
                         Slot::Implicit => implicit_free = true,
                         Slot::Fixed => fixed_free += 1,
@@ -142,6 +148,10 @@ pub(crate) fn run_all<'a, T: Send + 'static>(tasks: Vec<Task<'a, T>>, limiter: &
             }
         }
         drop(helper);
+        // The other tasks have finished; the panic goes on as the task's own.
+        if let Some(payload) = panicked {
+            std::panic::resume_unwind(payload);
+        }
     });
     results
         .into_iter()
@@ -195,6 +205,19 @@ mod tests {
         // A jobserver with no spare tokens still finishes, one at a time.
         let (max, _) = max_concurrency(&Limiter::Jobserver(jobserver::Client::new(0).unwrap()), 3);
         assert_eq!(max, 1);
+    }
+
+    #[test]
+    fn a_panicking_task_panics_the_caller_instead_of_hanging() {
+        let r = std::panic::catch_unwind(|| {
+            let ts: Vec<Task<'_, u32>> = vec![
+                Box::new(|| 1),
+                Box::new(|| panic!("task failed")),
+                Box::new(|| 3),
+            ];
+            run_all(ts, &Limiter::Fixed(2))
+        });
+        assert!(r.is_err());
     }
 
     #[test]

@@ -52,12 +52,7 @@ impl Run<'_> {
                 })?;
                 objects.push(dlink);
             }
-            if let Some(errno) = self.b.write_fault {
-                return Err(nvcc::write_error(
-                    &lib,
-                    &std::io::Error::from_raw_os_error(errno),
-                ));
-            }
+            self.injected_fault(&lib)?;
             let tmp = crate::fsutil::temp_path_for(&lib);
             let mut args: Vec<OsString> = vec!["crs".into(), tmp.clone().into()];
             args.extend(objects.iter().map(|o| o.clone().into_os_string()));

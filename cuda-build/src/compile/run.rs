@@ -29,6 +29,8 @@ pub(super) struct Run<'b> {
     pub(super) out_root: PathBuf,
     pub(super) hashes: FileHashes,
     pub(super) warnings: std::sync::Mutex<Vec<String>>,
+    /// `cargo:` lines, printed by the builder once the outcome is known.
+    pub(super) cargo_lines: std::sync::Mutex<Vec<String>>,
 }
 
 /// Extra arguments of one nvcc call, and its output's role (file name in the cache).
@@ -109,13 +111,23 @@ impl<'b> Run<'b> {
             out_root,
             hashes: FileHashes::default(),
             warnings: std::sync::Mutex::new(Vec::new()),
+            cargo_lines: std::sync::Mutex::new(Vec::new()),
         })
     }
 
+    /// Queues a `cargo:` line (see [`Run::take_cargo_lines`]).
     pub(super) fn cargo(&self, line: &str) {
-        if self.b.emit_cargo {
-            println!("cargo:{line}");
+        if let Ok(mut lines) = self.cargo_lines.lock() {
+            lines.push(line.to_string());
         }
+    }
+
+    /// The queued `cargo:` lines, without the `cargo:` prefix.
+    pub(super) fn take_cargo_lines(&self) -> Vec<String> {
+        self.cargo_lines
+            .lock()
+            .map(|mut l| std::mem::take(&mut *l))
+            .unwrap_or_default()
     }
 
     fn warn(&self, w: String) {
@@ -126,24 +138,26 @@ impl<'b> Run<'b> {
         }
     }
 
-    /// A write to OUT_DIR, honouring the injected fault.
-    fn write_out(&self, path: &Path, bytes: &[u8]) -> Result<(), Error> {
-        if let Some(errno) = self.b.write_fault {
-            return Err(nvcc::write_error(
+    /// The injected write fault ([`Build::simulate_write_error`]), as the
+    /// error a real one writing `path` would give.
+    pub(super) fn injected_fault(&self, path: &Path) -> Result<(), Error> {
+        match self.b.write_fault {
+            Some(errno) => Err(nvcc::write_error(
                 path,
                 &std::io::Error::from_raw_os_error(errno),
-            ));
+            )),
+            None => Ok(()),
         }
+    }
+
+    /// A write to OUT_DIR, honouring the injected fault.
+    fn write_out(&self, path: &Path, bytes: &[u8]) -> Result<(), Error> {
+        self.injected_fault(path)?;
         crate::fsutil::write_atomic(path, bytes).map_err(|e| nvcc::write_error(path, &e))
     }
 
     fn copy_out(&self, from: &Path, to: &Path) -> Result<(), Error> {
-        if let Some(errno) = self.b.write_fault {
-            return Err(nvcc::write_error(
-                to,
-                &std::io::Error::from_raw_os_error(errno),
-            ));
-        }
+        self.injected_fault(to)?;
         crate::fsutil::copy_atomic(from, to).map_err(|e| nvcc::write_error(to, &e))
     }
 
@@ -186,7 +200,7 @@ impl<'b> Run<'b> {
         }
     }
 
-    pub(super) fn run(self) -> Result<Artifacts, Error> {
+    pub(super) fn run(&self) -> Result<Artifacts, Error> {
         let b = self.b;
         let srcs = sources::collect(&self.base, &b.files, &b.dirs, &b.globs, &b.excludes)?;
         for s in &srcs.files {
@@ -452,9 +466,17 @@ impl<'b> Run<'b> {
         use super::manifest::LaunchersStamp;
         if !self.b.launchers {
             manifest.launchers = None;
+            if glue::launchers_feature_unused(&self.base) {
+                self.warn(
+                    "cuda-build: the `launchers` feature is on in Cargo.toml, but no typed \
+                     launchers are generated without `Build::launchers(true)` in the build script"
+                        .into(),
+                );
+            }
             return Ok(());
         }
-        let mut k = KeyHasher::new("cuda-build launchers v1");
+        // The version: a new cuda-build may generate different code from the same sources.
+        let mut k = KeyHasher::new(concat!("cuda-build launchers ", env!("CARGO_PKG_VERSION")));
         for s in sources {
             k.str(&s.to_string_lossy());
             k.str(
@@ -476,7 +498,13 @@ impl<'b> Run<'b> {
         let stamp = match manifest.launchers.as_ref().filter(|l| l.key == key) {
             Some(l) => l.clone(),
             None => {
-                let g = crate::launchers::generate(sources, includes, &self.b.defines)?;
+                let g = crate::launchers::generate_in(
+                    &self.env,
+                    Some(&self.base),
+                    sources,
+                    includes,
+                    &self.b.defines,
+                )?;
                 let l = LaunchersStamp {
                     key,
                     code_per_source: g.code_per_source,
@@ -884,7 +912,20 @@ impl<'b> Run<'b> {
             args.push(job.source.clone().into());
             match runner.run(&args) {
                 Ok(stderr) => stderr_all.push_str(&stderr),
-                Err(f) => return Err(self.failure(tk, job, f)),
+                Err(mut f) => {
+                    // The temporary directory is removed below: show the
+                    // command writing into OUT_DIR's directory instead, so
+                    // that running it by hand reproduces the failure.
+                    let shown: Vec<OsString> = args
+                        .iter()
+                        .map(|a| match Path::new(a).strip_prefix(tmp) {
+                            Ok(rel) => self.out_root.join(rel).into_os_string(),
+                            Err(_) => a.clone(),
+                        })
+                        .collect();
+                    f.command = runner.display(&shown);
+                    return Err(self.failure(tk, job, f));
+                }
             }
         }
         let dep_text = std::fs::read_to_string(&depfile).unwrap_or_default();
@@ -926,12 +967,7 @@ impl<'b> Run<'b> {
             }
         }
         for (role, path) in &job.outputs {
-            if let Some(errno) = self.b.write_fault {
-                return Err(nvcc::write_error(
-                    path,
-                    &std::io::Error::from_raw_os_error(errno),
-                ));
-            }
+            self.injected_fault(path)?;
             std::fs::rename(tmp.join(role), path).map_err(|e| nvcc::write_error(path, &e))?;
         }
         let entry = Entry {
@@ -1139,14 +1175,6 @@ fn combine(mut failures: Vec<Error>) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lexical_normalize() {
-        assert_eq!(
-            normalize(Path::new("/a/bin/..//include/./x.h")),
-            Path::new("/a/include/x.h")
-        );
-    }
 
     #[test]
     fn plan_stamp_round_trip() {

@@ -823,9 +823,18 @@ the flags for an output kind that writes elsewhere."),
     doc("unknown-code", BuildConfig, "Not a known diagnosis code", "\
 `cargo cuda explain CODE` was given a code that is not in this catalogue.
 
-Confirm: `cargo cuda explain --list` (or the list printed with the error).
+Confirm: the error lists the nearest known codes, or every code when none is near.
 
 Fix: check the spelling; codes are kebab-case, e.g. `ptx-too-new-for-driver`."),
+    doc("invalid-size", BuildConfig, "A problem size given to the sample workload is unusable", "\
+The sample workload (`cuda-workload`, run by `cargo cuda doctor` and by hand) was given a size
+or iteration count it cannot use: not a number, zero, too small to time, not a multiple of the
+kernels' vector width or SGEMM tile, or too large for 32-bit indices.
+
+Confirm: the message names the flag (`--size`, `--gemm-size`, `--iters`) and the value.
+
+Fix: use the value the help suggests: digits (`--size 268435456`), a binary suffix (`256Mi`)
+or a power of two (`2^28`), rounded to the multiple the message names."),
 ];
 
 #[cfg(test)]

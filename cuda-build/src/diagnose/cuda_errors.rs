@@ -321,6 +321,7 @@ fn push(out: &mut Vec<(&'static CudaError, bool)>, err: &'static CudaError, by_n
 pub(crate) fn mentions_cuda(line: &str) -> bool {
     let b = line.as_bytes();
     b.windows(4).any(|w| w.eq_ignore_ascii_case(b"cuda"))
+        || line.contains("CUresult")
         || line.contains("cuInit")
         || line.contains("cuModule")
         || line.contains("cuLaunch")
@@ -328,8 +329,10 @@ pub(crate) fn mentions_cuda(line: &str) -> bool {
         || line.contains("cuCtx")
 }
 
-/// A number that follows "error", "code", "result", "status" or "returned"
-/// (`CUDA error 209`, `error code 222`, `code=209`, `returned 100`, `CUresult 222`).
+/// A number that follows "error", "code", "result", "status", "returned" or
+/// "failed" (`CUDA error 209`, `error code 222`, `code=209`, `returned 100`,
+/// `CUresult 222`, `cuModuleLoadData failed: 222`), or glog's
+/// `error == cudaSuccess (35 vs. 0)`.
 fn error_number(line: &str) -> Option<u32> {
     let lower = line.to_ascii_lowercase();
     for key in [
@@ -339,7 +342,9 @@ fn error_number(line: &str) -> Option<u32> {
         "result",
         "status",
         "returned",
+        "failed",
         "cuda_error",
+        "cudasuccess",
     ] {
         let mut from = 0;
         while let Some(pos) = lower[from..].find(key) {
@@ -393,6 +398,12 @@ mod tests {
         );
         assert_eq!(find("CUDA error 218 while loading"), vec![(218, true)]);
         assert_eq!(find("cuInit returned 100"), vec![(100, true)]);
+        assert_eq!(find("CUresult 218"), vec![(218, true)]);
+        assert_eq!(find("cuModuleLoadData failed: 222"), vec![(222, true)]);
+        assert_eq!(
+            find("Check failed: error == cudaSuccess (35 vs. 0)"),
+            vec![(35, true)]
+        );
         // Generic strings count only next to CUDA words.
         assert!(find("java.lang.OutOfMemoryError: out of memory").is_empty());
         assert_eq!(

@@ -1380,7 +1380,12 @@ fn driver_mismatch(f: &Finding, view: &View, d: &mut Diagnosis) {
     }
 }
 
-fn lib_missing(f: &Finding, view: &View, d: &mut Diagnosis) {
+/// The library a finding names, and whether the linker (not the loader) missed it.
+fn library_fact(f: &Finding) -> (Option<String>, bool) {
+    let name = f.facts.iter().find_map(|x| match x {
+        Fact::Library { name, .. } => Some(name.clone()),
+        _ => None,
+    });
     let link_time = f.facts.iter().any(|x| {
         matches!(
             x,
@@ -1390,10 +1395,11 @@ fn lib_missing(f: &Finding, view: &View, d: &mut Diagnosis) {
             }
         )
     });
-    let lib = f.facts.iter().find_map(|x| match x {
-        Fact::Library { name, .. } => Some(name.clone()),
-        _ => None,
-    });
+    (name, link_time)
+}
+
+fn lib_missing(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let (lib, link_time) = library_fact(f);
     if link_time && d.code == "libcuda-not-found" {
         d.cause = "The linker could not find libcuda.so: it comes with the driver, and this machine has none (or not on the linker's path).".into();
         let stubs = view.toolkit().map_or_else(
@@ -1444,10 +1450,7 @@ fn lib_missing(f: &Finding, view: &View, d: &mut Diagnosis) {
 }
 
 fn libcuda_stub(f: &Finding, view: &View, d: &mut Diagnosis) {
-    let seen = f.facts.iter().find_map(|x| match x {
-        Fact::Library { name, .. } => Some(name.clone()),
-        _ => None,
-    });
+    let (seen, _) = library_fact(f);
     if let Some(p) = view.platform().and_then(|p| p.libcuda.as_ref()) {
         d.cause = format!(
             "The program loaded {}, the toolkit's link-time stub, instead of the driver's libcuda.",
@@ -1526,19 +1529,7 @@ fn unknown_error(view: &View, d: &mut Diagnosis) {
 }
 
 fn runtime_lib(f: &Finding, view: &View, d: &mut Diagnosis) {
-    let link_time = f.facts.iter().any(|x| {
-        matches!(
-            x,
-            Fact::Library {
-                link_time: true,
-                ..
-            }
-        )
-    });
-    let lib = f.facts.iter().find_map(|x| match x {
-        Fact::Library { name, .. } => Some(name.clone()),
-        _ => None,
-    });
+    let (lib, link_time) = library_fact(f);
     let lib = lib.unwrap_or_else(|| "a CUDA library".into());
     let dirs = view
         .toolkit()

@@ -192,6 +192,12 @@ const TRIGGERS: &[&str] = &[
     "CUDA Error",
     "cuda error",
     "CUresult",
+    // driver API calls that report a bare number (`cuInit returned 100`)
+    "cuInit",
+    "cuModule",
+    "cuLaunch",
+    "cuCtx",
+    "cudaSuccess (",
     "CudaAPIError",
     "out of memory",
     "initialization error",
@@ -918,78 +924,39 @@ fn read_line(raw: &str, offset: usize, scan: &mut Scan, state: &mut LineState) {
                 }
             }
         }
+        // A library the loader or the linker could not find: its name picks the code.
+        let missing_lib = |scan: &mut Scan, lib: String, link_time: bool, confidence: f32| {
+            if let Some(code) = lib_code(&lib) {
+                let fact = Fact::Library {
+                    name: lib,
+                    link_time,
+                };
+                hit(scan, code, offset, l, fact, confidence);
+            }
+        };
         if let Some(p) = l.find(": cannot open shared object file") {
             let lib = l[..p]
                 .rsplit([' ', ':', '\'', '"', '('])
                 .next()
                 .unwrap_or("")
                 .to_string();
-            if let Some(code) = lib_code(&lib) {
-                hit(
-                    scan,
-                    code,
-                    offset,
-                    l,
-                    Fact::Library {
-                        name: lib,
-                        link_time: false,
-                    },
-                    0.9,
-                );
-            }
+            missing_lib(scan, lib, false, 0.9);
         }
         if let Some(p) = l.find("cannot find -l") {
             let lib: String = l[p + 14..]
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || *c == '.')
                 .collect();
-            if let Some(code) = lib_code(&lib) {
-                hit(
-                    scan,
-                    code,
-                    offset,
-                    l,
-                    Fact::Library {
-                        name: format!("lib{lib}"),
-                        link_time: true,
-                    },
-                    0.85,
-                );
-            }
+            missing_lib(scan, format!("lib{lib}"), true, 0.85);
         }
         if let Some(lib) = quoted_after(l, "Could not load dynamic library", '\'') {
-            if let Some(code) = lib_code(lib) {
-                hit(
-                    scan,
-                    code,
-                    offset,
-                    l,
-                    Fact::Library {
-                        name: lib.to_string(),
-                        link_time: false,
-                    },
-                    0.85,
-                );
-            }
+            missing_lib(scan, lib.to_string(), false, 0.85);
         }
         // cudarc: Unable to dynamically load the "cuda" shared library (also "nvrtc", "cublas", ...).
         if let Some(name) =
             quoted_after(l, "dynamically load the", '"').filter(|_| l.contains("shared library"))
         {
-            let lib = format!("lib{name}.so");
-            if let Some(code) = lib_code(&lib) {
-                hit(
-                    scan,
-                    code,
-                    offset,
-                    l,
-                    Fact::Library {
-                        name: lib,
-                        link_time: false,
-                    },
-                    0.85,
-                );
-            }
+            missing_lib(scan, format!("lib{name}.so"), false, 0.85);
         }
         if l.contains("nvcuda.dll")
             && (l.contains("not found") || l.contains("could not") || l.contains("cannot"))

@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 
 use clang_sys::*;
 
-use super::{Kernel, Param, ParamKind, Scalar};
+use super::{Kernel, Param, ParamKind, Scalar, Shown};
 use crate::env::{Env, Var};
 use crate::Error;
 
@@ -56,10 +56,11 @@ pub(super) struct Session {
 static LIBRARY: OnceLock<Result<Arc<SharedLibrary>, String>> = OnceLock::new();
 
 impl Session {
-    /// Loads libclang once per process (clang-sys searches `LIBCLANG_PATH`
-    /// only when it is set, else llvm-config and the usual directories).
-    pub(super) fn load() -> Result<Session, Error> {
+    /// Loads libclang once per process, from `LIBCLANG_PATH` or the
+    /// directory [`find_libclang_dir`] finds.
+    pub(super) fn load(env: &Env) -> Result<Session, Error> {
         let loaded = LIBRARY.get_or_init(|| {
+            point_clang_sys_at_libclang(env)?;
             clang_sys::load_manually().map(Arc::new).and_then(|lib| {
                 // clang_isInvalidDeclaration (libclang 7) is the newest call used.
                 if lib.functions.clang_isInvalidDeclaration.is_some() {
@@ -76,7 +77,7 @@ impl Session {
             Ok(library) => Ok(Session {
                 library: library.clone(),
             }),
-            Err(why) => Err(libclang_missing(&Env::from_process(), why)),
+            Err(why) => Err(libclang_missing(env, why)),
         }
     }
 
@@ -86,13 +87,102 @@ impl Session {
         source: &Path,
         include_dirs: &[PathBuf],
         defines: &[(String, Option<String>)],
+        shown: Shown<'_>,
     ) -> Parsed {
         // clang-sys keeps the library per thread; install ours on this one.
         let previous = clang_sys::set_library(Some(self.library.clone()));
-        let parsed = parse_source(source, include_dirs, defines);
+        let parsed = parse_source(source, include_dirs, defines, shown);
         clang_sys::set_library(previous);
         parsed
     }
+}
+
+/// Makes sure clang-sys searches only a directory we chose. With
+/// `LIBCLANG_PATH` unset, clang-sys would run `llvm-config` itself, with no
+/// timeout and outside [`crate::process`]; so the directory is found here and
+/// handed to clang-sys through `LIBCLANG_PATH`, the only input it takes.
+fn point_clang_sys_at_libclang(env: &Env) -> Result<(), String> {
+    let dir: std::ffi::OsString = match env.get_os(Var::LibclangPath).filter(|p| !p.is_empty()) {
+        Some(p) => p.to_os_string(),
+        None => find_libclang_dir(env)
+            .ok_or_else(|| {
+                "no libclang in `llvm-config --libdir`, LD_LIBRARY_PATH or the usual \
+                 LLVM directories"
+                    .to_string()
+            })?
+            .into_os_string(),
+    };
+    if Env::from_process().get_os(Var::LibclangPath) != Some(dir.as_os_str()) {
+        // Runs once per process (under the OnceLock), before libclang is loaded.
+        std::env::set_var(Var::LibclangPath.name(), &dir);
+    }
+    Ok(())
+}
+
+/// The directory holding libclang: `llvm-config --libdir` (under a timeout;
+/// `LLVM_CONFIG_PATH` names another llvm-config), then `LD_LIBRARY_PATH`,
+/// then the usual install directories, newest LLVM first.
+pub(super) fn find_libclang_dir(env: &Env) -> Option<PathBuf> {
+    let llvm_config = env
+        .get_nonempty(Var::LlvmConfigPath)
+        .unwrap_or("llvm-config");
+    let timeout = crate::process::timeout_from_env(env, std::time::Duration::from_secs(10));
+    let from_llvm_config = crate::process::run(llvm_config, ["--libdir"], timeout)
+        .ok()
+        .filter(|out| out.status.success())
+        .and_then(|out| out.stdout.lines().next().map(|l| PathBuf::from(l.trim())))
+        .filter(|d| !d.as_os_str().is_empty());
+    let mut candidates: Vec<PathBuf> = from_llvm_config.into_iter().collect();
+    if let Some(paths) = env.get_os(Var::LdLibraryPath) {
+        candidates.extend(std::env::split_paths(paths));
+    }
+    // `/usr/lib/llvm-14/lib` and friends, highest version first.
+    for parent in ["/usr/lib", "/usr/lib64", "/usr/local", "/opt"] {
+        let mut versioned: Vec<(Vec<u32>, PathBuf)> = std::fs::read_dir(env.sys_path(parent))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let version = name.strip_prefix("llvm")?.trim_start_matches('-');
+                let key = version.split('.').map(|p| p.parse().unwrap_or(0)).collect();
+                Some((key, e.path().join("lib")))
+            })
+            .collect();
+        versioned.sort();
+        candidates.extend(versioned.into_iter().rev().map(|(_, p)| p));
+    }
+    for dir in [
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+        "/usr/lib",
+        "/usr/local/lib",
+        "/opt/homebrew/opt/llvm/lib",
+        "/usr/local/opt/llvm/lib",
+        "/Library/Developer/CommandLineTools/usr/lib",
+    ] {
+        candidates.push(env.sys_path(dir));
+    }
+    candidates.into_iter().find(|d| holds_libclang(d))
+}
+
+/// Whether a directory holds a libclang shared library (not libclang-cpp).
+fn holds_libclang(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name == "libclang.so"
+                || name.starts_with("libclang.so.")
+                || name == "libclang.dylib"
+                || name == "libclang.dll"
+                || (name.starts_with("libclang-")
+                    && !name.starts_with("libclang-cpp")
+                    && name.contains(".so"))
+        })
 }
 
 /// The error for a libclang that cannot be loaded, saying how to install it.
@@ -131,8 +221,9 @@ fn parse_source(
     source: &Path,
     include_dirs: &[PathBuf],
     defines: &[(String, Option<String>)],
+    shown: Shown<'_>,
 ) -> Parsed {
-    let display = source.display().to_string();
+    let display = shown.path(source).display().to_string();
     let mut notes = Vec::new();
     let mut args: Vec<String> = vec![
         "-x".into(),
@@ -206,6 +297,7 @@ fn parse_source(
             tu,
             source,
             display: &display,
+            shown,
             diags: &diags,
             kernels: Vec::new(),
             notes: Vec::new(),
@@ -229,7 +321,9 @@ fn parse_source(
 struct Walker<'a> {
     tu: CXTranslationUnit,
     source: &'a Path,
+    /// The source as shown in notes.
     display: &'a str,
+    shown: Shown<'a>,
     diags: &'a [Diag],
     kernels: Vec<Kernel>,
     notes: Vec<String>,
@@ -263,7 +357,7 @@ impl Walker<'_> {
         }
     }
 
-    /// `file:line` of a cursor, the main source spelled as the caller gave it.
+    /// `file:line` of a cursor, as shown in notes and generated code.
     unsafe fn location(&self, cursor: CXCursor) -> Option<(PathBuf, u32)> {
         let loc = clang_getCursorLocation(cursor);
         if clang_Location_isInSystemHeader(loc) != 0 {
@@ -286,24 +380,29 @@ impl Walker<'_> {
             return None;
         }
         if clang_Location_isFromMainFile(loc) != 0 {
-            return Some((self.source.to_path_buf(), line));
+            return Some((PathBuf::from(self.display), line));
         }
-        Some((path, line))
+        Some((self.shown.path(&path), line))
     }
 
-    unsafe fn template(&mut self, cursor: CXCursor) {
-        let Some((file, line)) = self.location(cursor) else {
-            return;
-        };
+    /// Where a kernel definition is, and its name; None for anything else
+    /// (not `__global__`, or a declaration alone, which puts no entry into
+    /// this module). Every kernel met is remembered for `report_lost_kernels`.
+    unsafe fn kernel_definition(&mut self, cursor: CXCursor) -> Option<(PathBuf, u32, String)> {
+        let (file, line) = self.location(cursor)?;
         let name = take(clang_getCursorSpelling(cursor));
         let shape = self.shape(cursor, &name);
         if !(shape.global || self.annotated(cursor)) {
-            return;
+            return None;
         }
         self.seen_names.push(name.clone());
-        if !shape.body {
+        shape.body.then_some((file, line, name))
+    }
+
+    unsafe fn template(&mut self, cursor: CXCursor) {
+        let Some((file, line, name)) = self.kernel_definition(cursor) else {
             return;
-        }
+        };
         self.notes.push(format!(
             "{}:{line}: kernel `{name}` is a template: skipped (its instances have \
              C++-mangled names; wrap each instance you launch in an `extern \"C\"` \
@@ -313,19 +412,9 @@ impl Walker<'_> {
     }
 
     unsafe fn function(&mut self, cursor: CXCursor) {
-        let Some((file, line)) = self.location(cursor) else {
+        let Some((file, line, name)) = self.kernel_definition(cursor) else {
             return;
         };
-        let name = take(clang_getCursorSpelling(cursor));
-        let shape = self.shape(cursor, &name);
-        if !(shape.global || self.annotated(cursor)) {
-            return;
-        }
-        self.seen_names.push(name.clone());
-        // A declaration alone puts no entry into this module.
-        if !shape.body {
-            return;
-        }
         let at = format!("{}:{line}: kernel `{name}`", file.display());
         if let Some(diag) = self.error_within(cursor) {
             self.notes.push(format!(
@@ -401,7 +490,7 @@ impl Walker<'_> {
         match self.diags.iter().find(|d| d.missing_include) {
             Some(d) => format!(
                 " (earlier: {}:{}: {}; pass its directory as an include dir)",
-                d.file.display(),
+                self.shown.path(&d.file).display(),
                 d.line,
                 d.text
             ),
@@ -754,4 +843,59 @@ unsafe fn take(s: CXString) -> String {
 /// A C string; interior NULs (impossible in paths and flags from cargo) are dropped.
 fn cstring(s: &str) -> CString {
     CString::new(s.replace('\0', "")).unwrap_or_default()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libclang_dir_search_order() {
+        let root = tempfile::tempdir().unwrap();
+        let touch = |p: &str| {
+            let p = root.path().join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, b"").unwrap();
+        };
+        // No llvm-config: the name resolves to nothing.
+        let env = Env::empty()
+            .with_root(root.path())
+            .set(Var::LlvmConfigPath, root.path().join("no-llvm-config"));
+        assert_eq!(find_libclang_dir(&env), None);
+        // libclang-cpp alone is not libclang.
+        touch("usr/lib/x86_64-linux-gnu/libclang-cpp.so.14");
+        assert_eq!(find_libclang_dir(&env), None);
+        touch("usr/lib/x86_64-linux-gnu/libclang-14.so.1");
+        assert_eq!(
+            find_libclang_dir(&env),
+            Some(root.path().join("usr/lib/x86_64-linux-gnu"))
+        );
+        // A versioned LLVM directory wins, the newest first (15 > 9).
+        touch("usr/lib/llvm-9/lib/libclang.so.1");
+        touch("usr/lib/llvm-15/lib/libclang-15.so");
+        assert_eq!(
+            find_libclang_dir(&env),
+            Some(root.path().join("usr/lib/llvm-15/lib"))
+        );
+        // LD_LIBRARY_PATH comes before the usual directories.
+        touch("opt/mine/libclang.so");
+        let env = env.set(Var::LdLibraryPath, root.path().join("opt/mine"));
+        assert_eq!(find_libclang_dir(&env), Some(root.path().join("opt/mine")));
+        // llvm-config --libdir comes first of all.
+        touch("llvm/lib/libclang.so");
+        let script = root.path().join("bin/llvm-config");
+        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\necho {}\n",
+                root.path().join("llvm/lib").display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let env = env.set(Var::LlvmConfigPath, &script);
+        assert_eq!(find_libclang_dir(&env), Some(root.path().join("llvm/lib")));
+    }
 }

@@ -7,7 +7,10 @@
 //! 1. the CUDA driver API (`libcuda.so.1`, loaded by soname or from the WSL
 //!    path), in a `__probe-driver` child process when one is configured
 //!    ([`ProbeOptions::child_exe`] or `CARGO_CUDA_PROBE`), else in a guarded
-//!    worker thread; both under a timeout;
+//!    worker thread; both under a timeout. The child gets the `Env`'s
+//!    `CUDA_VISIBLE_DEVICES`; in a thread libcuda applies the process's own,
+//!    so an `Env` value that differs is applied to the answer where it can
+//!    be (the process has none) and reported where it cannot;
 //! 2. `nvidia-smi --query-gpu=...` (retrying without `compute_cap` on old
 //!    drivers, and applying `CUDA_VISIBLE_DEVICES` itself), plus its banner
 //!    for the CUDA version;
@@ -312,23 +315,30 @@ fn driver_api_attempt(
         Some(exe) => (format!("child `{}`", exe.display()), driver_api::run_child(exe, env, timeout)),
         None => ("in-process".to_string(), driver_api::run_in_thread(env, timeout)),
     };
+    let requested = env.get_os(Var::CudaVisibleDevices);
     let mut notes = Vec::new();
-    if let Some(value) = env.get_os(Var::CudaVisibleDevices) {
+    if let (Some(value), Some(_)) = (requested, &child) {
+        // The child was started with exactly this value; its driver applies it.
         let value = value.to_string_lossy();
         notes.push(format!(
-            "CUDA_VISIBLE_DEVICES=`{}` applied by the driver{}",
-            procfs::shorten(&value),
-            if child.is_some() {
-                ""
-            } else {
-                " (in-process: this process's own value)"
-            }
+            "CUDA_VISIBLE_DEVICES=`{}` applied by the driver",
+            procfs::shorten(&value)
         ));
         notes.extend(visible::parse(&value).problem);
     }
     let (ok, outcome) = match result {
         Err(e) => (false, e),
-        Ok(p) => {
+        Ok(mut p) => {
+            if child.is_none() {
+                let own = Env::from_process();
+                let (gpus, note) = visible_in_thread(
+                    requested,
+                    own.get_os(Var::CudaVisibleDevices),
+                    std::mem::take(&mut p.gpus),
+                );
+                p.gpus = gpus;
+                notes.extend(note);
+            }
             report.platform.libcuda = p.libcuda.clone();
             report.platform.libcuda_stub = p.libcuda_stub;
             if p.nvml_version.is_some() {
@@ -368,6 +378,59 @@ fn driver_api_attempt(
         outcome: with_notes(format!("{how}: {outcome}"), &notes),
         ok,
     });
+}
+
+/// In a thread, libcuda applies this *process's* `CUDA_VISIBLE_DEVICES`,
+/// which can differ from the one `env` asks for (an `Env` built in code).
+/// Narrows the driver's GPUs to the requested list where that is possible
+/// (the process has none set), and says what was applied either way.
+fn visible_in_thread(
+    requested: Option<&std::ffi::OsStr>,
+    process: Option<&std::ffi::OsStr>,
+    gpus: Vec<GpuInfo>,
+) -> (Vec<GpuInfo>, Option<String>) {
+    let show = |v: &std::ffi::OsStr| format!("`{}`", procfs::shorten(&v.to_string_lossy()));
+    match (requested, process) {
+        (None, None) => (gpus, None),
+        (Some(r), Some(p)) if r == p => {
+            let mut note = format!("CUDA_VISIBLE_DEVICES={} applied by the driver", show(r));
+            if let Some(problem) = visible::parse(&r.to_string_lossy()).problem {
+                note.push_str(&format!("; {problem}"));
+            }
+            (gpus, Some(note))
+        }
+        (Some(r), None) => {
+            // The driver saw every GPU, numbered as CUDA_VISIBLE_DEVICES indices
+            // count them; pick and renumber as the driver would have.
+            let all: Vec<(u32, Option<String>)> = gpus.iter().map(|g| (g.index, None)).collect();
+            let (chosen, problem) = visible::select(&r.to_string_lossy(), &all);
+            let picked = chosen
+                .iter()
+                .zip(0u32..)
+                .filter_map(|(&pos, index)| {
+                    let mut g = gpus.get(pos)?.clone();
+                    g.index = index;
+                    Some(g)
+                })
+                .collect();
+            let mut note = format!(
+                "CUDA_VISIBLE_DEVICES={} applied by cuda-build (the in-process driver saw every GPU)",
+                show(r)
+            );
+            if let Some(problem) = problem {
+                note.push_str(&format!("; {problem}"));
+            }
+            (picked, Some(note))
+        }
+        (r, Some(p)) => (
+            gpus,
+            Some(format!(
+                "this process's CUDA_VISIBLE_DEVICES={} was applied by the in-process driver, not the requested {}; set CARGO_CUDA_PROBE to the cargo-cuda executable to probe in a child with the requested value",
+                show(p),
+                r.map_or("(unset)".to_string(), show)
+            )),
+        ),
+    }
 }
 
 fn nvidia_smi_attempt(env: &Env, timeout: Duration, report: &mut ProbeReport) {
@@ -478,5 +541,57 @@ pub fn driver_probe_child_main(env: &Env) -> i32 {
     match writeln!(stdout, "{}", p.to_json()).and_then(|_| stdout.flush()) {
         Ok(()) => code,
         Err(_) => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    fn gpus(n: u32) -> Vec<GpuInfo> {
+        (0..n)
+            .map(|i| GpuInfo {
+                index: i,
+                name: format!("GPU {i}"),
+                compute_capability: ComputeCapability::new(8 + i, 0),
+                total_memory: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn thread_probe_applies_the_requested_visible_devices_when_the_process_has_none() {
+        let (picked, note) = visible_in_thread(Some(OsStr::new("2,0")), None, gpus(3));
+        let names: Vec<(u32, &str)> = picked.iter().map(|g| (g.index, g.name.as_str())).collect();
+        assert_eq!(names, vec![(0, "GPU 2"), (1, "GPU 0")]);
+        assert!(note.unwrap().contains("applied by cuda-build"));
+        // An entry naming no GPU ends the list, as in the driver.
+        let (picked, note) = visible_in_thread(Some(OsStr::new("1,7,0")), None, gpus(2));
+        assert_eq!(picked.len(), 1);
+        assert_eq!(picked[0].name, "GPU 1");
+        assert!(note.unwrap().contains("`7` names no GPU"));
+        // Empty hides every GPU.
+        assert!(visible_in_thread(Some(OsStr::new("")), None, gpus(2))
+            .0
+            .is_empty());
+    }
+
+    #[test]
+    fn thread_probe_reports_a_process_value_it_cannot_undo() {
+        let (kept, note) = visible_in_thread(Some(OsStr::new("1")), Some(OsStr::new("0")), gpus(1));
+        assert_eq!(kept.len(), 1);
+        let note = note.unwrap();
+        assert!(
+            note.contains("`0` was applied") && note.contains("requested `1`"),
+            "{note}"
+        );
+        assert!(note.contains("CARGO_CUDA_PROBE"), "{note}");
+        let (_, note) = visible_in_thread(None, Some(OsStr::new("0")), gpus(1));
+        assert!(note.unwrap().contains("requested (unset)"));
+        let (kept, note) = visible_in_thread(Some(OsStr::new("0")), Some(OsStr::new("0")), gpus(1));
+        assert_eq!(kept.len(), 1);
+        assert!(note.unwrap().contains("applied by the driver"));
+        assert_eq!(visible_in_thread(None, None, gpus(2)), (gpus(2), None));
     }
 }

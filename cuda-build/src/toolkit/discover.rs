@@ -696,6 +696,7 @@ impl Search<'_> {
 
         // Version files, cross-checked against nvcc.
         let mut file_version = None;
+        let mut version_json = None;
         let json_path = root.join("version.json");
         if let Ok(text) = std::fs::read_to_string(&json_path) {
             match version::parse_version_json(&text) {
@@ -709,7 +710,8 @@ impl Search<'_> {
                             problems.push(mismatch(&json_path, "cuda", jc, n));
                         }
                     }
-                    file_version = j.nvcc.or(j.cuda);
+                    file_version = j.nvcc.clone().or(j.cuda.clone());
+                    version_json = Some(j);
                 }
                 Err(why) => problems.push(Problem {
                     code: "toolkit-version-json",
@@ -785,6 +787,7 @@ impl Search<'_> {
                 tool_dirs,
                 site,
                 wheel_dir,
+                version_json,
             };
             let found = integrity::check(env, &tk, &places);
             tk.problems.extend(found);
@@ -1147,16 +1150,16 @@ impl Discovery {
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        if let Some(i) = self.selected {
-            let tk = &self.candidates[i];
-            return match tk.problems.iter().find(|p| p.severity == Severity::Error) {
-                None => Ok(self
-                    .candidates
-                    .into_iter()
-                    .nth(i)
-                    .expect("selected index is valid")),
-                Some(p) => Err(broken_error(tk, p)),
-            };
+        // `get`: the fields are public, so the index may not come from `discover`.
+        if let Some((i, tk)) = self
+            .selected
+            .and_then(|i| Some((i, self.candidates.get(i)?)))
+        {
+            if let Some(p) = tk.problems.iter().find(|p| p.severity == Severity::Error) {
+                return Err(broken_error(tk, p));
+            }
+            let mut candidates = self.candidates;
+            return Ok(candidates.swap_remove(i));
         }
         if self.candidates.is_empty() {
             return Err(Error::new("nvcc-not-found", "no CUDA toolkit (nvcc) was found")
@@ -1166,11 +1169,10 @@ impl Discovery {
         }
         if self.candidates.iter().all(Toolkit::is_broken) {
             let tk = &self.candidates[0];
-            let p = tk
-                .problems
-                .iter()
-                .find(|p| p.severity == Severity::Error)
-                .expect("broken has an error");
+            // `all(is_broken)` on a non-empty list: the first has an error.
+            let Some(p) = tk.problems.iter().find(|p| p.severity == Severity::Error) else {
+                return Err(Error::new("nvcc-not-found", self.reason.clone()));
+            };
             let mut e = broken_error(tk, p);
             if self.candidates.len() > 1 {
                 e = e.with_detail(format!("every toolkit found is broken:\n{}", listing()));

@@ -22,28 +22,38 @@ pub(crate) struct Places {
     pub site: Option<PathBuf>,
     /// The toolkit's directory under `site/nvidia` (`cu13`, `cuda_nvcc`).
     pub wheel_dir: String,
+    /// The root's `version.json`, when it parsed.
+    pub version_json: Option<version::VersionJson>,
 }
 
 /// Whether a wheel belongs to this toolkit: one site can hold cu12 split
 /// wheels and cu13 wheels side by side. A `nvidia/cu13` toolkit owns the
 /// wheels whose RECORD lists files under `nvidia/cu13/`; a split-layout
 /// toolkit owns the `_cuNN` wheels of nvcc's major version.
-fn belongs(
-    site: &Path,
-    dist_info: &str,
-    pkg: &str,
-    wheel_dir: &str,
-    nvcc: &semver::Version,
-) -> bool {
+fn belongs(record: &str, pkg: &str, wheel_dir: &str, nvcc: &semver::Version) -> bool {
     if wheel_dir.starts_with("cuda_") {
         return pkg.ends_with(&format!("_cu{}", nvcc.major));
     }
-    let prefix = format!("nvidia/{wheel_dir}/");
-    let mut head = vec![0u8; 4096];
-    let n = std::fs::File::open(site.join(dist_info).join("RECORD"))
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .unwrap_or(0);
-    String::from_utf8_lossy(&head[..n]).contains(&prefix)
+    record.contains(&format!("nvidia/{wheel_dir}/"))
+}
+
+/// The start of a wheel's RECORD (the file list pip wrote): all of it for the
+/// small compiler wheels, which we search for tool files, 4 KiB for the
+/// header wheels (the CCCL one is 200 KB), enough to see which toolkit dir
+/// they install into.
+fn read_record(site: &Path, dist_info: &str, limit: u64) -> String {
+    let mut text = String::new();
+    let _ = std::fs::File::open(site.join(dist_info).join("RECORD"))
+        .and_then(|f| std::io::Read::read_to_string(&mut std::io::Read::take(f, limit), &mut text));
+    text
+}
+
+/// Whether a RECORD lists `file` (a path relative to the site-packages dir).
+fn record_lists(record: &str, file: &Path) -> bool {
+    let want = file.to_string_lossy();
+    record
+        .lines()
+        .any(|l| l.split(',').next() == Some(want.as_ref()))
 }
 
 /// Whether this toolkit came from pip wheels (changes the advice we give).
@@ -172,27 +182,101 @@ struct Part {
     package: &'static str,
 }
 
+/// The toolkit's wheels in its site-packages (compiler and header wheels),
+/// each with the RECORD text of the compiler ones.
+fn wheel_parts(places: &Places, nvcc: &semver::Version) -> Vec<(Part, String)> {
+    let Some(site) = &places.site else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(site) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some((pkg, version)) = parse_dist_info(&name) else {
+            continue;
+        };
+        let base = pkg
+            .trim_end_matches("_cu11")
+            .trim_end_matches("_cu12")
+            .trim_end_matches("_cu13");
+        let (compiler, package) = match base {
+            "nvidia_nvvm" => (true, "nvidia-nvvm"),
+            "nvidia_cuda_nvcc" => (true, "nvidia-cuda-nvcc"),
+            "nvidia_cuda_crt" => (true, "nvidia-cuda-crt"),
+            "nvidia_cuda_runtime" => (false, "nvidia-cuda-runtime"),
+            "nvidia_cuda_cccl" => (false, "nvidia-cuda-cccl"),
+            _ => continue,
+        };
+        let record = read_record(site, &name, if compiler { 1 << 20 } else { 4096 });
+        if !belongs(&record, &pkg, &places.wheel_dir, nvcc) {
+            continue;
+        }
+        let part = Part {
+            what: format!("{package} {version} (`{name}`)"),
+            version,
+            compiler,
+            package,
+        };
+        out.push((part, if compiler { record } else { String::new() }));
+    }
+    out
+}
+
 fn release_check(
     env: &Env,
     nvcc: &semver::Version,
     tools: &[(&str, PathBuf)],
     places: &Places,
 ) -> Vec<Problem> {
+    let wheels = wheel_parts(places, nvcc);
     let mut parts = Vec::new();
     for (tool, path) in tools {
-        let version = match *tool {
-            "cicc" => version::cached_binary_version(env, path),
-            "ptxas" => version::cached_output(env, path, &["--version"])
+        let package = match *tool {
+            "cicc" => "nvidia-nvvm",
+            "ptxas" => "nvidia-cuda-nvcc",
+            _ => continue,
+        };
+        // A tool file that one of this toolkit's wheels installed has that
+        // wheel's version, and so does one an installer's version.json lists:
+        // no need to run ptxas or scan the 80 MB cicc (most of a cold
+        // discovery). The wheel's own version still catches the mixed release.
+        let rel = places
+            .site
+            .as_deref()
+            .and_then(|s| path.strip_prefix(s).ok());
+        let by_wheel = rel.is_some_and(|rel| wheels.iter().any(|(_, r)| record_lists(r, rel)));
+        // Only a version.json that agrees with nvcc describes these files (a
+        // stale one from an earlier install does not).
+        let json = places
+            .version_json
+            .as_ref()
+            .filter(|j| j.nvcc.as_ref() == Some(nvcc));
+        let by_json = match *tool {
+            "cicc" => json.and_then(|j| j.nvvm.clone()).map(|v| (v, "libnvvm")),
+            _ => json.and_then(|j| j.nvcc.clone()).map(|v| (v, "cuda_nvcc")),
+        };
+        if by_wheel {
+            continue;
+        }
+        if let Some((version, key)) = by_json {
+            parts.push(Part {
+                what: format!("{tool} {version} (`version.json` {key})"),
+                version,
+                compiler: true,
+                package,
+            });
+            continue;
+        }
+        let version = if *tool == "cicc" {
+            version::cached_binary_version(env, path)
+        } else {
+            version::cached_output(env, path, &["--version"])
                 .ok()
-                .and_then(|t| parse_tool_version(&t)),
-            _ => None,
+                .and_then(|t| parse_tool_version(&t))
         };
         if let Some(version) = version {
-            let package = if *tool == "cicc" {
-                "nvidia-nvvm"
-            } else {
-                "nvidia-cuda-nvcc"
-            };
             parts.push(Part {
                 what: format!("{tool} {version} (`{}`)", path.display()),
                 version,
@@ -201,37 +285,7 @@ fn release_check(
             });
         }
     }
-    if let Some(site) = &places.site {
-        if let Ok(entries) = std::fs::read_dir(site) {
-            for entry in entries.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                let Some((pkg, version)) = parse_dist_info(&name) else {
-                    continue;
-                };
-                let base = pkg
-                    .trim_end_matches("_cu11")
-                    .trim_end_matches("_cu12")
-                    .trim_end_matches("_cu13");
-                let (compiler, package) = match base {
-                    "nvidia_nvvm" => (true, "nvidia-nvvm"),
-                    "nvidia_cuda_nvcc" => (true, "nvidia-cuda-nvcc"),
-                    "nvidia_cuda_crt" => (true, "nvidia-cuda-crt"),
-                    "nvidia_cuda_runtime" => (false, "nvidia-cuda-runtime"),
-                    "nvidia_cuda_cccl" => (false, "nvidia-cuda-cccl"),
-                    _ => continue,
-                };
-                if !belongs(site, &name, &pkg, &places.wheel_dir, nvcc) {
-                    continue;
-                }
-                parts.push(Part {
-                    what: format!("{} {version} (`{name}`)", package),
-                    version,
-                    compiler,
-                    package,
-                });
-            }
-        }
-    }
+    parts.extend(wheels.into_iter().map(|(part, _)| part));
     let same = |v: &semver::Version| v.major == nvcc.major && v.minor == nvcc.minor;
     let mut problems = Vec::new();
     let bad_compiler: Vec<&Part> = parts

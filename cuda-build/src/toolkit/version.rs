@@ -66,8 +66,10 @@ pub fn parse_tool_version(text: &str) -> Option<semver::Version> {
 pub struct VersionJson {
     /// `"cuda": {"version": "12.4.1"}`: the toolkit release.
     pub cuda: Option<semver::Version>,
-    /// `"cuda_nvcc": {"version": "12.4.131"}`: nvcc's own version.
+    /// `"cuda_nvcc": {"version": "12.4.131"}`: nvcc's own version (ptxas ships with it).
     pub nvcc: Option<semver::Version>,
+    /// `"libnvvm": {"version": "13.0.88"}`: cicc's release, a separate entry in CUDA 13.x installs.
+    pub nvvm: Option<semver::Version>,
 }
 
 /// Parses `version.json`; the error says what is wrong with it.
@@ -94,6 +96,7 @@ pub fn parse_version_json(text: &str) -> Result<VersionJson, String> {
     let parsed = VersionJson {
         cuda: version_of("cuda")?,
         nvcc: version_of("cuda_nvcc")?,
+        nvvm: version_of("libnvvm")?,
     };
     if parsed.cuda.is_none() && parsed.nvcc.is_none() {
         return Err("it has neither a `cuda` nor a `cuda_nvcc` entry".into());
@@ -144,7 +147,9 @@ fn elf_rodata(file: &mut std::fs::File) -> Option<(u64, u64)> {
     let shentsize = u16_at(&header, 0x3A);
     let shnum = u16_at(&header, 0x3C);
     let shstrndx = u16_at(&header, 0x3E);
-    if shentsize < 64 || shnum == 0 || shnum > 4096 || shstrndx >= shnum {
+    // Real ELF64 section headers are 64 bytes; a larger claim is garbage (and
+    // would make us allocate up to 256 MB for the table).
+    if !(64..=128).contains(&shentsize) || shnum == 0 || shnum > 4096 || shstrndx >= shnum {
         return None;
     }
     let table = read_at(shoff, (shentsize * shnum) as usize)?;
@@ -283,7 +288,8 @@ fn write_disk(dir: &Path, key: &str, output: &str) {
     // A cache that cannot be written is only slower; never an error.
     if std::fs::create_dir_all(dir).is_ok() {
         let body = serde_json::json!({ "key": key, "output": output }).to_string();
-        let _ = crate::fsutil::write_atomic(&disk_path(dir, key), body.as_bytes());
+        // Unsynced: read_disk checks the stored key, so a torn file is never believed.
+        let _ = crate::fsutil::write_atomic_unsynced(&disk_path(dir, key), body.as_bytes());
     }
 }
 
@@ -405,6 +411,12 @@ mod tests {
         let v = parse_version_json(j).unwrap();
         assert_eq!(v.cuda, Some(semver::Version::new(12, 4, 1)));
         assert_eq!(v.nvcc, Some(semver::Version::new(12, 4, 131)));
+        assert_eq!(v.nvvm, None);
+        let j13 = r#"{"cuda":{"version":"13.0.0"},"cuda_nvcc":{"version":"13.0.48"},"libnvvm":{"name":"NVVM","version":"13.0.48"}}"#;
+        assert_eq!(
+            parse_version_json(j13).unwrap().nvvm,
+            Some(semver::Version::new(13, 0, 48))
+        );
         assert!(parse_version_json("{\"cuda\": ")
             .unwrap_err()
             .contains("not valid JSON"));

@@ -22,7 +22,10 @@ fn without_a_gpu_it_explains_and_exits_nonzero() {
         .expect("vector-add starts");
     let took = start.elapsed();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(took < Duration::from_secs(2), "took {took:?}");
+    // The 2 s promise is for machines without a GPU; with one, loading the
+    // real driver and asking nvidia-smi (for the diagnosis) take longer.
+    let limit = Duration::from_secs(if gpu_machine() { 15 } else { 2 });
+    assert!(took < limit, "took {took:?}");
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(err.contains("error: no usable CUDA GPU"), "{err}");

@@ -247,6 +247,36 @@ pub struct Gpu {
     pub info: DeviceInfo,
 }
 
+/// A loaded kernel and the grid that fills the GPU with it once.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    /// The function.
+    pub func: CudaFunction,
+    /// Threads per block it is launched with.
+    pub threads: u32,
+    /// Blocks resident on the whole GPU at once (SMs x blocks per SM).
+    pub wave: u32,
+}
+
+impl Kernel {
+    /// Blocks for a grid-stride pass over `n` floats read as float4
+    /// vectors: one full wave, fewer when there is less work than that.
+    pub fn grid(&self, n: u64) -> u32 {
+        wave_grid(self.wave, self.threads, n)
+    }
+
+    /// The launch configuration for `n` floats.
+    pub fn config(&self, n: u64) -> LaunchConfig {
+        cfg(self.grid(n), self.threads)
+    }
+}
+
+/// One float4 per thread and pass, capped at one full wave of blocks.
+fn wave_grid(wave: u32, threads: u32, n: u64) -> u32 {
+    let needed = n.div_ceil(4).div_ceil(threads.max(1) as u64).max(1);
+    (wave.max(1) as u64).min(needed) as u32
+}
+
 impl Gpu {
     /// Retains the device's primary context.
     pub fn open(info: DeviceInfo) -> Result<Gpu, DriverError> {
@@ -264,13 +294,32 @@ impl Gpu {
         Ok(self.ctx.mem_get_info()?.0 as u64)
     }
 
-    /// Blocks for the streaming kernels: enough to fill every SM, fewer when
-    /// there is less work than that.
-    pub fn stream_grid(&self, n: u64) -> u32 {
-        let per_sm = (self.info.max_threads_per_sm / STREAM_THREADS).max(1);
-        let full = self.info.sm_count.max(1) * per_sm;
-        let needed = n.div_ceil(4).div_ceil(STREAM_THREADS as u64).max(1);
-        (full as u64).min(needed) as u32
+    /// Loads `name` from `module` as a kernel launched with `threads` per
+    /// block, and sizes its full wave: the blocks every SM holds at once
+    /// (the driver's occupancy calculator, which knows the kernel's
+    /// registers and shared memory) times the SMs.
+    pub fn kernel(
+        &self,
+        module: &Arc<CudaModule>,
+        name: &str,
+        threads: u32,
+    ) -> Result<Kernel, String> {
+        let func = module
+            .load_function(name)
+            .map_err(|e| format!("cuModuleGetFunction({name}): {}", driver_error_text(&e)))?;
+        // A grid of exactly one wave: with more blocks than fit at once, a
+        // grid-stride kernel runs a partial second wave on part of the chip
+        // (vectorAdd's 42 registers fit 5 blocks of 256 per SM, not 8).
+        let per_sm = func
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .ok()
+            .filter(|&b| b > 0)
+            .unwrap_or((self.info.max_threads_per_sm / threads).max(1));
+        Ok(Kernel {
+            func,
+            threads,
+            wave: self.info.sm_count.max(1) * per_sm,
+        })
     }
 
     /// Mean milliseconds of `f` over `iters` runs after one warm-up, timed
@@ -291,13 +340,6 @@ impl Gpu {
         end.record(&self.stream)?;
         Ok(start.elapsed_ms(&end)? as f64 / iters.max(1) as f64)
     }
-
-    /// Loads one function from a loaded module.
-    pub fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, String> {
-        module
-            .load_function(name)
-            .map_err(|e| format!("cuModuleGetFunction({name}): {}", driver_error_text(&e)))
-    }
 }
 
 fn cfg(grid: u32, block: u32) -> LaunchConfig {
@@ -311,94 +353,71 @@ fn cfg(grid: u32, block: u32) -> LaunchConfig {
 /// `vectorAdd(a, b, c, n)`.
 pub fn launch_vector_add(
     gpu: &Gpu,
-    f: &CudaFunction,
+    k: &Kernel,
     a: &CudaSlice<f32>,
     b: &CudaSlice<f32>,
     c: &mut CudaSlice<f32>,
     n: u64,
 ) -> Result<(), DriverError> {
     debug_assert!(a.len() as u64 >= n && b.len() as u64 >= n && c.len() as u64 >= n);
-    // SAFETY: `f` is vectorAdd (loaded by that name; types checked against
+    // SAFETY: `k` is vectorAdd (loaded by that name; types checked against
     // its C signature by the launcher). It is a grid-stride loop bounded by
     // n, so any grid is in bounds, and every caller passes buffers of n
     // floats each.
-    unsafe {
-        kernels::vector_add::vector_add(
-            &gpu.stream,
-            f,
-            cfg(gpu.stream_grid(n), STREAM_THREADS),
-            a,
-            b,
-            c,
-            n,
-        )
-    }
+    unsafe { kernels::vector_add::vector_add(&gpu.stream, &k.func, k.config(n), a, b, c, n) }
 }
 
 /// `saxpy(alpha, x, y, n)`: y = alpha * x + y.
 pub fn launch_saxpy(
     gpu: &Gpu,
-    f: &CudaFunction,
+    k: &Kernel,
     alpha: f32,
     x: &CudaSlice<f32>,
     y: &mut CudaSlice<f32>,
     n: u64,
 ) -> Result<(), DriverError> {
     debug_assert!(x.len() as u64 >= n && y.len() as u64 >= n);
-    // SAFETY: `f` is saxpy (types checked by the launcher); a grid-stride
+    // SAFETY: `k` is saxpy (types checked by the launcher); a grid-stride
     // loop bounded by n over x and y, which hold n floats each.
-    unsafe {
-        kernels::saxpy::saxpy(
-            &gpu.stream,
-            f,
-            cfg(gpu.stream_grid(n), STREAM_THREADS),
-            alpha,
-            x,
-            y,
-            n,
-        )
-    }
+    unsafe { kernels::saxpy::saxpy(&gpu.stream, &k.func, k.config(n), alpha, x, y, n) }
 }
 
 /// Both passes of the sum: `partial` needs one double per block of the
-/// first pass ([`Gpu::stream_grid`]), `out` one double.
+/// first pass (`partial_k.grid(n)`), `out` one double.
 pub fn launch_reduce(
     gpu: &Gpu,
-    partial_fn: &CudaFunction,
-    final_fn: &CudaFunction,
+    partial_k: &Kernel,
+    final_k: &Kernel,
     x: &CudaSlice<f32>,
     n: u64,
     partial: &mut CudaSlice<f64>,
     out: &mut CudaSlice<f64>,
 ) -> Result<(), DriverError> {
-    // Same grid as the streaming kernels, but with 1024-thread blocks.
-    let blocks = (gpu.stream_grid(n) * STREAM_THREADS)
-        .div_ceil(REDUCE_THREADS)
-        .max(1);
-    let blocks = blocks.min(partial.len() as u32);
-    debug_assert!(x.len() as u64 >= n && !out.is_empty());
-    // SAFETY: `partial_fn` is reduceSumPartial (types checked by the
+    let blocks = partial_k.grid(n).min(partial.len() as u32).max(1);
+    debug_assert!(x.len() as u64 >= n && !out.is_empty() && !partial.is_empty());
+    debug_assert!(partial_k.threads % 32 == 0 && partial_k.threads <= REDUCE_THREADS);
+    // SAFETY: `partial_k` is reduceSumPartial (types checked by the
     // launcher). It reads x[i] only for i < n (x holds n floats) and writes
     // partial[blockIdx.x]: the grid is `blocks` <= partial.len() (clamped
-    // above). REDUCE_THREADS = 1024 is its __launch_bounds__ and a multiple
-    // of 32, as its block sum needs.
+    // above). Its blocks are REDUCE_THREADS = 1024 threads, its
+    // __launch_bounds__ and a multiple of 32, as its block sum needs.
     unsafe {
         kernels::reduce::reduce_sum_partial(
             &gpu.stream,
-            partial_fn,
-            cfg(blocks, REDUCE_THREADS),
+            &partial_k.func,
+            cfg(blocks, partial_k.threads),
             x,
             n,
             partial,
         )
     }?;
-    // SAFETY: `final_fn` is reduceSumFinal: one block reads partial[i] for
+    // SAFETY: `final_k` is reduceSumFinal: one block reads partial[i] for
     // i < count = blocks <= partial.len() and writes out[0] (out is not empty).
     unsafe {
         kernels::reduce::reduce_sum_final(
             &gpu.stream,
-            final_fn,
-            cfg(1, REDUCE_THREADS),
+            &final_k.func,
+            cfg(1, final_k.threads),
             partial,
             blocks,
             out,
@@ -406,12 +425,19 @@ pub fn launch_reduce(
     }
 }
 
-/// Threads the first reduction pass runs (for the tolerance's chain length).
-pub fn reduce_threads(gpu: &Gpu, n: u64) -> u64 {
-    let blocks = (gpu.stream_grid(n) * STREAM_THREADS)
-        .div_ceil(REDUCE_THREADS)
-        .max(1);
-    blocks as u64 * REDUCE_THREADS as u64
+/// Longest chain of f32 additions one accumulator of the first reduction
+/// pass sees on `n` floats (for the tolerance): float4 loads spread over
+/// the grid's threads, 4 unrolled accumulators each ([`verify::check_sum`]
+/// adds the tail loop's few).
+///
+/// [`verify::check_sum`]: crate::verify::check_sum
+pub fn reduce_chain(partial_k: &Kernel, n: u64) -> u64 {
+    chain_len(partial_k.grid(n), partial_k.threads, n)
+}
+
+fn chain_len(grid: u32, threads: u32, n: u64) -> u64 {
+    let threads = (grid.max(1) as u64 * threads.max(1) as u64).max(1);
+    n.div_ceil(4).div_ceil(threads * 4).max(1)
 }
 
 /// Which SGEMM kernel a function is: it decides the launcher and the grid.
@@ -519,8 +545,11 @@ impl Blas {
             ldc: n,
         };
         // SAFETY: every matrix holds n * n floats.
-        unsafe { self.0.gemm(config, b, a, c) }
-            .map_err(|_| DriverError(sys::CUresult::CUDA_ERROR_UNKNOWN))
+        unsafe { self.0.gemm(config, b, a, c) }.map_err(|e| {
+            // The caller's error type is the driver's: keep cuBLAS's own words.
+            eprintln!("error: cublasSgemm_v2 failed: {e:?}");
+            DriverError(sys::CUresult::CUDA_ERROR_UNKNOWN)
+        })
     }
 }
 
@@ -618,9 +647,9 @@ pub fn bandwidth(
             let hptr = pinned.as_mut_ptr()? as *mut c_void;
             let stream = gpu.stream.cu_stream() as cudarc::runtime::sys::cudaStream_t;
             use cudarc::runtime::sys::cudaMemcpyKind::*;
-            let ms = gpu.time_ms(iters, || {
-                // SAFETY: both buffers hold `len` bytes and outlive the copy
-                // (the timing synchronises before returning).
+            // SAFETY (both copies): the buffers hold `len` bytes and outlive
+            // the copies (the timing synchronises before returning).
+            let h2d = gpu.time_ms(iters, || {
                 runtime_copy(
                     dptr as *mut c_void,
                     hptr,
@@ -628,9 +657,8 @@ pub fn bandwidth(
                     cudaMemcpyHostToDevice,
                     stream,
                 )
-            })?;
-            record(Direction::H2d, CopyKind::PinnedRuntime, ms);
-            let ms = gpu.time_ms(iters, || {
+            });
+            let d2h = gpu.time_ms(iters, || {
                 runtime_copy(
                     hptr,
                     dptr as *const c_void,
@@ -638,8 +666,19 @@ pub fn bandwidth(
                     cudaMemcpyDeviceToHost,
                     stream,
                 )
-            })?;
-            record(Direction::D2h, CopyKind::PinnedRuntime, ms);
+            });
+            match (h2d, d2h) {
+                (Ok(h2d), Ok(d2h)) => {
+                    record(Direction::H2d, CopyKind::PinnedRuntime, h2d);
+                    record(Direction::D2h, CopyKind::PinnedRuntime, d2h);
+                }
+                // The reference failing is no reason to stop the run: the
+                // pinned rows then have no limit, and the note says why.
+                (Err(e), _) | (_, Err(e)) => notes.push(format!(
+                    "runtime copies of {bytes} bytes failed ({}; the runtime's own error is on stderr): pinned copies have no runtime comparison",
+                    driver_error_text(&e)
+                )),
+            }
         }
         drop(pinned);
         drop(pageable);
@@ -683,8 +722,24 @@ fn runtime_copy(
     if r == cudarc::runtime::sys::cudaError_t::cudaSuccess {
         Ok(())
     } else {
+        // The caller's error type is the driver's: keep the runtime's own words.
+        eprintln!("error: cudaMemcpyAsync({kind:?}, {len} bytes) failed: {r:?}");
         Err(DriverError(sys::CUresult::CUDA_ERROR_UNKNOWN))
     }
+}
+
+/// Fills a float buffer with all-ones bits (a NaN in f32 and f64) before a
+/// verified run, so that an element the kernel never wrote fails the check
+/// instead of passing as a leftover value.
+pub fn poison<T: cudarc::driver::DeviceRepr>(
+    gpu: &Gpu,
+    buf: &mut CudaSlice<T>,
+) -> Result<(), DriverError> {
+    let bytes = buf.num_bytes();
+    let (ptr, _sync) = buf.device_ptr_mut(&gpu.stream);
+    // SAFETY: writes exactly the buffer's bytes, on the stream every launch
+    // uses; all-ones is a valid (NaN) pattern for the float types used here.
+    unsafe { result::memset_d8_async(ptr, 0xFF, bytes, gpu.stream.cu_stream()) }
 }
 
 /// Copies a device buffer back (synchronising).
@@ -701,4 +756,34 @@ pub fn to_device<T: cudarc::driver::DeviceRepr>(
     h: &[T],
 ) -> Result<CudaSlice<T>, DriverError> {
     gpu.stream.clone_htod(h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streaming_grids_are_one_wave_at_most() {
+        // H200: 132 SMs x 5 resident blocks of vectorAdd (42 registers).
+        let wave = 132 * 5;
+        assert_eq!(wave_grid(wave, 256, 1 << 28), wave);
+        // NVIDIA's sample size: 12,500 float4 need 49 blocks of 256.
+        assert_eq!(wave_grid(wave, 256, 50_000), 49);
+        assert_eq!(wave_grid(wave, 256, 50_003), 49);
+        // Never an empty grid, whatever the inputs.
+        assert_eq!(wave_grid(wave, 256, 0), 1);
+        assert_eq!(wave_grid(0, 0, 1), 1);
+    }
+
+    #[test]
+    fn reduction_chain_follows_the_grid() {
+        // 2^28 floats over 264 blocks of 1024 threads: 2^26 float4 over
+        // 270,336 threads, 4 accumulators each.
+        let grid = wave_grid(264, 1024, 1 << 28);
+        assert_eq!(grid, 264);
+        assert_eq!(chain_len(grid, 1024, 1 << 28), 63);
+        // The odd-size check: 50,003 floats need 13 blocks, one float4 each.
+        assert_eq!(wave_grid(264, 1024, 50_003), 13);
+        assert_eq!(chain_len(13, 1024, 50_003), 1);
+    }
 }

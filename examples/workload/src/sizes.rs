@@ -133,6 +133,26 @@ pub fn validate_gemm_dim(flag: &str, n: u64, free_bytes: Option<u64>) -> Result<
     Ok(n)
 }
 
+/// Largest side of the SGEMM checked in full: the CPU reference costs n^3
+/// multiply-adds in f64 (4096: 69 G, seconds on a few cores).
+pub const MAX_VERIFY_GEMM: u64 = 4096;
+
+/// Checks the side of the SGEMM verified entry by entry on the CPU.
+pub fn validate_verify_gemm_dim(flag: &str, n: u64) -> Result<u64, Error> {
+    if n > MAX_VERIFY_GEMM {
+        return Err(Error::new(
+            "invalid-size",
+            format!(
+                "{flag} {n}: the CPU reference would need {n}^3 multiply-adds; at most {MAX_VERIFY_GEMM} is checked in full"
+            ),
+        )
+        .with_help(format!(
+            "give a multiple of {GEMM_TILE} up to {MAX_VERIFY_GEMM} (default 1024); the timed --gemm-size is sample-checked at any size"
+        )));
+    }
+    Ok(n)
+}
+
 fn check_memory(
     flag: &str,
     n: u64,
@@ -284,6 +304,21 @@ mod tests {
                 .code,
             "invalid-size"
         );
+    }
+
+    #[test]
+    fn full_gemm_check_is_bounded() {
+        assert_eq!(
+            validate_verify_gemm_dim("--verify-gemm-size", 1024).unwrap(),
+            1024
+        );
+        assert_eq!(
+            validate_verify_gemm_dim("--verify-gemm-size", MAX_VERIFY_GEMM).unwrap(),
+            MAX_VERIFY_GEMM
+        );
+        let e = validate_verify_gemm_dim("--verify-gemm-size", 65_536).unwrap_err();
+        assert_eq!(e.code, "invalid-size");
+        assert!(e.message.contains("--verify-gemm-size 65536"), "{e}");
     }
 
     #[test]

@@ -117,6 +117,7 @@ fn bad_sizes_are_refused_before_the_driver() {
         (&["--gemm-size", "8191"], "not a multiple of 128"), // a prime
         (&["--gemm-size", "0"], "smaller than one"),
         (&["--verify-gemm-size", "1"], "smaller than one"),
+        (&["--verify-gemm-size", "1048576"], "checked in full"), // 4 TiB of host floats
         (&["--size", "2^62"], "needs"), // 2^64 bytes per array: no device holds it
         (&["--iters", "0"], "nothing would be timed"),
     ];
