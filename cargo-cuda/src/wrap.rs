@@ -312,7 +312,7 @@ fn spawn_cargo(
     // Our handlers must be in place before the child exists; exec resets them
     // to the default in the child, so cargo itself still dies on Ctrl-C.
     signals::install_handlers();
-    let mut child = cmd.spawn().map_err(|e| {
+    let mut child = cuda_build::process::spawn_retrying_busy(&mut cmd).map_err(|e| {
         Error::new(
             "cargo-not-found",
             format!("could not start `{}`: {e}", cargo.display()),

@@ -100,7 +100,7 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| match e.kind() {
+    let mut child = spawn_retrying_busy(cmd).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => RunError::NotFound(program.clone()),
         std::io::ErrorKind::PermissionDenied => RunError::PermissionDenied(program.clone()),
         _ => RunError::Spawn(program.clone(), e.to_string()),
@@ -145,6 +145,25 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
 
 /// Reads a pipe on its own thread, sending each chunk as it arrives, so what
 /// the child printed is kept even when a grandchild holds the pipe open.
+/// Spawns, retrying briefly on ETXTBSY ("Text file busy").
+///
+/// A script written just before it is run (a wrapper, a generated helper) can
+/// be busy for a moment: another thread's child, forked while the file was
+/// still open for writing, holds that descriptor until it execs.
+pub fn spawn_retrying_busy(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    const ETXTBSY: i32 = 26;
+    let mut attempt = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && attempt < 8 => {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(5 << attempt.min(5)));
+            }
+            other => return other,
+        }
+    }
+}
+
 fn spawn_reader<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel();
     if let Some(mut pipe) = pipe {
@@ -234,6 +253,25 @@ mod tests {
         for bad in ["1e30", "inf", "NaN", "-1", "0", "ten", ""] {
             assert_eq!(with(bad), d, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_script_still_open_for_writing_is_retried_not_failed() {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("tool");
+        let mut f = std::fs::File::create(&p).unwrap();
+        f.write_all(b"#!/bin/sh\necho ready\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // While `f` is open for writing, exec fails with ETXTBSY; close it shortly.
+        let closer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(40));
+            drop(f);
+        });
+        let out = run(&p, std::iter::empty::<&str>(), Duration::from_secs(5)).unwrap();
+        closer.join().unwrap();
+        assert_eq!(out.stdout, "ready\n");
     }
 
     #[test]
