@@ -31,7 +31,7 @@ mod driver_api;
 mod nvidia_smi;
 mod platform;
 mod procfs;
-mod visible;
+pub mod visible;
 
 pub use driver_api::{
     cu_result_name, DriverProbe, DRIVER_PROBE_SCHEMA, LIBCUDA_SONAME, WSL_LIBCUDA,

@@ -1,4 +1,5 @@
-//! `CUDA_VISIBLE_DEVICES`, read the way the driver reads it.
+//! `CUDA_VISIBLE_DEVICES`, read the way the driver reads it (shared by the
+//! probe and by programs that must explain an empty or invalid value).
 //!
 //! The driver applies the variable itself when it is loaded in a process, so
 //! the driver-API probe only needs it passed on. nvidia-smi ignores it, so the
@@ -10,16 +11,27 @@
 
 /// One entry of the list.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Entry {
+pub enum Entry {
     /// A device index as nvidia-smi numbers it.
     Index(u32),
-    /// A prefix of a GPU UUID, including `GPU-`.
+    /// A prefix of a GPU UUID, including `GPU-`, lower-cased.
     Uuid(String),
+    /// A MIG instance UUID (`MIG-...`), lower-cased.
+    Mig(String),
+}
+
+impl std::fmt::Display for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Entry::Index(i) => write!(f, "{i}"),
+            Entry::Uuid(u) | Entry::Mig(u) => f.write_str(u),
+        }
+    }
 }
 
 /// The parsed variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Visible {
+pub struct Visible {
     /// Entries up to (not including) the first malformed one.
     pub entries: Vec<Entry>,
     /// Why the list was cut short, naming the entry, if it was.
@@ -27,7 +39,14 @@ pub(crate) struct Visible {
 }
 
 /// Parses a `CUDA_VISIBLE_DEVICES` value. Never fails: oddities become `problem`.
-pub(crate) fn parse(value: &str) -> Visible {
+///
+/// ```
+/// use cuda_build::probe::visible::{parse, Entry};
+/// let v = parse("1,GPU-8F3A,x,0");
+/// assert_eq!(v.entries, vec![Entry::Index(1), Entry::Uuid("gpu-8f3a".into())]);
+/// assert!(v.problem.unwrap().contains("`x`"));
+/// ```
+pub fn parse(value: &str) -> Visible {
     let mut entries = Vec::new();
     let trimmed = value.trim();
     if trimmed.is_empty() {
@@ -46,12 +65,8 @@ pub(crate) fn parse(value: &str) -> Visible {
             }
         } else if item.len() > 4 && has_prefix(item, "GPU-") {
             entries.push(Entry::Uuid(item.to_ascii_lowercase()));
-        } else if has_prefix(item, "MIG-") {
-            return cut(
-                entries,
-                item,
-                "MIG instances cannot be matched against nvidia-smi's GPU list",
-            );
+        } else if item.len() > 4 && has_prefix(item, "MIG-") {
+            entries.push(Entry::Mig(item.to_ascii_lowercase()));
         } else {
             return cut(
                 entries,
@@ -83,7 +98,7 @@ fn cut(entries: Vec<Entry>, item: &str, why: &str) -> Visible {
 
 /// Selects the visible devices among `all` (each with its nvidia-smi index and
 /// UUID), in list order. Returns the chosen positions in `all` and any problem.
-pub(crate) fn select(value: &str, all: &[(u32, Option<String>)]) -> (Vec<usize>, Option<String>) {
+pub fn select(value: &str, all: &[(u32, Option<String>)]) -> (Vec<usize>, Option<String>) {
     let parsed = parse(value);
     let mut chosen: Vec<usize> = Vec::new();
     for entry in &parsed.entries {
@@ -100,16 +115,23 @@ pub(crate) fn select(value: &str, all: &[(u32, Option<String>)]) -> (Vec<usize>,
                     .map(|(pos, _)| pos)
                     .collect();
                 if matches.len() > 1 {
-                    let shown = entry_text(entry);
-                    return (
+                                        return (
                         chosen,
                         Some(format!(
-                            "CUDA_VISIBLE_DEVICES entry `{shown}` matches {} GPUs; give more of the UUID",
+                            "CUDA_VISIBLE_DEVICES entry `{entry}` matches {} GPUs; give more of the UUID",
                             matches.len()
                         )),
                     );
                 }
                 matches.first().copied()
+            }
+            Entry::Mig(_) => {
+                return (
+                    chosen,
+                    Some(format!(
+                        "CUDA_VISIBLE_DEVICES entry `{entry}` is a MIG instance, which cannot be matched against nvidia-smi's GPU list; only the devices listed before it are shown here"
+                    )),
+                )
             }
         };
         match found {
@@ -118,7 +140,7 @@ pub(crate) fn select(value: &str, all: &[(u32, Option<String>)]) -> (Vec<usize>,
                     chosen,
                     Some(format!(
                         "CUDA_VISIBLE_DEVICES lists `{}` twice; the driver shows only the devices listed before the repeat",
-                        entry_text(entry)
+                        entry
                     )),
                 )
             }
@@ -128,7 +150,7 @@ pub(crate) fn select(value: &str, all: &[(u32, Option<String>)]) -> (Vec<usize>,
                     chosen,
                     Some(format!(
                         "CUDA_VISIBLE_DEVICES entry `{}` names no GPU on this machine ({} found); the driver shows only the devices listed before it",
-                        entry_text(entry),
+                        entry,
                         all.len()
                     )),
                 )
@@ -136,13 +158,6 @@ pub(crate) fn select(value: &str, all: &[(u32, Option<String>)]) -> (Vec<usize>,
         }
     }
     (chosen, parsed.problem)
-}
-
-fn entry_text(entry: &Entry) -> String {
-    match entry {
-        Entry::Index(i) => i.to_string(),
-        Entry::Uuid(u) => u.clone(),
-    }
 }
 
 #[cfg(test)]
@@ -188,6 +203,19 @@ mod tests {
         let (chosen, problem) = select("0,0", &gpus());
         assert_eq!(chosen, vec![0]);
         assert!(problem.unwrap().contains("twice"));
+    }
+
+    #[test]
+    fn mig_instances_parse_but_cannot_be_matched_to_nvidia_smi_rows() {
+        let v = parse("MIG-4f1c2d,0");
+        assert_eq!(
+            v.entries,
+            vec![Entry::Mig("mig-4f1c2d".into()), Entry::Index(0)]
+        );
+        assert_eq!(v.problem, None);
+        let (chosen, problem) = select("1,MIG-4f1c2d,0", &gpus());
+        assert_eq!(chosen, vec![1]);
+        assert!(problem.unwrap().contains("`mig-4f1c2d` is a MIG instance"));
     }
 
     #[test]

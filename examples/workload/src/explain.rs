@@ -77,9 +77,8 @@ fn from_diagnoses(failure: &str, diagnoses: &[Diagnosis]) -> Explained {
 }
 
 /// What `CUDA_VISIBLE_DEVICES` leaves visible, read the way the driver
-/// reads it: a comma-separated list of indices or `GPU-`/`MIG-` UUID
-/// prefixes; the list ends at the first entry that is neither; an empty
-/// value hides every GPU.
+/// reads it (cuda-build's parser: indices, `GPU-`/`MIG-` UUID prefixes, the
+/// list ends at the first entry that is neither, an empty value hides every GPU).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Visible {
     /// Not set: every GPU.
@@ -106,30 +105,19 @@ pub fn visible_devices(env: &Env) -> Result<(Visible, Option<String>), cuda_buil
             "unset {name}, or list the GPUs to use, e.g. `{name}=0`"
         )));
     }
-    let mut entries = Vec::new();
-    for item in value.split(',').map(str::trim) {
-        let ok = (!item.is_empty() && item.bytes().all(|b| b.is_ascii_digit()))
-            || (item.len() > 4 && (item.starts_with("GPU-") || item.starts_with("MIG-")));
-        if !ok {
-            if entries.is_empty() {
-                return Err(cuda_build::Error::new(
-                    "no-device-visible",
-                    format!(
-                        "{name}=`{value}`: the first entry `{item}` is not a device index or a GPU-/MIG- UUID, so the driver shows no GPU"
-                    ),
-                )
-                .with_help(format!(
-                    "use indices (`{name}=0,1`) or UUIDs from `nvidia-smi -L` (`{name}=GPU-8f3a…`), or unset it"
-                )));
-            }
-            let warning = format!(
-                "{name}=`{value}`: the entry `{item}` is not a device index or UUID; the driver ignores it and every entry after it"
-            );
-            return Ok((Visible::Listed(entries), Some(warning)));
-        }
-        entries.push(item.to_string());
+    let parsed = cuda_build::probe::visible::parse(value);
+    if parsed.entries.is_empty() {
+        let first = value.split(',').next().unwrap_or(value).trim();
+        return Err(cuda_build::Error::new(
+            "no-device-visible",
+            format!("{name}=`{value}`: the first entry `{first}` is not a device index or a GPU-/MIG- UUID, so the driver shows no GPU"),
+        )
+        .with_help(format!(
+            "use indices (`{name}=0,1`) or UUIDs from `nvidia-smi -L` (`{name}=GPU-8f3a…`), or unset it"
+        )));
     }
-    Ok((Visible::Listed(entries), None))
+    let listed = parsed.entries.iter().map(|e| e.to_string()).collect();
+    Ok((Visible::Listed(listed), parsed.problem))
 }
 
 #[cfg(test)]
@@ -203,7 +191,7 @@ mod tests {
         let (visible, warning) = visible_devices(&env_with(Some("GPU-8f3a12,0"))).unwrap();
         assert_eq!(
             visible,
-            Visible::Listed(vec!["GPU-8f3a12".into(), "0".into()])
+            Visible::Listed(vec!["gpu-8f3a12".into(), "0".into()])
         );
         assert_eq!(warning, None);
     }
