@@ -157,13 +157,32 @@ impl Session {
         o: &Overrides,
         wants: &ProjectWants,
     ) -> Result<ArchPlan, Error> {
+        // `--arch` reaches build scripts as CUDA_ARCHS, so plan it as exactly
+        // that: the same precedence, and messages that name the flag.
+        let env = match &o.arch {
+            Some(arch) => self.env.clone().set(cuda_build::env::Var::CudaArchs, arch),
+            None => self.env.clone(),
+        };
         let inputs = cb::ArchInputs {
-            explicit: o.arch.clone(),
+            explicit: None,
             metadata: wants.arch.clone(),
             fallback: wants.fallback_arch.clone(),
         };
         let detect = || self.probe().gpus.clone();
-        cb::plan_for_toolkit(&self.env, toolkit, &inputs, &detect)
+        let plan = cb::plan_for_toolkit(&env, toolkit, &inputs, &detect).map(|mut p| {
+            if o.arch.is_some() {
+                p.source = cb::ArchSource::Explicit; // shown as `--arch`
+            }
+            p
+        });
+        plan.map_err(|mut e| {
+            if o.arch.is_some() {
+                e.message = e
+                    .message
+                    .replace("(from CUDA_ARCHS)", "(from --arch, which sets CUDA_ARCHS)");
+            }
+            e
+        })
     }
 }
 
