@@ -11,7 +11,7 @@
 //!
 //! | module | job |
 //! |---|---|
-//! | [`env`] | every environment variable read, in one list |
+//! | [`env`](mod@env) | every environment variable read, in one list |
 //! | [`toolkit`] | find CUDA toolkits, check their integrity, choose one |
 //! | [`arch`] | compute capabilities and targets, parsed from any spelling |
 //! | [`probe`] | the driver and GPUs, via libcuda, nvidia-smi or /proc |
