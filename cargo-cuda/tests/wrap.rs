@@ -4,6 +4,8 @@
 mod common;
 
 use common::{cargo_cuda, fake_cargo, plain_package, text, workspace_root};
+use std::path::Path;
+use std::process::Output;
 
 #[test]
 fn unsupported_arch_fails_before_cargo_starts_and_names_the_cause() {
@@ -13,13 +15,7 @@ fn unsupported_arch_fails_before_cargo_starts_and_names_the_cause() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("cargo-ran");
     let cargo = fake_cargo(dir.path(), &format!("touch '{}'", marker.display()));
-    let out = cargo_cuda()
-        .args(["build", "--arch", "70", "--manifest-path"])
-        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
-        .env("CARGO", &cargo)
-        .env("CUDA_HOME", &root)
-        .output()
-        .unwrap();
+    let out = wrap_vector_add(&["build", "--arch", "70"], &cargo, &root);
     let (_, stderr) = text(&out);
     assert!(!out.status.success());
     assert!(!marker.exists(), "cargo must not start: {stderr}");
@@ -99,13 +95,7 @@ fn cargo_failure_is_explained_after_cargos_error() {
          echo \"ptxas fatal   : Unsupported .version 9.5; current version is '9.0'\" >&2\n\
          exit 101",
     );
-    let out = cargo_cuda()
-        .args(["build", "--arch", "90", "--manifest-path"])
-        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
-        .env("CARGO", &cargo)
-        .env("CUDA_HOME", &root)
-        .output()
-        .unwrap();
+    let out = wrap_vector_add(&["build", "--arch", "90"], &cargo, &root);
     let (_, stderr) = text(&out);
     assert_eq!(
         out.status.code(),
@@ -142,13 +132,7 @@ echo 'test result: FAILED. 0 passed; 1 failed'
 echo 'error: test failed, to rerun pass `--lib`' >&2
 exit 101"#,
     );
-    let out = cargo_cuda()
-        .args(["test", "--arch", "90", "--manifest-path"])
-        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
-        .env("CARGO", &cargo)
-        .env("CUDA_HOME", &root)
-        .output()
-        .unwrap();
+    let out = wrap_vector_add(&["test", "--arch", "90"], &cargo, &root);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(101), "{stderr}");
     assert!(
@@ -169,13 +153,7 @@ fn broken_toolkit_fails_before_cargo_with_the_fix() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("cargo-ran");
     let cargo = fake_cargo(dir.path(), &format!("touch '{}'", marker.display()));
-    let out = cargo_cuda()
-        .args(["build", "--arch", "90", "--manifest-path"])
-        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
-        .env("CARGO", &cargo)
-        .env("CUDA_HOME", &mixed)
-        .output()
-        .unwrap();
+    let out = wrap_vector_add(&["build", "--arch", "90"], &cargo, &mixed);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(!marker.exists(), "cargo must not start: {stderr}");
@@ -343,13 +321,7 @@ fn an_explanation_already_in_the_output_is_not_repeated() {
          echo 'error[libcuda-not-found]: libcuda (the driver library) could not be loaded' >&2\n\
          exit 1",
     );
-    let out = cargo_cuda()
-        .args(["run", "--arch", "90", "--manifest-path"])
-        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
-        .env("CARGO", &cargo)
-        .env("CUDA_HOME", &root)
-        .output()
-        .unwrap();
+    let out = wrap_vector_add(&["run", "--arch", "90"], &cargo, &root);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
@@ -374,13 +346,7 @@ fn no_arch_and_no_gpu_leaves_archs_to_each_build_script() {
     let dir = tempfile::tempdir().unwrap();
     let dump = dir.path().join("env.txt");
     let cargo = fake_cargo(dir.path(), &format!("env > '{}'", dump.display()));
-    let out = cargo_cuda()
-        .args(["check", "--manifest-path"])
-        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
-        .env("CARGO", &cargo)
-        .env("CUDA_HOME", &root)
-        .output()
-        .unwrap();
+    let out = wrap_vector_add(&["check"], &cargo, &root);
     let (_, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     let env = std::fs::read_to_string(&dump).unwrap();
@@ -394,4 +360,17 @@ fn no_arch_and_no_gpu_leaves_archs_to_each_build_script() {
         "{env}"
     );
     assert!(stderr.contains("each build script's own"), "{stderr}");
+}
+
+/// `cargo cuda ARGS --manifest-path examples/vector-add/Cargo.toml` with a
+/// fake cargo and the given toolkit: the shape most wrapper tests share.
+fn wrap_vector_add(args: &[&str], cargo: &Path, cuda_home: &Path) -> Output {
+    cargo_cuda()
+        .args(args)
+        .arg("--manifest-path")
+        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
+        .env("CARGO", cargo)
+        .env("CUDA_HOME", cuda_home)
+        .output()
+        .unwrap()
 }
