@@ -19,12 +19,8 @@ pub fn find_cargo(env: &Env) -> Result<PathBuf, Error> {
             .with_help("point CARGO at the cargo executable, or unset it to use `cargo` from PATH"))
         };
     }
-    let path_var = env.get_os(Var::Path).unwrap_or_default();
-    for dir in std::env::split_paths(path_var) {
-        let candidate = dir.join("cargo");
-        if cuda_build::fsutil::is_executable(&candidate) {
-            return Ok(candidate);
-        }
+    if let Some(found) = env.which("cargo") {
+        return Ok(found);
     }
     Err(Error::new(
         "cargo-not-found",

@@ -22,21 +22,15 @@
 //! | [`diagnose`] | logs in, stable-coded causes and fixes out |
 #![warn(missing_docs)]
 
-pub mod arch;
-pub mod compat;
+// Everything but the build engine lives in `cuda-core`, so programs that only
+// run kernels need not compile this crate; it is re-exported under the same paths.
+pub use cuda_core::{
+    arch, compat, diagnose, env, facts, fsutil, metadata, plan, probe, process, toolkit, Error,
+    Result,
+};
+
 pub mod compile;
-pub mod diagnose;
-pub mod env;
-mod error;
-pub mod facts;
-pub mod fsutil;
 #[cfg(feature = "launchers")]
 pub mod launchers;
-pub mod metadata;
-pub mod plan;
-pub mod probe;
-pub mod process;
-pub mod toolkit;
 
 pub use compile::{Artifacts, Build, OutputKind};
-pub use error::{Error, Result};

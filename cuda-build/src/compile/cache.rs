@@ -167,21 +167,7 @@ fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// The default cache directory: `$XDG_CACHE_HOME/cuda-build`, else `$HOME/.cache/cuda-build`.
 pub(crate) fn default_dir(env: &crate::env::Env) -> Option<PathBuf> {
-    use crate::env::Var;
-    if let Some(dir) = env.get_os(Var::CudaBuildCacheDir).filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(x) = env
-        .get_os(Var::XdgCacheHome)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-    {
-        return Some(x.join("cuda-build"));
-    }
-    env.get_os(Var::Home)
-        .filter(|v| !v.is_empty())
-        .map(|h| PathBuf::from(h).join(".cache").join("cuda-build"))
+    env.cache_dir()
 }
 
 #[cfg(test)]

@@ -93,11 +93,11 @@ pub struct DeviceInfo {
 
 impl DeviceInfo {
     /// The compute capability as a value.
-    pub fn cc(&self) -> cuda_build::arch::ComputeCapability {
+    pub fn cc(&self) -> cuda_core::arch::ComputeCapability {
         let mut it = self.compute_capability.split('.');
         let major = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
         let minor = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-        cuda_build::arch::ComputeCapability::new(major, minor)
+        cuda_core::arch::ComputeCapability::new(major, minor)
     }
 }
 
@@ -128,7 +128,7 @@ pub fn query_device(
     let sm_clock_khz = attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).unwrap_or(0);
     let mem_clock_khz = attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE).unwrap_or(0);
     let bus_bits = attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH).unwrap_or(0);
-    let cc = cuda_build::arch::ComputeCapability::new(major, minor);
+    let cc = cuda_core::arch::ComputeCapability::new(major, minor);
     Ok(DeviceInfo {
         index,
         name: result::device::get_name(dev)?,

@@ -9,7 +9,7 @@
 //! | `sm_86`, `86-real` | SASS only ([`CodeKind::Real`]) |
 //! | `compute_86`, `86-virtual` | PTX only ([`CodeKind::Virtual`]) |
 //! | `90a`, `sm_90a`, `9.0a`, `100f`, `compute_100f` | arch-specific (`a`) / family (`f`) variants |
-//! | `turing` 7.5, `ampere` 8.0 + 8.6, `ada` 8.9, `hopper` 9.0, `blackwell` 10.0 + 10.3 + 12.0 + 12.1 (also `volta`, `pascal`, `maxwell`) | those compute capabilities, each as a plain number; Jetson parts (8.7, 11.0) are left out, see [`crate::facts::generation`] |
+//! | `turing` 7.5, `ampere` 8.0 + 8.6, `ada` 8.9, `hopper` 9.0, `blackwell` 10.0 + 10.3 + 12.0 + 12.1 (also `volta`, `pascal`, `maxwell`) | those compute capabilities, each as a plain number; Jetson parts (8.7, 11.0) are left out, see [`generation`] |
 //! | `native`, `all`, `all-major` | the GPUs present; every arch nvcc supports; the lowest arch of each major (as nvcc's own `-arch=all-major`) |
 //!
 //! Note that `sm_86` in a list means SASS only, as in CMake's `86-real`
@@ -20,10 +20,10 @@
 //! the text again gives the same value.
 //!
 //! ```
-//! use cuda_build::arch::{parse_arch_list, ArchRequest, CodeKind};
+//! use cuda_core::arch::{parse_arch_list, ArchRequest, CodeKind};
 //! let spec = parse_arch_list("sm_80, 8.6+PTX; 90a-real").unwrap();
 //! assert_eq!(spec.to_string(), "80-real;86;90a-real");
-//! assert_eq!(spec.to_string().parse::<cuda_build::arch::ArchSpec>().unwrap(), spec);
+//! assert_eq!(spec.to_string().parse::<cuda_core::arch::ArchSpec>().unwrap(), spec);
 //! assert!(matches!(spec.0[1], ArchRequest::Target(t) if t.kind == CodeKind::Both));
 //! ```
 
@@ -153,7 +153,7 @@ impl Arch {
     /// Parses one arch without a code-kind marker: `86`, `8.6`, `sm_90a`, `compute_100f`.
     ///
     /// ```
-    /// use cuda_build::arch::Arch;
+    /// use cuda_core::arch::Arch;
     /// assert_eq!("sm_90a".parse::<Arch>().unwrap().to_string(), "90a");
     /// ```
     pub fn parse(s: &str) -> Result<Arch, Error> {
@@ -301,7 +301,7 @@ fn invalid(item: &str, whole: &str, why: impl fmt::Display) -> Error {
 /// Parses an arch list such as `80;86;90a`, `sm_80,sm_90`, `8.6+PTX 9.0` or `native`.
 ///
 /// ```
-/// use cuda_build::arch::{parse_arch_list, ArchRequest};
+/// use cuda_core::arch::{parse_arch_list, ArchRequest};
 /// assert_eq!(parse_arch_list("all-major").unwrap().0, vec![ArchRequest::AllMajor]);
 /// assert!(parse_arch_list("sm_").unwrap_err().to_string().contains("`sm_`"));
 /// ```
@@ -352,7 +352,7 @@ fn parse_item(item: &str, whole: &str, out: &mut Vec<ArchRequest>) -> Result<(),
     }
     // Generation names, optionally with a CMake kind suffix (`hopper-real`).
     let (name, kind) = split_kind_suffix(&lower);
-    if let Some(ccs) = crate::facts::generation(name) {
+    if let Some(ccs) = generation(name) {
         let kind = kind.unwrap_or(CodeKind::Both);
         out.extend(ccs.iter().map(|cc| {
             ArchRequest::Target(ArchTarget {
@@ -500,6 +500,43 @@ fn parse_digits(s: &str, max_len: usize) -> Option<u32> {
         return None;
     }
     s.parse().ok()
+}
+
+/// The compute capabilities of a generation name, lower-case (`hopper` → 9.0).
+///
+/// Ampere is 8.0 and 8.6 (data-center and discrete GPUs); Jetson Orin (8.7)
+/// is left out because nobody building for "Ampere" wants SASS for an
+/// embedded SoC — ask for `87` explicitly. Blackwell is 10.0, 10.3, 12.0 and
+/// 12.1 (B200, B300, RTX 50xx, GB10); Jetson Thor (11.0) is likewise explicit.
+/// Sources as in [`crate::facts`]'s arch spans and S12.
+pub fn generation(name: &str) -> Option<&'static [ComputeCapability]> {
+    const MAXWELL: &[ComputeCapability] =
+        &[ComputeCapability::new(5, 0), ComputeCapability::new(5, 2)];
+    const PASCAL: &[ComputeCapability] =
+        &[ComputeCapability::new(6, 0), ComputeCapability::new(6, 1)];
+    const VOLTA: &[ComputeCapability] = &[ComputeCapability::new(7, 0)];
+    const TURING: &[ComputeCapability] = &[ComputeCapability::new(7, 5)];
+    const AMPERE: &[ComputeCapability] =
+        &[ComputeCapability::new(8, 0), ComputeCapability::new(8, 6)];
+    const ADA: &[ComputeCapability] = &[ComputeCapability::new(8, 9)];
+    const HOPPER: &[ComputeCapability] = &[ComputeCapability::new(9, 0)];
+    const BLACKWELL: &[ComputeCapability] = &[
+        ComputeCapability::new(10, 0),
+        ComputeCapability::new(10, 3),
+        ComputeCapability::new(12, 0),
+        ComputeCapability::new(12, 1),
+    ];
+    Some(match name.to_ascii_lowercase().as_str() {
+        "maxwell" => MAXWELL,
+        "pascal" => PASCAL,
+        "volta" => VOLTA,
+        "turing" => TURING,
+        "ampere" => AMPERE,
+        "ada" | "lovelace" | "ada-lovelace" | "adalovelace" => ADA,
+        "hopper" => HOPPER,
+        "blackwell" => BLACKWELL,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

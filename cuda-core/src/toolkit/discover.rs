@@ -55,9 +55,9 @@ pub fn discover_all(env: &Env, opts: &DiscoverOptions) -> Result<Discovery, Erro
 /// from `[package.metadata.cuda] toolkit` in `$CARGO_MANIFEST_DIR/Cargo.toml`.
 ///
 /// ```no_run
-/// let tk = cuda_build::toolkit::find(&cuda_build::env::Env::from_process())?;
+/// let tk = cuda_core::toolkit::find(&cuda_core::env::Env::from_process())?;
 /// println!("nvcc {} at {}", tk.version.unwrap(), tk.nvcc.display());
-/// # Ok::<(), cuda_build::Error>(())
+/// # Ok::<(), cuda_core::Error>(())
 /// ```
 pub fn find(env: &Env) -> Result<Toolkit, Error> {
     let mut opts = DiscoverOptions::default();
@@ -395,11 +395,7 @@ impl Search<'_> {
     }
 
     fn which(&self, name: &OsStr) -> Option<PathBuf> {
-        let path = self.env.get_os(Var::Path)?;
-        std::env::split_paths(path)
-            .filter(|d| d.is_absolute())
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
+        self.env.which(&name.to_string_lossy())
     }
 
     fn search_path(&mut self) {
@@ -943,19 +939,10 @@ fn site_packages_of(prefix: &Path) -> Vec<PathBuf> {
 fn python_sites(env: &Env) -> Vec<PathBuf> {
     let python = match env.get_nonempty(Var::CudaBuildPython) {
         Some(p) => PathBuf::from(p),
-        None => {
-            let Some(path) = env.get_os(Var::Path) else {
-                return Vec::new();
-            };
-            match std::env::split_paths(path)
-                .filter(|d| d.is_absolute())
-                .map(|d| d.join("python3"))
-                .find(|p| p.is_file())
-            {
-                Some(p) => p,
-                None => return Vec::new(),
-            }
-        }
+        None => match env.which("python3") {
+            Some(p) => p,
+            None => return Vec::new(),
+        },
     };
     let code =
         "import site,sys\nfor p in site.getsitepackages()+[site.getusersitepackages()]: print(p)";

@@ -36,7 +36,7 @@ pub fn parse_loose(text: &str) -> Option<semver::Version> {
 /// printed by nvcc, ptxas, fatbinary, nvlink and embedded in cicc.
 ///
 /// ```
-/// # use cuda_build::toolkit::version::parse_tool_version;
+/// # use cuda_core::toolkit::version::parse_tool_version;
 /// let v = parse_tool_version("Cuda compilation tools, release 13.0, V13.0.88\n").unwrap();
 /// assert_eq!(v.to_string(), "13.0.88");
 /// ```
@@ -113,7 +113,7 @@ pub fn parse_version_txt(text: &str) -> Option<semver::Version> {
 /// Splits a wheel's `name-version.dist-info` directory name.
 ///
 /// ```
-/// # use cuda_build::toolkit::version::parse_dist_info;
+/// # use cuda_core::toolkit::version::parse_dist_info;
 /// let (name, v) = parse_dist_info("nvidia_nvvm-13.5.37.dist-info").unwrap();
 /// assert_eq!((name.as_str(), v.to_string().as_str()), ("nvidia_nvvm", "13.5.37"));
 /// ```
@@ -258,14 +258,9 @@ pub fn cache_dir(env: &Env) -> Option<PathBuf> {
     if env.flag(Var::CudaBuildNoCache) {
         return None;
     }
-    let base = if let Some(d) = env.get_nonempty(Var::CudaBuildCacheDir) {
-        PathBuf::from(d)
-    } else if let Some(d) = env.get_nonempty(Var::XdgCacheHome) {
-        PathBuf::from(d).join("cuda-build")
-    } else if let Some(d) = env.get_nonempty(Var::Home) {
-        PathBuf::from(d).join(".cache").join("cuda-build")
-    } else {
-        PathBuf::from(env.get_nonempty(Var::OutDir)?)
+    let base = match env.cache_dir() {
+        Some(d) => d,
+        None => PathBuf::from(env.get_nonempty(Var::OutDir)?),
     };
     Some(base.join("tool-versions"))
 }

@@ -3,8 +3,8 @@
 //! why, with the numbers, and how to fix it.
 //!
 //! ```
-//! use cuda_build::compat::{driver_jits_ptx, Status};
-//! use cuda_build::probe::{DriverInfo, ProbeMethod};
+//! use cuda_core::compat::{driver_jits_ptx, Status};
+//! use cuda_core::probe::{DriverInfo, ProbeMethod};
 //! let driver = DriverInfo { version: Some("535.104.05".into()), cuda_version: Some((12, 2)), found_via: ProbeMethod::NvidiaSmi };
 //! let v = driver_jits_ptx(&driver, (8, 7));
 //! assert_eq!(v.status, Status::Fail);
@@ -266,7 +266,7 @@ pub fn driver_jits_ptx_on(
 /// their SASS). Nothing matching means `no kernel image is available` (209).
 ///
 /// ```
-/// use cuda_build::{arch::{Arch, ComputeCapability}, compat::{plan_covers_gpu, Status}, plan::{ArchPlan, ArchSource}};
+/// use cuda_core::{arch::{Arch, ComputeCapability}, compat::{plan_covers_gpu, Status}, plan::{ArchPlan, ArchSource}};
 /// let plan = ArchPlan { sass: vec![Arch::new(9, 0)], ptx: None, source: ArchSource::CudaArchs, warnings: vec![] };
 /// assert_eq!(plan_covers_gpu(&plan, ComputeCapability::new(12, 0)).status, Status::Fail);
 /// ```
@@ -385,10 +385,7 @@ fn resolve_program(env: &Env, name: &str) -> Option<PathBuf> {
     if p.components().count() > 1 || p.is_absolute() {
         return (p.is_dir() || crate::fsutil::is_executable(p)).then(|| p.to_path_buf());
     }
-    let path = env.get_os(Var::Path)?;
-    std::env::split_paths(path)
-        .map(|dir| dir.join(name))
-        .find(|c| crate::fsutil::is_executable(c))
+    env.which(name)
 }
 
 /// Runs the compiler to learn its kind and version.
@@ -435,7 +432,7 @@ fn identify(path: &Path, timeout: Duration) -> Result<HostCompiler, Error> {
 /// Identifies a compiler from its `--version` (or cl.exe banner) output.
 ///
 /// ```
-/// use cuda_build::compat::{parse_compiler_version, HostCompilerKind};
+/// use cuda_core::compat::{parse_compiler_version, HostCompilerKind};
 /// let (k, v) = parse_compiler_version("c++ (Debian 12.2.0-14+deb12u1) 12.2.0\nCopyright (C) 2022 Free Software Foundation, Inc.").unwrap();
 /// assert_eq!((k, v.to_string()), (HostCompilerKind::Gcc, "12.2.0".to_string()));
 /// ```

@@ -48,18 +48,8 @@ pub(crate) struct SmiOutcome {
 
 /// Finds nvidia-smi: absolute `PATH` entries first, then [`KNOWN_PATHS`] under the env's root.
 pub(crate) fn locate(env: &Env) -> Option<PathBuf> {
-    if let Some(path) = env.get_os(Var::Path) {
-        for dir in std::env::split_paths(path) {
-            // A relative entry (or an empty one, meaning ".") would run whatever
-            // the current directory holds: never.
-            if !dir.is_absolute() {
-                continue;
-            }
-            let candidate = dir.join("nvidia-smi");
-            if crate::fsutil::is_executable(&candidate) {
-                return Some(candidate);
-            }
-        }
+    if let Some(found) = env.which("nvidia-smi") {
+        return Some(found);
     }
     KNOWN_PATHS
         .iter()

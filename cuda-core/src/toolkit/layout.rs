@@ -151,7 +151,7 @@ fn from_vars(vars: &HashMap<String, String>, path_value: Option<&str>) -> Profil
 /// Parses nvcc.profile text as nvcc would for an nvcc in `here`.
 ///
 /// ```
-/// # use cuda_build::toolkit::layout::parse_profile;
+/// # use cuda_core::toolkit::layout::parse_profile;
 /// # use std::path::Path;
 /// let p = parse_profile("TOP = $(_HERE_)/..\nINCLUDES += \"-I$(TOP)/include\" $(_SPACE_)\n", Path::new("/cuda/bin"), "");
 /// assert_eq!(p.top.unwrap(), Path::new("/cuda"));

@@ -1,4 +1,4 @@
-//! The one error type of `cuda-build`.
+//! The one error type of `cuda-core`.
 //!
 //! Every error names what was wrong (a variable, a file or a flag), what was
 //! expected, and how to fix it, in the style of rustc:
@@ -28,7 +28,7 @@ impl Error {
     /// A new error with a diagnosis code and a one-line message.
     ///
     /// ```
-    /// let e = cuda_build::Error::new("nvcc-not-found", "no CUDA toolkit was found")
+    /// let e = cuda_core::Error::new("nvcc-not-found", "no CUDA toolkit was found")
     ///     .with_help("set CUDA_HOME to the toolkit's root directory");
     /// assert!(e.to_string().contains("help: set CUDA_HOME"));
     /// ```

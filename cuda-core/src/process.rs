@@ -80,7 +80,7 @@ impl std::error::Error for RunError {}
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// let out = cuda_build::process::run("nvcc", ["--version"], Duration::from_secs(10)).unwrap();
+/// let out = cuda_core::process::run("nvcc", ["--version"], Duration::from_secs(10)).unwrap();
 /// assert!(out.status.success());
 /// ```
 pub fn run<I, S>(program: impl AsRef<Path>, args: I, timeout: Duration) -> Result<Output, RunError>
@@ -118,6 +118,8 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
             Err(e) => return Err(RunError::Spawn(program, e.to_string())),
         }
         if start.elapsed() >= timeout {
+            // nvcc's cicc and ptxas are grandchildren: the whole tree goes, not just nvcc.
+            kill_tree(child.id());
             let _ = child.kill();
             let _ = child.wait();
             // A grandchild may still hold the pipes open: collect what is there, briefly.
@@ -201,6 +203,85 @@ fn collect(rx: &mpsc::Receiver<Vec<u8>>, wait: Duration) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// Kills a process and every descendant it has started.
+///
+/// Each process is stopped first (SIGSTOP), so nothing in the tree can fork a
+/// new child between the listing and the kill; then all get SIGKILL. The tree
+/// stays in the caller's process group, so a terminal's Ctrl-C still reaches
+/// every member on its own. Outside Linux only `root` itself is killed.
+pub fn kill_tree(root: u32) {
+    #[cfg(target_os = "linux")]
+    {
+        let signal = |pid: u32, sig: libc::c_int| {
+            // SAFETY: kill(2) with a pid read from /proc and a constant signal.
+            unsafe { libc::kill(pid as libc::pid_t, sig) };
+        };
+        signal(root, libc::SIGSTOP);
+        let mut stopped = vec![root];
+        loop {
+            let fresh: Vec<u32> = linux::descendants(root)
+                .into_iter()
+                .filter(|p| !stopped.contains(p))
+                .collect();
+            if fresh.is_empty() {
+                break;
+            }
+            for &pid in &fresh {
+                signal(pid, libc::SIGSTOP);
+            }
+            stopped.extend(fresh);
+        }
+        for &pid in &stopped {
+            signal(pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = root;
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::collections::HashMap;
+
+    /// Every live descendant of `root`, from the parent links in /proc.
+    pub(super) fn descendants(root: u32) -> Vec<u32> {
+        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if let Some(ppid) = parent_of(pid) {
+                children.entry(ppid).or_default().push(pid);
+            }
+        }
+        let mut out = Vec::new();
+        let mut queue = vec![root];
+        while let Some(p) = queue.pop() {
+            for &c in children.get(&p).map(Vec::as_slice).unwrap_or(&[]) {
+                if !out.contains(&c) {
+                    out.push(c);
+                    queue.push(c);
+                }
+            }
+        }
+        out
+    }
+
+    /// The parent pid from /proc/PID/stat (the field after the `(comm)`, which may hold spaces).
+    fn parent_of(pid: u32) -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = &stat[stat.rfind(')')? + 1..];
+        rest.split_whitespace().nth(1)?.parse().ok()
+    }
+}
+
 /// Reads a timeout override in seconds from `CUDA_BUILD_TIMEOUT`, else `default`.
 pub fn timeout_from_env(env: &crate::env::Env, default: Duration) -> Duration {
     env.get_nonempty(crate::env::Var::CudaBuildTimeout)
@@ -272,6 +353,54 @@ mod tests {
         let out = run(&p, std::iter::empty::<&str>(), Duration::from_secs(5)).unwrap();
         closer.join().unwrap();
         assert_eq!(out.stdout, "ready\n");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_timed_out_child_takes_its_whole_tree_with_it() {
+        use std::os::unix::fs::PermissionsExt;
+        // A fake nvcc that starts a child which starts a grandchild, like nvcc → cicc.
+        let dir = tempfile::tempdir().unwrap();
+        // A sleep length no other process uses marks every member of the tree.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        let token = format!("1000.{}{}", std::process::id(), nanos.subsec_nanos());
+        let marker = dir.path().join("fake-cicc");
+        std::fs::write(
+            &marker,
+            format!("#!/bin/sh\nsleep {token} &\nsleep {token}\n"),
+        )
+        .unwrap();
+        let nvcc = dir.path().join("nvcc");
+        let script = format!("#!/bin/sh\n{} &\nsleep {token}\n", marker.display());
+        std::fs::write(&nvcc, script).unwrap();
+        for p in [&marker, &nvcc] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let err = run(&nvcc, ["-c", "x.cu"], Duration::from_millis(500)).unwrap_err();
+        assert!(matches!(err, RunError::TimedOut { .. }), "{err:?}");
+        // Processes whose command line holds the token or the temp dir.
+        let alive = || -> Vec<String> {
+            let needle = dir.path().to_string_lossy().into_owned();
+            std::fs::read_dir("/proc")
+                .unwrap()
+                .flatten()
+                .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                .filter(|c| c.contains(&needle) || c.contains(&token))
+                .collect()
+        };
+        // SIGKILLed processes vanish once reaped by init; allow a moment.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !alive().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(
+            alive(),
+            Vec::<String>::new(),
+            "processes of the tree survived"
+        );
     }
 
     #[test]

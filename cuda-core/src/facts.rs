@@ -13,7 +13,7 @@
 //! than `535.54.03`.
 //!
 //! ```
-//! use cuda_build::facts;
+//! use cuda_core::facts;
 //! assert_eq!(facts::max_cuda_for_driver("535.104.05"), Some((12, 2)));
 //! assert_eq!(facts::ptx_isa_for_cuda((12, 8)), Some((8, 7)));
 //! assert_eq!(facts::mvc_floor(12), Some("525.60.13"));
@@ -141,7 +141,7 @@ pub fn parse_driver_version(v: &str) -> Option<Vec<u32>> {
 ///
 /// ```
 /// use std::cmp::Ordering;
-/// use cuda_build::facts::compare_driver_versions;
+/// use cuda_core::facts::compare_driver_versions;
 /// assert_eq!(compare_driver_versions("535.104.05", "535.54.03"), Some(Ordering::Greater));
 /// ```
 pub fn compare_driver_versions(a: &str, b: &str) -> Option<Ordering> {
@@ -438,7 +438,7 @@ pub fn arch_span(cc: ComputeCapability) -> Option<&'static ArchSpan> {
 /// First CUDA that targets `cc`, and the last one (`None`: still supported).
 ///
 /// ```
-/// use cuda_build::{arch::ComputeCapability, facts};
+/// use cuda_core::{arch::ComputeCapability, facts};
 /// assert_eq!(facts::arch_first_last(ComputeCapability::new(7, 0)), Some(((9, 0), Some((12, 9)))));
 /// ```
 pub fn arch_first_last(cc: ComputeCapability) -> Option<(CudaVersion, Option<CudaVersion>)> {
@@ -472,34 +472,9 @@ pub fn archs_for_toolkit(cuda: CudaVersion) -> Vec<ComputeCapability> {
         .collect()
 }
 
-/// The compute capabilities of a generation name, lower-case (`hopper` → 9.0).
-///
-/// Ampere is 8.0 and 8.6 (data-center and discrete GPUs); Jetson Orin (8.7)
-/// is left out because nobody building for "Ampere" wants SASS for an
-/// embedded SoC — ask for `87` explicitly. Blackwell is 10.0, 10.3, 12.0 and
-/// 12.1 (B200, B300, RTX 50xx, GB10); Jetson Thor (11.0) is likewise explicit.
-/// Sources as in [`ARCH_SPANS`] and S12.
-pub fn generation(name: &str) -> Option<&'static [ComputeCapability]> {
-    const MAXWELL: &[ComputeCapability] = &[cc(5, 0), cc(5, 2)];
-    const PASCAL: &[ComputeCapability] = &[cc(6, 0), cc(6, 1)];
-    const VOLTA: &[ComputeCapability] = &[cc(7, 0)];
-    const TURING: &[ComputeCapability] = &[cc(7, 5)];
-    const AMPERE: &[ComputeCapability] = &[cc(8, 0), cc(8, 6)];
-    const ADA: &[ComputeCapability] = &[cc(8, 9)];
-    const HOPPER: &[ComputeCapability] = &[cc(9, 0)];
-    const BLACKWELL: &[ComputeCapability] = &[cc(10, 0), cc(10, 3), cc(12, 0), cc(12, 1)];
-    Some(match name.to_ascii_lowercase().as_str() {
-        "maxwell" => MAXWELL,
-        "pascal" => PASCAL,
-        "volta" => VOLTA,
-        "turing" => TURING,
-        "ampere" => AMPERE,
-        "ada" | "lovelace" | "ada-lovelace" | "adalovelace" => ADA,
-        "hopper" => HOPPER,
-        "blackwell" => BLACKWELL,
-        _ => return None,
-    })
-}
+// The generation names (`hopper` → 9.0) are part of the arch spelling, so the
+// table lives with the parser; re-exported here, where readers of the facts look.
+pub use crate::arch::generation;
 
 // ---------------------------------------------------------------------------
 // 5. CUDA → host compiler limits (cuda-facts.md §5)
@@ -613,7 +588,7 @@ const PRODUCT_TOKENS: &[(&str, ComputeCapability)] = &[
 /// vendor prefixes (`NVIDIA`, `Tesla`, `GeForce`, `Quadro`) are ignored.
 ///
 /// ```
-/// use cuda_build::facts::cc_for_product;
+/// use cuda_core::facts::cc_for_product;
 /// assert_eq!(cc_for_product("NVIDIA H100 80GB HBM3").unwrap().to_string(), "9.0");
 /// assert_eq!(cc_for_product("NVIDIA GeForce RTX 4060 Laptop GPU").unwrap().to_string(), "8.9");
 /// assert_eq!(cc_for_product("NVIDIA A100-SXM4-40GB").unwrap().to_string(), "8.0");

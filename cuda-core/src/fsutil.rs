@@ -29,7 +29,7 @@ pub fn temp_path_for(path: &Path) -> PathBuf {
 /// ```
 /// let dir = tempfile::tempdir().unwrap();
 /// let p = dir.path().join("kernel.ptx");
-/// cuda_build::fsutil::write_atomic(&p, b".version 9.0").unwrap();
+/// cuda_core::fsutil::write_atomic(&p, b".version 9.0").unwrap();
 /// assert_eq!(std::fs::read(&p).unwrap(), b".version 9.0");
 /// ```
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

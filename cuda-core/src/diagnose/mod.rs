@@ -2,7 +2,7 @@
 //! causes and fixes, each with a stable code.
 //!
 //! ```
-//! use cuda_build::diagnose::{diagnose, render, Context};
+//! use cuda_core::diagnose::{diagnose, render, Context};
 //! let log = "nvcc fatal   : Unsupported gpu architecture 'sm_70'\n";
 //! let found = diagnose(log, &Context::default());
 //! assert_eq!(found[0].code, "arch-dropped-by-nvcc");

@@ -41,7 +41,7 @@ pub struct Visible {
 /// Parses a `CUDA_VISIBLE_DEVICES` value. Never fails: oddities become `problem`.
 ///
 /// ```
-/// use cuda_build::probe::visible::{parse, Entry};
+/// use cuda_core::probe::visible::{parse, Entry};
 /// let v = parse("1,GPU-8F3A,x,0");
 /// assert_eq!(v.entries, vec![Entry::Index(1), Entry::Uuid("gpu-8f3a".into())]);
 /// assert!(v.problem.unwrap().contains("`x`"));

@@ -20,7 +20,7 @@
 //! outcome, so `diagnose` and `cargo cuda doctor` can explain a failure.
 //!
 //! ```no_run
-//! use cuda_build::{env::Env, probe};
+//! use cuda_core::{env::Env, probe};
 //! let report = probe::probe(&Env::from_process(), &probe::ProbeOptions::default());
 //! for gpu in &report.gpus {
 //!     println!("{} {} (sm_{})", gpu.index, gpu.name, gpu.compute_capability.number());
@@ -529,8 +529,8 @@ pub fn driver_probe_library_at(path: &std::path::Path, env: &Env) -> DriverProbe
 ///
 /// ```no_run
 /// # let args: Vec<String> = std::env::args().collect();
-/// if args.get(1).map(String::as_str) == Some(cuda_build::probe::DRIVER_PROBE_ARG) {
-///     std::process::exit(cuda_build::probe::driver_probe_child_main(&cuda_build::env::Env::from_process()));
+/// if args.get(1).map(String::as_str) == Some(cuda_core::probe::DRIVER_PROBE_ARG) {
+///     std::process::exit(cuda_core::probe::driver_probe_child_main(&cuda_core::env::Env::from_process()));
 /// }
 /// ```
 pub fn driver_probe_child_main(env: &Env) -> i32 {

@@ -32,7 +32,7 @@ pub struct CudaMetadata {
 /// let dir = tempfile::tempdir().unwrap();
 /// std::fs::write(dir.path().join("Cargo.toml"),
 ///     "[package]\nname = \"k\"\n[package.metadata.cuda]\ntoolkit = \">=12.4\"\narch = [\"sm_80\", \"sm_90\"]\n").unwrap();
-/// let md = cuda_build::metadata::read(dir.path()).unwrap();
+/// let md = cuda_core::metadata::read(dir.path()).unwrap();
 /// assert!(md.toolkit.unwrap().matches(&semver::Version::new(13, 0, 88)));
 /// assert_eq!(md.arch.as_deref(), Some("sm_80,sm_90"));
 /// ```

@@ -5,7 +5,7 @@
 //! new codes.
 //!
 //! ```
-//! use cuda_build::diagnose::codes;
+//! use cuda_core::diagnose::codes;
 //! let doc = codes::lookup("ptx-too-new-for-driver").unwrap();
 //! assert!(doc.explanation.contains("Fix"));
 //! assert!(codes::all().iter().all(|d| codes::lookup(d.code).is_some()));
@@ -748,7 +748,7 @@ nothing does.
 
 Confirm: is the builder called from build.rs?
 
-Fix: call cuda_build::Build from build.rs, or set Build::out_dir."),
+Fix: call cuda_core::Build from build.rs, or set Build::out_dir."),
     doc("out-dir-not-writable", Environment, "The output directory is not writable", "\
 cuda-build could not write into the output directory (permissions, a read-only mount).
 

@@ -41,13 +41,13 @@
 //! CCCL headers present; nvcc, cicc and ptxas from one release.
 //!
 //! ```no_run
-//! use cuda_build::{env::Env, toolkit};
+//! use cuda_core::{env::Env, toolkit};
 //! let found = toolkit::discover(&Env::from_process(), &Default::default())?;
 //! for tk in &found.candidates {
 //!     println!("{} {:?} via {:?}", tk.root.display(), tk.version, tk.found_via);
 //! }
 //! let tk = found.into_selected()?;
-//! # Ok::<(), cuda_build::Error>(())
+//! # Ok::<(), cuda_core::Error>(())
 //! ```
 
 mod discover;

@@ -37,8 +37,8 @@
 //! expand exactly as nvcc's own `-arch=all`/`-arch=all-major` do.
 //!
 //! ```
-//! use cuda_build::arch::Arch;
-//! use cuda_build::plan::{ArchPlan, ArchSource};
+//! use cuda_core::arch::Arch;
+//! use cuda_core::plan::{ArchPlan, ArchSource};
 //! let plan = ArchPlan {
 //!     sass: vec![Arch::new(8, 0), Arch::new(9, 0)],
 //!     ptx: Some(Arch::new(9, 0)),
@@ -197,8 +197,8 @@ pub struct ArchInputs {
 /// parse is an error naming where it came from; lower rules are not tried.
 ///
 /// ```
-/// use cuda_build::env::{Env, Var};
-/// use cuda_build::plan::{resolve_spec, ArchInputs, ArchSource};
+/// use cuda_core::env::{Env, Var};
+/// use cuda_core::plan::{resolve_spec, ArchInputs, ArchSource};
 /// let env = Env::empty().set(Var::CmakeCudaArchs, "86").set(Var::CudaArchs, "90");
 /// let (spec, source) = resolve_spec(&env, &ArchInputs::default()).unwrap().unwrap();
 /// assert_eq!((spec.to_string().as_str(), source), ("90", ArchSource::CudaArchs));
@@ -731,7 +731,7 @@ fn not_detected(source: Option<&ArchSource>) -> Error {
     Error::new("arch-not-detected", message)
         .with_help("set CUDA_ARCHS to the GPUs you run on, e.g. `CUDA_ARCHS=90` (H100/H200) or `CUDA_ARCHS=\"80;86;89;90\"`")
         .with_help("or add `arch = \"90\"` under `[package.metadata.cuda]` in Cargo.toml")
-        .with_help("or call `.arch(\"90\")` on the cuda_build::Build in build.rs, or `.fallback_arch(\"80;90\")` to use a list only when no GPU is found")
+        .with_help("or call `.arch(\"90\")` on the cuda_core::Build in build.rs, or `.fallback_arch(\"80;90\")` to use a list only when no GPU is found")
         .with_help("run `cargo cuda doctor` to see why detection found no GPU")
 }
 

@@ -1,4 +1,4 @@
-//! Every environment variable `cuda-build` and `cargo-cuda` read, in one place.
+//! Every environment variable `cuda-core` and `cargo-cuda` read, in one place.
 //!
 //! Code never calls `std::env::var` directly: it asks an [`Env`] for a [`Var`].
 //! That keeps the list below complete, lets build scripts emit
@@ -205,7 +205,7 @@ impl Env {
     /// Maps an absolute system path (such as `/usr/local/cuda`) into this env's root.
     ///
     /// ```
-    /// use cuda_build::env::Env;
+    /// use cuda_core::env::Env;
     /// let env = Env::empty().with_root("/tmp/fake");
     /// assert_eq!(env.sys_path("/usr/local/cuda"), std::path::Path::new("/tmp/fake/usr/local/cuda"));
     /// ```
@@ -220,6 +220,55 @@ impl Env {
     /// The file-system root in use (`/` unless overridden).
     pub fn root(&self) -> &Path {
         self.root.as_deref().unwrap_or(Path::new("/"))
+    }
+
+    /// The one cache directory of cuda-build (kernel objects, tool answers):
+    /// `CUDA_BUILD_CACHE_DIR`, else an absolute `$XDG_CACHE_HOME/cuda-build`,
+    /// else `$HOME/.cache/cuda-build`. `None` when none of these is set.
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        if let Some(dir) = self
+            .get_os(Var::CudaBuildCacheDir)
+            .filter(|v| !v.is_empty())
+        {
+            return Some(PathBuf::from(dir));
+        }
+        // The XDG spec says a relative value is invalid and must be ignored.
+        if let Some(x) = self
+            .get_os(Var::XdgCacheHome)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+        {
+            return Some(x.join("cuda-build"));
+        }
+        self.get_os(Var::Home)
+            .filter(|v| !v.is_empty())
+            .map(|h| PathBuf::from(h).join(".cache").join("cuda-build"))
+    }
+
+    /// The first executable called `name` on this env's PATH; see [`Env::which_all`].
+    pub fn which(&self, name: &str) -> Option<PathBuf> {
+        self.which_all(name).into_iter().next()
+    }
+
+    /// Every executable called `name` on this env's PATH, in PATH order.
+    ///
+    /// The one PATH lookup of the workspace. Relative PATH entries (and empty
+    /// ones, which mean ".") are skipped: they would run whatever the current
+    /// directory holds. On Windows `which` also tries PATHEXT's extensions.
+    pub fn which_all(&self, name: &str) -> Vec<PathBuf> {
+        let Some(path) = self.get_os(Var::Path) else {
+            return Vec::new();
+        };
+        let absolute: Vec<PathBuf> = std::env::split_paths(path)
+            .filter(|d| d.is_absolute())
+            .collect();
+        let Ok(joined) = std::env::join_paths(&absolute) else {
+            return Vec::new();
+        };
+        match which::which_in_all(name, Some(joined), self.root()) {
+            Ok(found) => found.collect(),
+            Err(_) => Vec::new(),
+        }
     }
 
     /// Every variable that is set, with its value, for reports.
