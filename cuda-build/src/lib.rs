@@ -39,4 +39,4 @@ pub mod process;
 pub mod toolkit;
 
 pub use compile::{Artifacts, Build, OutputKind};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};

@@ -111,14 +111,18 @@
 mod builder;
 mod cache;
 mod depfile;
+mod flag_probe;
 mod glue;
 mod hash;
+mod host;
 pub mod inspect;
 mod jobs;
 mod library;
 mod manifest;
 mod module;
 mod nvcc;
+mod parity;
+mod profile;
 mod progress;
 mod run;
 mod sources;
