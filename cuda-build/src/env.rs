@@ -199,6 +199,27 @@ pub fn target_names(base: &str, target: &str, host: &str) -> Vec<String> {
     ]
 }
 
+/// Every variable read, as the Markdown table in the crate's front page
+/// (`src/env_vars.md`, checked against this list by a unit test).
+pub fn doc_table() -> String {
+    let mut out = String::from("| variable | what it does |\n|---|---|\n");
+    for v in Var::ALL {
+        out.push_str(&format!(
+            "| `{}` | {} |\n",
+            v.name(),
+            v.doc().replace('|', "\\|")
+        ));
+    }
+    for p in PATTERNS {
+        out.push_str(&format!(
+            "| `{}` | {} |\n",
+            p.pattern,
+            p.doc.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
 /// Prints `cargo:rerun-if-env-changed=NAME` for every variable this project reads.
 ///
 /// Build scripts call this once (the [`crate::Build`] builder does it for you).
@@ -369,6 +390,52 @@ mod tests {
         for var in Var::ALL {
             assert!(!var.doc().is_empty(), "{} has no doc", var.name());
         }
+    }
+
+    /// The crate's front page lists every variable: `src/env_vars.md` is this
+    /// list's table. `CUDA_BUILD_UPDATE_DOCS=1 cargo test -p cuda-build env::`
+    /// rewrites it.
+    #[test]
+    fn front_page_table_is_current() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/env_vars.md");
+        let want = format!(
+            "\n# Environment variables\n\nEvery variable cuda-build reads (from [`env`](crate::env)):\n\n{}",
+            doc_table()
+        );
+        if std::env::var_os("CUDA_BUILD_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "src/env_vars.md is out of date: run CUDA_BUILD_UPDATE_DOCS=1 cargo test -p cuda-build env::"
+        );
+    }
+
+    #[test]
+    fn per_target_names_follow_cc() {
+        let env = Env::empty()
+            .set(Var::Cxx, "g++")
+            .set_named("TARGET_CXX", "t++")
+            .set_named("CXX_aarch64_unknown_linux_gnu", "a++");
+        let t = "aarch64-unknown-linux-gnu";
+        let h = "x86_64-unknown-linux-gnu";
+        assert_eq!(
+            env.get_for_target("CXX", t, h),
+            Some(("CXX_aarch64_unknown_linux_gnu".to_string(), "a++"))
+        );
+        assert_eq!(
+            env.get_for_target("CXX", h, h),
+            Some(("CXX".to_string(), "g++"))
+        );
+        let env = env
+            .set_named("CUDA_PATH_V12_4", "C:/cuda")
+            .set_named("UNRELATED", "x");
+        assert_eq!(
+            env.get_named("CUDA_PATH_V12_4"),
+            Some(OsStr::new("C:/cuda"))
+        );
+        assert_eq!(env.get_named("UNRELATED"), None);
     }
 
     #[test]
