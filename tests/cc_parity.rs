@@ -328,7 +328,6 @@ fn debug_and_release_profiles_differ_in_flags_and_cache_keys() {
             .try_compile()
             .unwrap();
         let log = fx.take("nvcc.log").join("\n");
-        assert_eq!(arg_after(&log, "-Xcompiler").is_some(), true, "{log}");
         assert!(log.contains(&format!("-Xcompiler {opt}")), "{log}");
     }
     let mut b = fx.build(dev(), "liboff");

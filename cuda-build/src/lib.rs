@@ -1,11 +1,11 @@
 //! `cuda-build`: the CUDA toolchain, found, checked and explained, for `build.rs`.
 //!
 //! ```no_run
-//! // build.rs: compile every .cu file under cu/ for sm_80 and sm_90
-//! fn main() {
-//!     cuda_build::Build::new().dir("cu").arch("80;90").compile();
-//! }
-//! // src/lib.rs: include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+//! // build.rs (in fn main): every .cu file under cu/, for sm_80 and sm_90
+//! cuda_build::Build::new().dir("cu").arch("80;90").compile();
+//!
+//! // src/lib.rs: one module per .cu file, each with its IMAGE and ENTRIES
+//! // include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 //! ```
 //!
 //! It reads like `cc::Build` (`file`, `include(s)`, `define`, `flag(s)`,

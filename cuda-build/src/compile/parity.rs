@@ -223,15 +223,18 @@ fn arch_flag_name(flag: &str) -> Option<&'static str> {
     .find(|n| name == *n)
 }
 
+/// An arch flag as written (`-arch=sm_80`) and the arch it plans (`80`).
+type ArchFlag = (String, String);
+
 /// Takes `-arch=X` / `--gpu-architecture X` out of the flags, as the arch
 /// it names (in [`crate::arch`]'s spelling); refuses `-gencode` and `-code`,
 /// which only `.arch()` can plan. Returns the other flags and (text, arch).
 fn split_arch_flags(
     flags: &[String],
     method: &str,
-) -> Result<(Vec<String>, Option<(String, String)>), Error> {
+) -> Result<(Vec<String>, Option<ArchFlag>), Error> {
     let mut rest = Vec::new();
-    let mut arch: Option<(String, String)> = None;
+    let mut arch: Option<ArchFlag> = None;
     let mut i = 0;
     while i < flags.len() {
         let f = flags[i].trim();

@@ -60,7 +60,7 @@ pub(crate) fn program_files_roots(env: &Env) -> Vec<PathBuf> {
         .flatten()
         .filter_map(|e| Some((release_dir(&e.file_name().to_string_lossy())?, e.path())))
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     found.into_iter().map(|(_, p)| p).collect()
 }
 
@@ -80,7 +80,7 @@ pub(crate) fn cuda_path_versioned(env: &Env) -> Vec<(String, PathBuf)> {
             (!value.is_empty()).then(|| (v, name.to_string(), PathBuf::from(value)))
         })
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     found.into_iter().map(|(_, n, p)| (n, p)).collect()
 }
 
