@@ -59,6 +59,17 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so'; then
   fi
 fi
 
+# The aarch64 cross toolchain, for the cross-compiling test (tests/cc_parity.rs).
+if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v aarch64-linux-gnu-ar >/dev/null; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    echo "test.sh: installing g++-aarch64-linux-gnu (cross-compiling test)" >&2
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++-aarch64-linux-gnu binutils-aarch64-linux-gnu >/dev/null
+  else
+    echo "test.sh: aarch64-linux-gnu-g++ is missing: install g++-aarch64-linux-gnu and binutils-aarch64-linux-gnu" >&2
+    exit 1
+  fi
+fi
+
 for name in cu13 cu12 cu11 mixed; do
   install_set "$name" "${sets[$name]}"
 done

@@ -388,6 +388,12 @@ fn resolve_program(env: &Env, name: &str) -> Option<PathBuf> {
     env.which(name)
 }
 
+/// Runs this compiler (`--version`, and gcc's `-dumpfullversion`) to learn
+/// its kind and real version, e.g. for the one `cc` chose.
+pub fn identify_host_compiler(path: &Path, timeout: Duration) -> Result<HostCompiler, Error> {
+    identify(path, timeout)
+}
+
 /// Runs the compiler to learn its kind and version.
 fn identify(path: &Path, timeout: Duration) -> Result<HostCompiler, Error> {
     let run_err = |e: crate::process::RunError| {

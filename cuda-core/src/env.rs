@@ -114,6 +114,110 @@ vars! {
     LibclangPath = "LIBCLANG_PATH";
     /// The llvm-config used to find libclang when LIBCLANG_PATH is unset (default: `llvm-config` on PATH).
     LlvmConfigPath = "LLVM_CONFIG_PATH";
+    /// The target triple cargo builds for (set for build scripts); picks the host compiler and archiver.
+    Target = "TARGET";
+    /// The triple of the machine running the build (set for build scripts).
+    Host = "HOST";
+    /// Host C++ compiler, read as cc reads it (also `CXX_<target>`, `HOST_CXX`, `TARGET_CXX`); nvcc gets it as -ccbin.
+    Cxx = "CXX";
+    /// Host C++ compiler when the target is the build machine (cc's name).
+    HostCxx = "HOST_CXX";
+    /// Host C++ compiler when cross-compiling (cc's name).
+    TargetCxx = "TARGET_CXX";
+    /// Archiver for static libraries, read as cc reads it (also `AR_<target>`, `HOST_AR`, `TARGET_AR`).
+    Ar = "AR";
+    /// Archiver when the target is the build machine (cc's name).
+    HostAr = "HOST_AR";
+    /// Archiver when cross-compiling (cc's name).
+    TargetAr = "TARGET_AR";
+    /// NVCC_CCBIN for builds whose target is the build machine (also `NVCC_CCBIN_<target>`).
+    HostNvccCcbin = "HOST_NVCC_CCBIN";
+    /// NVCC_CCBIN for cross builds.
+    TargetNvccCcbin = "TARGET_NVCC_CCBIN";
+    /// Cargo's profile debug setting (`true`/`false`/`0`-`2`); true adds nvcc's `-lineinfo`.
+    Debug = "DEBUG";
+    /// Cargo's profile opt-level (`0`-`3`, `s`, `z`); becomes the host compiler's `-O<n>`.
+    OptLevel = "OPT_LEVEL";
+    /// Set to 1 for device debug code (`-G`, slow kernels) in builds where DEBUG is true.
+    CudaBuildDeviceDebug = "CUDA_BUILD_DEVICE_DEBUG";
+    /// Set to 0 to ignore DEBUG and OPT_LEVEL (no `-lineinfo`, `-G` or host `-O` from the profile).
+    CudaBuildProfileFlags = "CUDA_BUILD_PROFILE_FLAGS";
+    /// Windows: the Program Files directory searched for `NVIDIA GPU Computing Toolkit\CUDA\vX.Y`.
+    ProgramFiles = "ProgramFiles";
+}
+
+/// Variables whose names are made at run time: read as [`Env::get_named`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VarPattern {
+    /// The name as a pattern, e.g. `CXX_<target>`.
+    pub pattern: &'static str,
+    /// The fixed part every such name starts with.
+    pub prefix: &'static str,
+    /// One line on what the variable does.
+    pub doc: &'static str,
+}
+
+/// Every family of variables read under a computed name, in documentation order.
+pub const PATTERNS: &[VarPattern] = &[
+    VarPattern {
+        pattern: "CXX_<target>",
+        prefix: "CXX_",
+        doc: "Host C++ compiler for one target, as cc reads it (`CXX_aarch64-unknown-linux-gnu` or `CXX_aarch64_unknown_linux_gnu`).",
+    },
+    VarPattern {
+        pattern: "AR_<target>",
+        prefix: "AR_",
+        doc: "Archiver for one target, as cc reads it.",
+    },
+    VarPattern {
+        pattern: "NVCC_CCBIN_<target>",
+        prefix: "NVCC_CCBIN_",
+        doc: "NVCC_CCBIN for one target; wins over NVCC_CCBIN and every CXX variable.",
+    },
+    VarPattern {
+        pattern: "CUDA_PATH_V<major>_<minor>",
+        prefix: "CUDA_PATH_V",
+        doc: "Set by the Windows CUDA installer for each installed release (`CUDA_PATH_V12_4`); searched after CUDA_PATH.",
+    },
+];
+
+/// The names cc reads for `base` when building for `target` on `host`, most
+/// specific first: `BASE_<target>`, `BASE_<target_with_underscores>`,
+/// `HOST_BASE` or `TARGET_BASE`, then `BASE`.
+///
+/// ```
+/// let names = cuda_build::env::target_names("CXX", "aarch64-unknown-linux-gnu", "x86_64-unknown-linux-gnu");
+/// assert_eq!(names, ["CXX_aarch64-unknown-linux-gnu", "CXX_aarch64_unknown_linux_gnu", "TARGET_CXX", "CXX"]);
+/// ```
+pub fn target_names(base: &str, target: &str, host: &str) -> Vec<String> {
+    let kind = if target == host { "HOST" } else { "TARGET" };
+    vec![
+        format!("{base}_{target}"),
+        format!("{base}_{}", target.replace('-', "_")),
+        format!("{kind}_{base}"),
+        base.to_string(),
+    ]
+}
+
+/// Every variable read, as the Markdown table in the crate's front page
+/// (cuda-build's `src/env_vars.md`, checked against this list by a unit test).
+pub fn doc_table() -> String {
+    let mut out = String::from("| variable | what it does |\n|---|---|\n");
+    for v in Var::ALL {
+        out.push_str(&format!(
+            "| `{}` | {} |\n",
+            v.name(),
+            v.doc().replace('|', "\\|")
+        ));
+    }
+    for p in PATTERNS {
+        out.push_str(&format!(
+            "| `{}` | {} |\n",
+            p.pattern,
+            p.doc.replace('|', "\\|")
+        ));
+    }
+    out
 }
 
 /// Prints `cargo:rerun-if-env-changed=NAME` for every variable this project reads.
@@ -134,6 +238,8 @@ pub fn emit_rerun_if_env_changed() {
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     vars: BTreeMap<Var, OsString>,
+    /// Variables of the [`PATTERNS`] families, by full name.
+    named: BTreeMap<String, OsString>,
     root: Option<PathBuf>,
 }
 
@@ -144,6 +250,13 @@ impl Env {
         for &var in Var::ALL {
             if let Some(value) = std::env::var_os(var.name()) {
                 env.vars.insert(var, value);
+            }
+        }
+        for (name, value) in std::env::vars_os() {
+            if let Some(name) = name.to_str() {
+                if PATTERNS.iter().any(|p| name.starts_with(p.prefix)) {
+                    env.named.insert(name.to_string(), value);
+                }
             }
         }
         if let Some(root) = env.get_os(Var::CargoCudaSysroot) {
@@ -271,6 +384,41 @@ impl Env {
         }
     }
 
+    /// Sets a variable by name: a [`Var`]'s name or one of the [`PATTERNS`]
+    /// (`CXX_aarch64-unknown-linux-gnu`, `CUDA_PATH_V12_4`). Other names are
+    /// ignored, since nothing reads them.
+    pub fn set_named(mut self, name: &str, value: impl Into<OsString>) -> Env {
+        if let Some(var) = Var::ALL.iter().find(|v| v.name() == name) {
+            self.vars.insert(*var, value.into());
+        } else if PATTERNS.iter().any(|p| name.starts_with(p.prefix)) {
+            self.named.insert(name.to_string(), value.into());
+        }
+        self
+    }
+
+    /// A variable by name: a [`Var`]'s name or one of the [`PATTERNS`].
+    pub fn get_named(&self, name: &str) -> Option<&OsStr> {
+        match Var::ALL.iter().find(|v| v.name() == name) {
+            Some(var) => self.get_os(*var),
+            None => self.named.get(name).map(|v| v.as_os_str()),
+        }
+    }
+
+    /// The first of [`target_names`] that is set and not blank, with its name.
+    pub fn get_for_target(&self, base: &str, target: &str, host: &str) -> Option<(String, &str)> {
+        target_names(base, target, host)
+            .into_iter()
+            .find_map(|name| {
+                let value = self.get_named(&name)?.to_str()?;
+                (!value.trim().is_empty()).then_some((name, value))
+            })
+    }
+
+    /// The set variables of the [`PATTERNS`] families, by name.
+    pub fn iter_named(&self) -> impl Iterator<Item = (&str, &OsStr)> {
+        self.named.iter().map(|(k, v)| (k.as_str(), v.as_os_str()))
+    }
+
     /// Every variable that is set, with its value, for reports.
     pub fn iter(&self) -> impl Iterator<Item = (Var, &OsStr)> {
         self.vars.iter().map(|(k, v)| (*k, v.as_os_str()))
@@ -291,6 +439,52 @@ mod tests {
         for var in Var::ALL {
             assert!(!var.doc().is_empty(), "{} has no doc", var.name());
         }
+    }
+
+    /// cuda-build's front page lists every variable: its `src/env_vars.md` is
+    /// this list's table. `CUDA_BUILD_UPDATE_DOCS=1 cargo test -p cuda-core env::`
+    /// rewrites it.
+    #[test]
+    fn front_page_table_is_current() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cuda-build/src/env_vars.md");
+        let want = format!(
+            "\n# Environment variables\n\nEvery variable cuda-build reads (from [`env`](crate::env)):\n\n{}",
+            doc_table()
+        );
+        if std::env::var_os("CUDA_BUILD_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "cuda-build/src/env_vars.md is out of date: run CUDA_BUILD_UPDATE_DOCS=1 cargo test -p cuda-core env::"
+        );
+    }
+
+    #[test]
+    fn per_target_names_follow_cc() {
+        let env = Env::empty()
+            .set(Var::Cxx, "g++")
+            .set_named("TARGET_CXX", "t++")
+            .set_named("CXX_aarch64_unknown_linux_gnu", "a++");
+        let t = "aarch64-unknown-linux-gnu";
+        let h = "x86_64-unknown-linux-gnu";
+        assert_eq!(
+            env.get_for_target("CXX", t, h),
+            Some(("CXX_aarch64_unknown_linux_gnu".to_string(), "a++"))
+        );
+        assert_eq!(
+            env.get_for_target("CXX", h, h),
+            Some(("CXX".to_string(), "g++"))
+        );
+        let env = env
+            .set_named("CUDA_PATH_V12_4", "C:/cuda")
+            .set_named("UNRELATED", "x");
+        assert_eq!(
+            env.get_named("CUDA_PATH_V12_4"),
+            Some(OsStr::new("C:/cuda"))
+        );
+        assert_eq!(env.get_named("UNRELATED"), None);
     }
 
     #[test]

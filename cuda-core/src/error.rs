@@ -58,6 +58,88 @@ impl Error {
     }
 }
 
+/// What kind of failure an [`Error`] is, for code that reacts to it
+/// (`match e.kind()`); the [`Error::code`] stays the precise, displayed name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// No toolkit, or the one a setting names is missing or broken.
+    ToolkitNotFound,
+    /// The toolkit is incomplete, mixed or of the wrong version.
+    ToolkitInvalid,
+    /// The host C++ compiler is missing, unidentified or unsupported.
+    HostCompiler,
+    /// An arch list or arch flag is invalid, or no arch could be chosen.
+    Arch,
+    /// Sources, include directories or settings of the build are wrong.
+    InvalidInput,
+    /// nvcc ran and failed.
+    CompileFailed,
+    /// nvcc (or a probe) was killed after its time-out.
+    Timeout,
+    /// The static library could not be archived.
+    Archive,
+    /// Writing an output failed (disk full, not writable).
+    Io,
+    /// The driver, a GPU or a runtime library (probing and diagnosis).
+    Driver,
+    /// Anything else.
+    Other,
+}
+
+impl ErrorKind {
+    /// The kind for a diagnosis code.
+    ///
+    /// ```
+    /// use cuda_build::{Error, ErrorKind};
+    /// assert_eq!(Error::new("nvcc-failed", "x").kind(), ErrorKind::CompileFailed);
+    /// ```
+    pub fn of_code(code: &str) -> ErrorKind {
+        match code {
+            "nvcc-not-found" | "cuda-home-invalid" | "nvcc-not-executable" => {
+                ErrorKind::ToolkitNotFound
+            }
+            "toolkit-incomplete"
+            | "toolkit-requirement"
+            | "toolkit-version-mismatch"
+            | "nvcc-bad-version"
+            | "nvcc-symlink"
+            | "ptxas-too-old" => ErrorKind::ToolkitInvalid,
+            c if c.starts_with("host-compiler") => ErrorKind::HostCompiler,
+            c if c.starts_with("arch-") => ErrorKind::Arch,
+            "source-not-found"
+            | "no-cuda-sources"
+            | "include-dir-missing"
+            | "invalid-module-name"
+            | "out-dir-unset"
+            | "metadata-invalid"
+            | "launchers-feature-off"
+            | "launchers-source-unreadable"
+            | "libclang-not-found"
+            | "nvcc-unknown-option" => ErrorKind::InvalidInput,
+            "nvcc-failed" | "device-function-unresolved" => ErrorKind::CompileFailed,
+            "nvcc-timeout" => ErrorKind::Timeout,
+            "archive-failed" => ErrorKind::Archive,
+            "disk-full" | "out-dir-not-writable" | "write-failed" => ErrorKind::Io,
+            c if c.starts_with("driver-")
+                || c.starts_with("libcuda")
+                || c.starts_with("cuda-")
+                || c.contains("device") =>
+            {
+                ErrorKind::Driver
+            }
+            _ => ErrorKind::Other,
+        }
+    }
+}
+
+impl Error {
+    /// What kind of failure this is (from its [`code`](Error::code)).
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::of_code(self.code)
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "error[{}]: {}", self.code, self.message)?;

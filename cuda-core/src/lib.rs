@@ -49,4 +49,4 @@ pub mod probe;
 pub mod process;
 pub mod toolkit;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};

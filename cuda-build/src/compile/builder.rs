@@ -119,6 +119,14 @@ pub struct Build {
     pub(super) emit_cargo: bool,
     pub(super) launchers: bool,
     pub(super) write_fault: Option<i32>,
+    // cc parity (see `parity.rs`).
+    pub(super) flags_if_supported: Vec<String>,
+    pub(super) toolkit_root: Option<PathBuf>,
+    pub(super) archiver: Option<PathBuf>,
+    pub(super) cargo_warnings: bool,
+    pub(super) cargo_metadata: bool,
+    pub(super) profile_flags: Option<bool>,
+    pub(super) device_debug: Option<bool>,
 }
 
 impl Default for Build {
@@ -155,6 +163,13 @@ impl Build {
             emit_cargo: true,
             launchers: false,
             write_fault: None,
+            flags_if_supported: Vec::new(),
+            toolkit_root: None,
+            archiver: None,
+            cargo_warnings: true,
+            cargo_metadata: true,
+            profile_flags: None,
+            device_debug: None,
         }
     }
 
@@ -229,7 +244,9 @@ impl Build {
         self
     }
 
-    /// The host compiler for nvcc (`-ccbin`); default: `NVCC_CCBIN`, else nvcc's choice.
+    /// The host compiler for nvcc (`-ccbin`); it wins over `NVCC_CCBIN` and
+    /// the `cc` crate's choice (`CXX`, `CXX_<target>`, …; see
+    /// [`compile`](super#the-host-toolchain)).
     pub fn ccbin(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.ccbin = Some(path.as_ref().to_path_buf());
         self
@@ -321,8 +338,9 @@ impl Build {
         self
     }
 
-    /// Builds everything; on failure prints the explained error to stderr
-    /// and exits with status 1 (cargo shows it), never panicking.
+    /// Builds everything; on failure panics with the full explained error,
+    /// as `cc::Build::compile` does (cargo shows it; a test can catch it
+    /// with `std::panic::catch_unwind`).
     pub fn compile(&self) -> Artifacts {
         let (result, lines) = self.build();
         match result {
@@ -339,8 +357,11 @@ impl Build {
                     .filter(|l| l.starts_with("warning="))
                     .collect();
                 self.print_cargo(&warnings);
-                eprintln!("{e}");
-                std::process::exit(1);
+                // As cc does: the message on stderr for cargo, then an
+                // unwind that carries it (no panic-hook noise; catchable).
+                let message = e.to_string();
+                eprintln!("{message}");
+                std::panic::resume_unwind(Box::new(message));
             }
         }
     }
@@ -362,7 +383,13 @@ impl Build {
             .iter()
             .map(|v| format!("rerun-if-env-changed={}", v.name()))
             .collect();
-        let result = match super::run::Run::new(self, env) {
+        let prepared = match self.prepared(&env) {
+            Ok(p) => p,
+            Err(e) => return (Err(e), lines),
+        };
+        lines.extend(prepared.rerun);
+        let b = &prepared.build;
+        let result = match super::run::Run::new(b, env) {
             Ok(run) => {
                 let result = run.run();
                 lines.extend(run.take_cargo_lines());
@@ -370,6 +397,13 @@ impl Build {
             }
             Err(e) => Err(e),
         };
+        for n in &prepared.notes {
+            lines.push(format!("warning={n}"));
+        }
+        let result = result.map(|mut a| {
+            a.warnings.extend(prepared.notes);
+            a
+        });
         (result, lines)
     }
 
@@ -378,6 +412,11 @@ impl Build {
             use std::io::Write;
             let mut out = std::io::stdout().lock();
             for l in lines {
+                if (!self.cargo_warnings && l.starts_with("warning="))
+                    || (!self.cargo_metadata && l.starts_with("rustc-link-"))
+                {
+                    continue;
+                }
                 let _ = writeln!(out, "cargo:{l}");
             }
         }

@@ -54,9 +54,14 @@ impl Run<'_> {
             }
             self.injected_fault(&lib)?;
             let tmp = crate::fsutil::temp_path_for(&lib);
-            let mut args: Vec<OsString> = vec!["crs".into(), tmp.clone().into()];
-            args.extend(objects.iter().map(|o| o.clone().into_os_string()));
-            let out = crate::process::run("ar", &args, runner.timeout);
+            // The archiver cc chose for TARGET (see host.rs); `ar` when unset.
+            let ar = self
+                .b
+                .archiver
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("ar"));
+            let args = super::host::archiver_args(&ar, &tmp, &objects);
+            let out = crate::process::run(&ar, &args, runner.timeout);
             let ok = matches!(&out, Ok(o) if o.status.success());
             if !ok {
                 let _ = std::fs::remove_file(&tmp);
@@ -66,10 +71,10 @@ impl Run<'_> {
                 };
                 return Err(Error::new(
                     "archive-failed",
-                    format!("`ar` could not create `{}`", lib.display()),
+                    format!("`{}` could not create `{}`", ar.display(), lib.display()),
                 )
                 .with_detail(detail)
-                .with_help("install binutils (ar), and check free space in OUT_DIR"));
+                .with_help("install binutils (ar), or set AR / AR_<target> to a working archiver; check free space in OUT_DIR"));
             }
             std::fs::rename(&tmp, &lib).map_err(|e| nvcc::write_error(&lib, &e))?;
             manifest.library_key = Some(key);

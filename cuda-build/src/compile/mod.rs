@@ -37,6 +37,49 @@
 //! Module names come from file stems (`vector-add.cu` → `vector_add`); when
 //! two sources share a stem, parent directories are prefixed (`a_k`, `b_k`).
 //!
+//! # The host toolchain
+//!
+//! nvcc gets the host C++ compiler as `-ccbin`, chosen the way the `cc`
+//! crate chooses (`cc::Build` does the choosing, reading the [`Env`](crate::env::Env) the
+//! build was given): [`Build::ccbin`] first, then `NVCC_CCBIN_<target>`,
+//! `TARGET_NVCC_CCBIN`/`HOST_NVCC_CCBIN`, `NVCC_CCBIN`, then cc's
+//! `CXX_<target>`, `TARGET_CXX`/`HOST_CXX`, `CXX`, and cc's default for the
+//! triple (`c++`; `aarch64-linux-gnu-g++` when cross-compiling; cl.exe from
+//! Visual Studio on Windows). Static libraries are archived with cc's
+//! archiver (`AR_<target>`, `TARGET_AR`, `AR`, the target's prefixed `ar`,
+//! lib.exe), or [`Build::archiver`]. Before anything compiles, the
+//! compiler's real version is checked against the toolkit's limits
+//! ([`crate::compat::host_compiler_ok`]): one nvcc would refuse is an error
+//! (`host-compiler-unsupported`) naming the setting that chose it, unless
+//! `-allow-unsupported-compiler` is among the flags. This starts the
+//! compiler a few times per build-script run (tens of milliseconds).
+//!
+//! **Cross-compiling.** Cargo sets `TARGET` for build scripts; a static
+//! library's host objects are compiled for it (`aarch64-linux-gnu-g++` for
+//! `aarch64-unknown-linux-gnu`). PTX, cubin and fatbin outputs do not depend
+//! on the target: they are compiled with the build machine's compiler (the
+//! HOST triple), give the same bytes for every `TARGET` and share cache
+//! entries.
+//!
+//! # Cargo profiles
+//!
+//! `DEBUG=true` adds `-lineinfo`; device debug (`-G`, slow kernels) is
+//! opt-in with [`Build::device_debug`] or `CUDA_BUILD_DEVICE_DEBUG=1`;
+//! `OPT_LEVEL` becomes the host `-Xcompiler -O<n>` of static libraries.
+//! [`Build::profile_flags(false)`](Build::profile_flags) or
+//! `CUDA_BUILD_PROFILE_FLAGS=0` turns these off. They are part of the
+//! command line, hence of every cache key.
+//!
+//! # cc's spelling
+//!
+//! [`Build::includes`], [`Build::flags`], [`Build::flag_if_supported`]
+//! (asks nvcc once per flag, answer kept in `$OUT_DIR`),
+//! [`Build::toolkit_root`], [`Build::archiver`], [`Build::cargo_warnings`],
+//! [`Build::cargo_metadata`] work as their cc namesakes. An arch flag given
+//! to [`Build::flag`] (`-arch=sm_80`, `--gpu-architecture sm_80`) becomes the
+//! arch plan, with a `cargo:warning` note; `-gencode`/`-code` are refused
+//! with a pointer to [`Build::arch`], so the plan is never silently doubled.
+//!
 //! # Incremental builds and the cache
 //!
 //! Each output's key is a SHA-256 over: the output kind, the nvcc version,
@@ -103,22 +146,28 @@
 //! command line (quoted for display; it ran without a shell), nvcc's full
 //! output and the diagnosis engine's explanation when one matches. nvcc's
 //! warnings become deduplicated `cargo:warning` lines. [`Build::compile`]
-//! prints the error and exits with status 1; [`Build::try_compile`] returns
-//! it so a crate can make CUDA optional. On docs.rs (`DOCS_RS` set) with no
+//! prints the error and unwinds with it as its payload, like cc (a build
+//! script exits 101; a test catches it with `std::panic::catch_unwind`);
+//! [`Build::try_compile`] returns it so a crate can make CUDA optional, and
+//! [`crate::Error::kind`] sorts it into an [`crate::ErrorKind`]. On docs.rs (`DOCS_RS` set) with no
 //! toolkit, nothing is compiled and the module is generated with empty
 //! images, so documentation builds succeed.
 
 mod builder;
 mod cache;
 mod depfile;
+mod flag_probe;
 mod glue;
 mod hash;
+mod host;
 pub mod inspect;
 mod jobs;
 mod library;
 mod manifest;
 mod module;
 mod nvcc;
+mod parity;
+mod profile;
 mod progress;
 mod run;
 mod sources;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::integrity::{self, Places};
 use super::layout::{self, Profile};
 use super::version::{self, ToolRunError};
+use super::windows;
 use super::{Discovery, FoundVia, Problem, Severity, Toolkit};
 use crate::env::{Env, Var};
 use crate::process::RunError;
@@ -139,8 +140,24 @@ fn run(env: &Env, opts: &DiscoverOptions, all: bool) -> Result<Discovery, Error>
             Err(e) => return Err(e),
         }
     }
+    // Windows: the installer's per-release variables (not explicit settings:
+    // the installer sets them, so a stale one is skipped, not an error).
+    for (name, root) in windows::cuda_path_versioned(env) {
+        let nvcc = windows::nvcc_under(&root);
+        if nvcc.is_file() {
+            let c = s.candidate(&nvcc, FoundVia::EnvVar(name), Extras::default(), false);
+            s.push(c);
+        }
+    }
     s.search_path();
     s.search_fixed();
+    for root in windows::program_files_roots(env) {
+        let nvcc = windows::nvcc_under(&root);
+        if nvcc.is_file() {
+            let c = s.candidate(&nvcc, FoundVia::Versioned, Extras::default(), false);
+            s.push(c);
+        }
+    }
     let mut sites = Vec::new();
     for var in [Var::VirtualEnv, Var::CondaPrefix] {
         if let Some(prefix) = env.get_nonempty(var) {
@@ -304,7 +321,7 @@ impl Search<'_> {
             }
             Ok(_) => {}
         }
-        let nvcc = root.join("bin").join("nvcc");
+        let nvcc = windows::nvcc_under(&root);
         if !nvcc.is_file() {
             let mut e = bad(format!(
                 "{name} is set to {}, which has no bin/nvcc",
@@ -407,10 +424,9 @@ impl Search<'_> {
             if !dir.is_absolute() {
                 continue;
             }
-            let nvcc = dir.join("nvcc");
-            if !nvcc.is_file() {
+            let Some(nvcc) = windows::exe_in(&dir, "nvcc") else {
                 continue;
-            }
+            };
             let real = std::fs::canonicalize(&nvcc).unwrap_or_else(|_| nvcc.clone());
             // ccache/sccache symlinks named nvcc run the *next* nvcc on PATH.
             let real_name = real
@@ -541,7 +557,7 @@ impl Search<'_> {
     fn search_site(&mut self, site: &Path) {
         let nvidia = site.join("nvidia");
         for dir in wheel_dirs(&nvidia) {
-            let nvcc = dir.join("bin").join("nvcc");
+            let nvcc = windows::nvcc_under(&dir);
             let c = self.candidate(
                 &nvcc,
                 FoundVia::PythonWheel(site.to_path_buf()),
@@ -586,6 +602,14 @@ impl Search<'_> {
         .into_iter()
         .find(|p| p.is_file());
         if let Some(nvcc) = found {
+            let c = self.candidate(&nvcc, FoundVia::Conda(prefix.to_path_buf()), extras, false);
+            self.push(c);
+        } else if let Some((nvcc, include_dirs, lib_dirs)) = windows::conda_library(prefix) {
+            let extras = Extras {
+                include_dirs,
+                lib_dirs,
+                tool_dirs: vec![prefix.join("Library").join("nvvm").join("bin")],
+            };
             let c = self.candidate(&nvcc, FoundVia::Conda(prefix.to_path_buf()), extras, false);
             self.push(c);
         }
@@ -880,11 +904,7 @@ fn wheel_dirs(nvidia: &Path) -> Vec<PathBuf> {
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let n: u32 = name.strip_prefix("cu")?.parse().ok()?;
-            e.path()
-                .join("bin")
-                .join("nvcc")
-                .is_file()
-                .then(|| (n, e.path()))
+            windows::exe_in(&e.path().join("bin"), "nvcc").map(|_| (n, e.path()))
         })
         .collect();
     out.sort_by_key(|(n, _)| std::cmp::Reverse(*n));

@@ -68,7 +68,7 @@ fn wheel_fix(places: &Places, package: &str, release: Option<&semver::Version>) 
 }
 
 fn find_tool(name: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
-    dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
+    dirs.iter().find_map(|d| super::windows::exe_in(d, name))
 }
 
 fn has_header(include_dirs: &[PathBuf], rel: &str) -> bool {

@@ -21,6 +21,11 @@
 //!    (`CUDA_BUILD_PYTHON`, else `python3` on `PATH`);
 //! 9. a conda toolkit in `CONDA_PREFIX` (headers in `targets/x86_64-linux`).
 //!
+//! Windows layouts ([`windows`]) join these rules: `nvcc.exe` wherever
+//! `nvcc` is looked for, `CUDA_PATH_VX_Y` (after 3), the installer's
+//! `Program Files\NVIDIA GPU Computing Toolkit\CUDA\vX.Y` (after 6),
+//! wheels in `Lib\site-packages` (8) and conda's `Library\bin` (9).
+//!
 //! # Choosing
 //!
 //! An explicit setting (1–3) always wins, and when it is broken (missing
@@ -54,6 +59,7 @@ mod discover;
 mod integrity;
 pub mod layout;
 pub mod version;
+pub mod windows;
 
 pub use discover::{discover, discover_all, find, DiscoverOptions};
 

@@ -1,0 +1,334 @@
+//! What `cc::Build` users expect: its method names (`includes`, `flags`,
+//! `flag_if_supported`, `archiver`, `cargo_warnings`, `cargo_metadata`), the
+//! toolkit by path, the host toolchain from `cc`, the cargo profile, and an
+//! arch flag in `flag()` that becomes the plan instead of doubling it.
+//!
+//! All of it is settled once per build, before the compile engine runs, by
+//! [`Build::prepared`]: it returns a copy of the builder with the host
+//! compiler, archiver, toolkit and final flags filled in.
+
+use super::builder::{Build, OutputKind};
+use super::{host, profile::Profile};
+use crate::env::Env;
+use crate::Error;
+use std::path::{Path, PathBuf};
+
+impl Build {
+    /// Adds several include directories (cc's `includes`).
+    pub fn includes<P: AsRef<Path>>(&mut self, dirs: impl IntoIterator<Item = P>) -> &mut Self {
+        for d in dirs {
+            self.include(d);
+        }
+        self
+    }
+
+    /// Adds several nvcc arguments (cc's `flags`).
+    pub fn flags<S: AsRef<str>>(&mut self, flags: impl IntoIterator<Item = S>) -> &mut Self {
+        for f in flags {
+            self.flag(f.as_ref());
+        }
+        self
+    }
+
+    /// Adds an nvcc argument only if this nvcc (and its host compiler)
+    /// accept it. nvcc is asked once per flag and toolkit: the answer is
+    /// kept in `$OUT_DIR/cuda-build/flag-support.json`.
+    pub fn flag_if_supported(&mut self, flag: &str) -> &mut Self {
+        self.flags_if_supported.push(flag.to_string());
+        self
+    }
+
+    /// Uses the toolkit at this root (the directory holding `bin/nvcc`)
+    /// instead of searching; it wins over `CUDA_HOME` and every other rule.
+    pub fn toolkit_root(&mut self, root: impl AsRef<Path>) -> &mut Self {
+        self.toolkit_root = Some(root.as_ref().to_path_buf());
+        self
+    }
+
+    /// The archiver for static libraries (default: cc's choice for TARGET:
+    /// `AR_<target>`, `TARGET_AR`, `AR`, the target's prefixed `ar`).
+    pub fn archiver(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.archiver = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Whether warnings are printed as `cargo:warning=` lines (default true).
+    pub fn cargo_warnings(&mut self, on: bool) -> &mut Self {
+        self.cargo_warnings = on;
+        self
+    }
+
+    /// Whether the link lines (`cargo:rustc-link-lib`, `rustc-link-search`)
+    /// are printed (default true). Like cc, this leaves the `rerun-if` lines
+    /// alone; [`Build::emit_cargo`] turns every line off.
+    pub fn cargo_metadata(&mut self, on: bool) -> &mut Self {
+        self.cargo_metadata = on;
+        self
+    }
+
+    /// Whether cargo's profile adds flags (default: yes, unless
+    /// `CUDA_BUILD_PROFILE_FLAGS=0`): `-lineinfo` when DEBUG is true, and the
+    /// host `-O<OPT_LEVEL>` for static libraries.
+    pub fn profile_flags(&mut self, on: bool) -> &mut Self {
+        self.profile_flags = Some(on);
+        self
+    }
+
+    /// Device debug code (`-G`): no device optimisation, for cuda-gdb.
+    /// Off by default, because it makes kernels much slower; also
+    /// `CUDA_BUILD_DEVICE_DEBUG=1`.
+    pub fn device_debug(&mut self, on: bool) -> &mut Self {
+        self.device_debug = Some(on);
+        self
+    }
+
+    /// The builder as the engine runs it: toolkit, host compiler, archiver
+    /// and flags settled; plus notes for `cargo:warning` and the
+    /// per-target variable names to rerun on.
+    pub(super) fn prepared(&self, env: &Env) -> Result<Prepared, Error> {
+        let mut b = self.clone();
+        let mut notes = Vec::new();
+        let (flags, arch_flag) = split_arch_flags(&b.flags, "Build::flag")?;
+        for (_, f) in &b.file_flags {
+            if let Some(bad) = arch_flag_name(f) {
+                return Err(Error::new(
+                    "arch-invalid",
+                    format!("Build::file_flag got the arch flag `{f}`"),
+                )
+                .with_help(format!(
+                    "use Build::file_arch(file, \"80;90\") instead of `{bad}`: the plan then names the file's archs"
+                )));
+            }
+        }
+        b.flags = flags;
+        if let Some((text, value)) = arch_flag {
+            if let Some(arch) = &b.arch {
+                return Err(Error::new(
+                    "arch-invalid",
+                    format!("the archs are given twice: Build::flag(\"{text}\") and Build::arch(\"{arch}\")"),
+                )
+                .with_help("remove the flag: Build::arch takes every spelling (`sm_80`, `80`, `90a`, `native`)"));
+            }
+            notes.push(format!(
+                "cuda-build: Build::flag(\"{text}\") is taken as the arch plan, as Build::arch(\"{value}\") would be; nvcc gets the plan's -gencode flags (call .arch(\"{value}\") instead to silence this note)"
+            ));
+            b.arch = Some(value);
+        }
+
+        if b.toolkit.is_none() {
+            if let Some(root) = &b.toolkit_root {
+                let opts = crate::toolkit::DiscoverOptions {
+                    explicit_root: Some(root.clone()),
+                    ..Default::default()
+                };
+                b.toolkit = Some(crate::toolkit::discover(env, &opts)?.into_selected()?);
+            } else if let Ok(tk) = super::glue::find_toolkit(env) {
+                b.toolkit = Some(tk);
+            }
+            // Not found: the engine reports it (or builds docs.rs's empty module).
+        }
+
+        let (target, host_triple) = host::triples(env);
+        let static_lib = b.output == OutputKind::StaticLib;
+        // Device-only outputs do not depend on the target: the build
+        // machine's compiler preprocesses them, so a cross build needs no
+        // cross compiler and shares cache entries with a native one.
+        let triple = if static_lib { &target } else { &host_triple };
+        let scratch = scratch_dir(env, &b);
+        let mut rerun: Vec<String> = Vec::new();
+        for base in ["NVCC_CCBIN", "CXX", "AR"] {
+            for name in crate::env::target_names(base, triple, &host_triple) {
+                if !crate::env::Var::ALL.iter().any(|v| v.name() == name) {
+                    rerun.push(format!("rerun-if-env-changed={name}"));
+                }
+            }
+        }
+        let ccbin = host::compiler(env, b.ccbin.as_deref(), triple, &host_triple, &scratch)?;
+        let msvc = ccbin.as_ref().is_some_and(|c| {
+            c.path
+                .file_stem()
+                .is_some_and(|s| s.eq_ignore_ascii_case("cl"))
+        });
+        if let Some(c) = &ccbin {
+            if let Some(v) = b.toolkit.as_ref().and_then(|t| t.version.as_ref()) {
+                notes.extend(host::check_version(env, c, v, &b.flags)?);
+            }
+            b.ccbin = Some(c.path.clone());
+        }
+        if static_lib && b.archiver.is_none() {
+            b.archiver = Some(host::archiver(env, &target, &host_triple, &scratch)?.path);
+        }
+
+        let profile = Profile::from_env(env, b.profile_flags, b.device_debug);
+        b.flags.extend(profile.flags(static_lib, msvc));
+
+        if !b.flags_if_supported.is_empty() {
+            if let Some(tk) = &b.toolkit {
+                let cache = b
+                    .out_dir
+                    .clone()
+                    .or_else(|| env.get_os(crate::env::Var::OutDir).map(PathBuf::from))
+                    .map(|d| d.join("cuda-build").join("flag-support.json"));
+                let probe = super::flag_probe::FlagProbe::new(env, tk, b.ccbin.as_deref(), cache);
+                let wanted = std::mem::take(&mut b.flags_if_supported);
+                let (wanted, _) = split_arch_flags(&wanted, "Build::flag_if_supported")?;
+                for f in wanted {
+                    if probe.supported(&f) {
+                        b.flags.push(f);
+                    }
+                }
+            }
+        }
+        Ok(Prepared {
+            build: b,
+            notes,
+            rerun,
+        })
+    }
+}
+
+/// A builder ready for the engine, and what to tell cargo about it.
+pub(super) struct Prepared {
+    pub build: Build,
+    pub notes: Vec<String>,
+    pub rerun: Vec<String>,
+}
+
+/// Where cc may write its compiler-detection scratch files.
+fn scratch_dir(env: &Env, b: &Build) -> PathBuf {
+    let out = b
+        .out_dir
+        .clone()
+        .or_else(|| env.get_os(crate::env::Var::OutDir).map(PathBuf::from));
+    let dir = match out {
+        Some(d) => d.join("cuda-build").join("host"),
+        None => std::env::temp_dir().join("cuda-build-host"),
+    };
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}
+
+/// The nvcc option an arch flag starts with, if it is one.
+fn arch_flag_name(flag: &str) -> Option<&'static str> {
+    let name = flag.split('=').next().unwrap_or(flag).trim();
+    [
+        "-arch",
+        "--gpu-architecture",
+        "-gencode",
+        "--generate-code",
+        "-code",
+        "--gpu-code",
+    ]
+    .into_iter()
+    .find(|n| name == *n)
+}
+
+/// An arch flag as written (`-arch=sm_80`) and the arch it plans (`80`).
+type ArchFlag = (String, String);
+
+/// Takes `-arch=X` / `--gpu-architecture X` out of the flags, as the arch
+/// it names (in [`crate::arch`]'s spelling); refuses `-gencode` and `-code`,
+/// which only `.arch()` can plan. Returns the other flags and (text, arch).
+fn split_arch_flags(
+    flags: &[String],
+    method: &str,
+) -> Result<(Vec<String>, Option<ArchFlag>), Error> {
+    let mut rest = Vec::new();
+    let mut arch: Option<ArchFlag> = None;
+    let mut i = 0;
+    while i < flags.len() {
+        let f = flags[i].trim();
+        let Some(name) = arch_flag_name(f) else {
+            rest.push(flags[i].clone());
+            i += 1;
+            continue;
+        };
+        let (value, text) = match f.split_once('=') {
+            Some((_, v)) => (v.to_string(), f.to_string()),
+            None => match flags.get(i + 1) {
+                Some(v) => {
+                    i += 1;
+                    (v.trim().to_string(), format!("{f} {}", v.trim()))
+                }
+                None => (String::new(), f.to_string()),
+            },
+        };
+        i += 1;
+        if matches!(name, "-arch" | "--gpu-architecture")
+            && !value.is_empty()
+            && !value.contains(',')
+        {
+            let planned = match value.strip_prefix("sm_") {
+                // nvcc's -arch=sm_80 is SASS plus PTX for 8.0: `80` here.
+                Some(rest) => rest.to_string(),
+                None => value.clone(),
+            };
+            crate::arch::parse_arch_list(&planned)
+                .map_err(|e| e.with_help(format!("{method}(\"{text}\") names this arch")))?;
+            if let Some((first, _)) = &arch {
+                return Err(Error::new(
+                    "arch-invalid",
+                    format!("{method} got two arch flags: `{first}` and `{text}`"),
+                )
+                .with_help("list every arch in one Build::arch call, e.g. .arch(\"80;90\")"));
+            }
+            arch = Some((text, planned));
+            continue;
+        }
+        return Err(Error::new(
+            "arch-invalid",
+            format!("{method}(\"{text}\") sets the GPU code by hand, which would double the planned -gencode flags"),
+        )
+        .with_help("use Build::arch instead: .arch(\"80;90\") for SASS+PTX, .arch(\"sm_80;compute_90\") for SASS only / PTX only")
+        .with_help("the plan then decides every -gencode and the generated module's ARCHS say what was built"));
+    }
+    Ok((rest, arch))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn arch_flags_become_the_plan() {
+        let (rest, arch) = split_arch_flags(&v(&["-O3", "-arch=sm_80", "-lineinfo"]), "f").unwrap();
+        assert_eq!(rest, ["-O3", "-lineinfo"]);
+        assert_eq!(arch.unwrap().1, "80");
+        let (_, arch) = split_arch_flags(&v(&["--gpu-architecture", "compute_90"]), "f").unwrap();
+        assert_eq!(
+            arch.unwrap(),
+            (
+                "--gpu-architecture compute_90".to_string(),
+                "compute_90".to_string()
+            )
+        );
+        let (_, arch) = split_arch_flags(&v(&["-arch=sm_90a"]), "f").unwrap();
+        assert_eq!(arch.unwrap().1, "90a");
+        // Not arch flags: -arch-like prefixes of other options.
+        let (rest, arch) = split_arch_flags(&v(&["--architecture-hint", "-codegen"]), "f").unwrap();
+        assert_eq!((rest.len(), arch), (2, None));
+    }
+
+    #[test]
+    fn gencode_and_code_are_refused_with_a_pointer_to_arch() {
+        for f in [
+            v(&["-gencode", "arch=compute_80,code=sm_80"]),
+            v(&["-gencode=arch=compute_80,code=sm_80"]),
+            v(&["--generate-code=arch=compute_80,code=sm_80"]),
+            v(&["-code=sm_80"]),
+            v(&["--gpu-code", "sm_80"]),
+        ] {
+            let e = split_arch_flags(&f, "Build::flag").unwrap_err();
+            assert_eq!(e.code, "arch-invalid");
+            assert!(e.to_string().contains("use Build::arch"), "{e}");
+        }
+        let e = split_arch_flags(&v(&["-arch=sm_80", "-arch=sm_90"]), "Build::flag").unwrap_err();
+        assert!(e.message.contains("two arch flags"), "{e}");
+        let e = split_arch_flags(&v(&["-arch=sm_8x"]), "Build::flag").unwrap_err();
+        assert!(e.to_string().contains("-arch=sm_8x"), "{e}");
+    }
+}
