@@ -121,6 +121,7 @@ mod module;
 mod nvcc;
 mod progress;
 mod run;
+pub mod sccache;
 mod sources;
 
 pub use builder::{Artifacts, Build, BuildStats, KernelArtifact, OutputKind};
