@@ -76,15 +76,20 @@ run() {
   cargo clean -q -p cuda-kernels
   local t0 t1
   t0=$(date +%s.%N)
-  env CUDA_BUILD_CACHE_DIR="$work/cb-cache-$RANDOM$RANDOM" "$@" cargo build -q -p cuda-kernels 2>"$work/last.log" \
+  env CUDA_BUILD_CACHE_DIR="${cbdir:-$work/cb-cache-$RANDOM$RANDOM}" "$@" cargo build -q -p cuda-kernels 2>"$work/last.log" \
     || { cat "$work/last.log" >&2; echo "bench-sccache: the $name build failed" >&2; exit 1; }
   t1=$(date +%s.%N)
   local secs
   secs=$(python3 -c "print(f'{$t1-$t0:.1f}')")
   [[ -z $cold ]] && cold=$secs
-  local notes
+  local notes pct
   notes=$(grep -c "sccache" "$work/last.log" || true)
-  rows+=("$name|$secs|$(python3 -c "print(f'{100*$secs/$cold:.0f}%')")|${steps:-–}|$notes")
+  # Share of cold, and of cold's nvcc part (wall above the floor row).
+  pct=$(python3 -c "
+c, s, f = $cold, $secs, ${floor:-0}
+above = f'{100*(s-f)/(c-f):.0f}%' if f and c > f else '–'
+print(f'{100*s/c:.0f}%|{above}')")
+  rows+=("$name|$secs|$pct|${steps:-–}|$notes")
   echo "bench-sccache: $name: $secs s" >&2
 }
 
@@ -95,7 +100,11 @@ start_server() {
   env SCCACHE_SERVER_PORT="$port" SCCACHE_IDLE_TIMEOUT=0 "$@" "$sccache" --start-server >/dev/null
 }
 
-steps= run "cold (plain nvcc)"
+cbdir="$work/cb-fixed" steps= run "cold (plain nvcc)"
+# The floor: everything from cuda-build's own cache, no nvcc at all (cargo,
+# the build script, rustc for the crate): what no compiler cache can remove.
+cbdir="$work/cb-fixed" steps= run "floor (cuda-build cache, no nvcc)"
+floor=$(cut -d'|' -f2 <<<"${rows[-1]}")
 
 pa=$(free_port)
 start_server "$pa" SCCACHE_REDIS_ENDPOINT="redis://127.0.0.1:$redis_port" SCCACHE_DIR="$work/a"
@@ -117,7 +126,7 @@ if [[ $(id -u) == 0 ]] && command -v bwrap >/dev/null; then
   unset SCCACHE_CONF SCCACHE_SERVER_PORT SCCACHE_DIR SCCACHE_ERROR_LOG
   scripts/sccache-dist-local.sh stop "$work/dist"
 else
-  rows+=("sccache-dist (1 local server)|skipped (needs root and bwrap)|||")
+  rows+=("sccache-dist (1 local server)|skipped (needs root and bwrap)||||")
 fi
 
 SCCACHE_SERVER_PORT=$pb "$sccache" --zero-stats >/dev/null
@@ -127,8 +136,9 @@ read -r h m d < <(stats "$pb"); rows[-1]="${rows[-1]/|–|/|$h hit, $m miss|}"
 
 echo
 echo "cuda-kernels through cuda-build, CUDA_ARCHS=$CUDA_ARCHS, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), sccache $("$sccache" --version | cut -d' ' -f2)"
-printf '%-34s %9s %8s  %-34s %s\n' "build" "wall s" "of cold" "nvcc steps (cicc+ptxas)" "sccache notices"
+printf '%-34s %8s %8s %12s  %-36s %s\n' "build" "wall s" "of cold" "above floor" "nvcc steps (cicc+ptxas)" "sccache notices"
 for r in "${rows[@]}"; do
-  IFS='|' read -r a b c d e <<<"$r"
-  printf '%-34s %9s %8s  %-34s %s\n' "$a" "$b" "$c" "$d" "$e"
+  IFS='|' read -r a b c g d e <<<"$r"
+  printf '%-34s %8s %8s %12s  %-36s %s\n' "$a" "$b" "$c" "$g" "$d" "$e"
 done
+echo "above floor: (wall - floor) / (cold - floor), the share of cold's compile work that remains"

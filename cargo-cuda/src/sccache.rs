@@ -361,7 +361,7 @@ pub fn build_vars(
         (problem, _, _) => {
             let why = problem.clone().unwrap_or_default();
             if flag {
-                Err(Error::new("sccache-unusable", format!("--sccache: {why}")).with_help(FIX))
+                Err(Error::new("invalid-argument", format!("--sccache: {why}")).with_help(FIX))
             } else {
                 eprintln!(
                     "{}",
