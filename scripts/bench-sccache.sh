@@ -129,7 +129,7 @@ else
   rows+=("sccache-dist (1 local server)|skipped (needs root and bwrap)||||")
 fi
 
-SCCACHE_SERVER_PORT=$pb "$sccache" --zero-stats >/dev/null
+SCCACHE_SERVER_PORT=$pb "$sccache" --zero-stats >/dev/null 2>&1
 printf '\n__device__ inline unsigned bench_edit_%s() { return %s; }\n' "$RANDOM" "$RANDOM" >>"$header"
 steps= run "header edit (machine B)" CUDA_BUILD_WRAPPER="$sccache" SCCACHE_SERVER_PORT="$pb"
 read -r h m d < <(stats "$pb"); rows[-1]="${rows[-1]/|–|/|$h hit, $m miss|}"

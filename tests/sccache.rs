@@ -418,12 +418,15 @@ impl Redis {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
+        // Owned at once: dropping it (the panic below) kills and waits.
+        let redis = Redis { child, port };
         for _ in 0..100 {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Some(Redis { child, port });
+                return Some(redis);
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        drop(redis);
         panic!("redis-server did not listen on 127.0.0.1:{port} within 5 s");
     }
     fn endpoint(&self) -> String {

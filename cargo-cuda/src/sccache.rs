@@ -401,10 +401,14 @@ mod tests {
         )
         .unwrap();
         let env = Env::empty().set(Var::CudaBuildWrapper, "/opt/ccache");
-        let s = requested(false, &env, &[m.clone()]).unwrap().unwrap();
+        let s = requested(false, &env, std::slice::from_ref(&m))
+            .unwrap()
+            .unwrap();
         assert_eq!(s.program, Path::new("sccache"));
         assert!(s.via.contains("[package.metadata.cuda] wrapper"));
-        let s = requested(true, &env, &[m.clone()]).unwrap().unwrap();
+        let s = requested(true, &env, std::slice::from_ref(&m))
+            .unwrap()
+            .unwrap();
         assert_eq!(s.via, "--sccache");
         let s = requested(false, &env, &[]).unwrap().unwrap();
         assert_eq!(s.via, "CUDA_BUILD_WRAPPER");
