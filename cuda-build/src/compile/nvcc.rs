@@ -60,6 +60,8 @@ pub(crate) struct Failure {
     pub timed_out: bool,
     /// Why nvcc (or its wrapper) could not start: a diagnosis code and the reason.
     pub spawn_error: Option<(&'static str, String)>,
+    /// It ran without the wrapper (sccache was skipped or bypassed).
+    pub plain: bool,
 }
 
 impl Runner {
@@ -175,6 +177,21 @@ impl Runner {
         parts.join(" ")
     }
 
+    /// The command of a failure `f` with these arguments, as it really ran
+    /// (without the wrapper when sccache was bypassed).
+    pub(crate) fn display_failed(&self, f: &Failure, args: &[OsString]) -> String {
+        if f.plain {
+            Runner {
+                wrapper: None,
+                sccache: false,
+                ..self.clone()
+            }
+            .display(args)
+        } else {
+            self.display(args)
+        }
+    }
+
     /// Runs nvcc; Ok(stderr) on success. Under sccache, a failure that is
     /// sccache's own (not a compile error) is retried once with plain nvcc.
     pub(crate) fn run(&self, args: &[OsString]) -> Result<String, Failure> {
@@ -227,6 +244,7 @@ impl Runner {
             stderr,
             timed_out,
             spawn_error,
+            plain: self.wrapper.is_none(),
         };
         match crate::process::run_command(&mut cmd, self.timeout) {
             Ok(out) if out.status.success() => Ok(out.combined()),

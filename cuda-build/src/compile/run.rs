@@ -926,7 +926,7 @@ impl<'b> Run<'b> {
                             Err(_) => a.clone(),
                         })
                         .collect();
-                    f.command = runner.display(&shown);
+                    f.command = runner.display_failed(&f, &shown);
                     return Err(self.failure(tk, job, f));
                 }
             }
