@@ -591,3 +591,46 @@ fn unusable_sccache_falls_back_to_plain_nvcc_with_one_line() {
         );
     }
 }
+
+/// sccache-dist configured with a scheduler nobody answers at: sccache
+/// compiles locally (no dist compile, no failure) and the artifacts are
+/// plain nvcc's. (`cargo cuda doctor` / `build` say so: cargo-cuda's tests.)
+#[test]
+fn unreachable_scheduler_compiles_locally() {
+    let (Some(bin), Some(pkg)) = (
+        sccache_bin("CARGO_CUDA_TEST_SCCACHE"),
+        Pkg::new(&["saxpy.cu"]),
+    ) else {
+        return;
+    };
+    let closed = free_port();
+    let conf = pkg.root().join("client.conf");
+    std::fs::write(
+        &conf,
+        format!("[dist]\nscheduler_url = \"http://127.0.0.1:{closed}\"\ntoolchains = []\n[dist.auth]\ntype = \"token\"\ntoken = \"t\"\n"),
+    )
+    .unwrap();
+    let server = Server::start(
+        &bin,
+        pkg.root(),
+        &[
+            (
+                "SCCACHE_DIR",
+                pkg.root().join("sccache").display().to_string(),
+            ),
+            ("SCCACHE_CONF", conf.display().to_string()),
+        ],
+    );
+    let status = server.run(&["--dist-status"]);
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("NotConnected"),
+        "{status:?}"
+    );
+    let plain = pkg.build(pkg.env(), "plain").unwrap();
+    let a = pkg.build(server.env(pkg.env()), "dist").unwrap();
+    no_sccache_notice(&a);
+    assert_eq!(outputs(&a), outputs(&plain));
+    let s = server.stats();
+    assert_eq!((s.misses(), s.fails()), (4, 0), "{s:?}");
+    assert_eq!(s.0["dist_compiles"], serde_json::json!({}), "{s:?}");
+}

@@ -195,12 +195,16 @@ impl Runner {
     /// Runs nvcc; Ok(stderr) on success. Under sccache, a failure that is
     /// sccache's own (not a compile error) is retried once with plain nvcc.
     pub(crate) fn run(&self, args: &[OsString]) -> Result<String, Failure> {
+        if !self.sccache || self.wrapper.is_none() {
+            // No wrapper, or another one (ccache, a script): run as set.
+            return self.run_once(args);
+        }
         let plain = Runner {
             wrapper: None,
             sccache: false,
             ..self.clone()
         };
-        if !self.sccache || self.wrapper.is_none() || self.sccache_off.load(Ordering::Relaxed) {
+        if self.sccache_off.load(Ordering::Relaxed) {
             return plain.run_once(args);
         }
         let under_sccache = Runner {
