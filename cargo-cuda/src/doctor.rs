@@ -170,6 +170,9 @@ pub fn run(session: &Session, opts: &Options) -> Report {
         );
     }
     checks.push(compile);
+    checks.push(crate::sccache::doctor_check(
+        &crate::sccache::current_state(&session.env, project.workspace.as_ref()),
+    ));
     let workload = Workload {
         workspace: project.workspace.as_ref(),
         toolkit: selected.as_ref(),

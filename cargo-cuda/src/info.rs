@@ -221,6 +221,10 @@ pub fn info_json(session: &Session, data: &InfoData) -> Value {
             "root": w.root,
             "cuda_packages": w.cuda_packages,
         })),
+        "sccache": crate::sccache::info_json(&crate::sccache::current_state(
+            &session.env,
+            data.workspace.as_ref()
+        )),
         "errors": errors,
     })
 }

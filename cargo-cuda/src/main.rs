@@ -11,6 +11,7 @@ mod explain;
 mod gpu;
 mod info;
 mod progress;
+mod sccache;
 mod session;
 mod shell;
 mod signals;

@@ -152,7 +152,8 @@ fn prepare_and_run(
     color: Option<ColorChoice>,
     style: &Style,
 ) -> Result<i32, Error> {
-    let split = split_args(&args.cargo_args)?;
+    let (sccache, cargo_args) = crate::sccache::take_flag(args.sccache, &args.cargo_args);
+    let split = split_args(&cargo_args)?;
     let overrides = Overrides {
         arch: args.arch.clone().or(split.arch.clone()),
         toolkit: args.toolkit.clone().or(split.toolkit.clone()),
@@ -217,6 +218,12 @@ fn prepare_and_run(
         &session.env,
         progress_file.as_deref(),
     );
+    vars.extend(crate::sccache::build_vars(
+        sccache,
+        &session.env,
+        project.workspace.as_ref(),
+        style,
+    )?);
     // We pipe cargo's stderr; keep its colours when our own stderr shows them.
     if session.env.get_os(Var::CargoTermColor).is_none() || color.is_some() {
         let c = if style.colored() { "always" } else { "never" };

@@ -127,7 +127,11 @@
 //! sccache, nvcc runs as `sccache nvcc …` too. sccache caches nvcc's
 //! compilations (and, with its distributed mode, spreads them over
 //! machines); cuda-build's own cache still answers first, so sccache only
-//! sees real compiles. See `docs/sccache.md` for a setup walk-through.
+//! sees real compiles. An sccache that is missing, older than 0.9, or whose
+//! server does not answer is not used (one warning; plain nvcc); under a
+//! working one, nvcc gets `-Xcicc --gen_module_id_file` (see [`sccache`]),
+//! and a failure or stall that is sccache's own is compiled again with plain
+//! nvcc. See `docs/sccache.md` for a setup walk-through.
 //!
 //! # Progress
 //!
@@ -170,6 +174,7 @@ mod parity;
 mod profile;
 mod progress;
 mod run;
+pub mod sccache;
 mod sources;
 
 pub use builder::{Artifacts, Build, BuildStats, KernelArtifact, OutputKind};

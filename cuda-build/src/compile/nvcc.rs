@@ -6,6 +6,8 @@ use crate::Error;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How nvcc is started: directly, or under a compiler cache.
@@ -18,6 +20,24 @@ pub(crate) struct Runner {
     /// NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS as the [`Env`] has them: the
     /// child sees exactly what went into the cache key.
     pub child_env: Vec<(&'static str, Option<OsString>)>,
+    /// The wrapper is a usable sccache: its nvcc fixes apply and its own
+    /// failures fall back to plain nvcc (see [`super::sccache`]).
+    pub sccache: bool,
+    /// One-line notices for cargo (sccache skipped or bypassed), drained by the caller.
+    pub notices: Arc<Mutex<Vec<String>>>,
+    /// The deadline of one compile under sccache (see [`super::sccache::stall_deadline`]).
+    pub sccache_deadline: Duration,
+    /// Set when sccache stalled once: the rest of this build runs plain nvcc.
+    pub sccache_off: Arc<AtomicBool>,
+}
+
+/// The variable that set the wrapper, for messages.
+fn wrapper_var(env: &Env) -> &'static str {
+    if env.get_nonempty(Var::CudaBuildWrapper).is_some() {
+        Var::CudaBuildWrapper.name()
+    } else {
+        Var::RustcWrapper.name()
+    }
 }
 
 /// The compiler cache to run nvcc under, if any.
@@ -40,6 +60,8 @@ pub(crate) struct Failure {
     pub timed_out: bool,
     /// Why nvcc (or its wrapper) could not start: a diagnosis code and the reason.
     pub spawn_error: Option<(&'static str, String)>,
+    /// It ran without the wrapper (sccache was skipped or bypassed).
+    pub plain: bool,
 }
 
 impl Runner {
@@ -48,12 +70,69 @@ impl Runner {
             .iter()
             .map(|v| (v.name(), env.get_os(*v).map(|s| s.to_os_string())))
             .collect();
-        Runner {
+        let timeout = crate::process::timeout_from_env(env, Duration::from_secs(300));
+        let mut runner = Runner {
             nvcc: nvcc.to_path_buf(),
             wrapper: wrapper(env),
-            timeout: crate::process::timeout_from_env(env, Duration::from_secs(300)),
+            timeout,
             child_env,
+            sccache: false,
+            notices: Arc::default(),
+            sccache_deadline: super::sccache::stall_deadline(env, timeout),
+            sccache_off: Arc::default(),
+        };
+        runner.check_sccache(env);
+        runner
+    }
+
+    /// An sccache that cannot run, or cannot cache nvcc, is dropped with one
+    /// notice: the build goes on with plain nvcc rather than failing or
+    /// passing every compile through a wrapper that only forwards it.
+    fn check_sccache(&mut self, env: &Env) {
+        let Some(w) = self
+            .wrapper
+            .clone()
+            .filter(|w| super::sccache::is_sccache(w))
+        else {
+            return;
+        };
+        let var = wrapper_var(env);
+        let why = match super::sccache::probe(&w, Duration::from_secs(30)) {
+            Ok(p) if p.caches_nvcc() => match super::sccache::server_answers(&w) {
+                Ok(()) => {
+                    self.sccache = true;
+                    return;
+                }
+                Err(e) => e,
+            },
+            Ok(p) => format!(
+                "sccache {} is older than {} and cannot cache nvcc; upgrade it (e.g. `cargo install sccache`)",
+                p.version,
+                super::sccache::MIN_VERSION_FOR_NVCC
+            ),
+            Err(e) => format!("{e}; install sccache or fix {var}"),
+        };
+        self.wrapper = None;
+        self.notice(format!(
+            "cuda-build: {var}={} is not used: {why}; compiling with plain nvcc (no sccache caching)",
+            w.display()
+        ));
+    }
+
+    fn notice(&self, n: String) {
+        if let Ok(mut ns) = self.notices.lock() {
+            if !ns.contains(&n) {
+                ns.push(n);
+            }
         }
+    }
+
+    /// The notices so far (each once).
+    pub(crate) fn take_notices(&self) -> Vec<String> {
+        self.notices
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
     }
 
     fn command(&self, args: &[OsString]) -> Command {
@@ -66,6 +145,9 @@ impl Runner {
             None => Command::new(&self.nvcc),
         };
         cmd.args(args);
+        if self.sccache && self.wrapper.is_some() {
+            cmd.args(super::sccache::extra_args(args));
+        }
         for (name, value) in &self.child_env {
             match value {
                 Some(v) => cmd.env(name, v),
@@ -88,11 +170,77 @@ impl Runner {
         }
         parts.push(quote(&self.nvcc.to_string_lossy()));
         parts.extend(args.iter().map(|a| quote(&a.to_string_lossy())));
+        if self.sccache && self.wrapper.is_some() {
+            let extra = super::sccache::extra_args(args);
+            parts.extend(extra.iter().map(|a| quote(&a.to_string_lossy())));
+        }
         parts.join(" ")
     }
 
-    /// Runs nvcc; Ok(stderr) on success.
+    /// The command of a failure `f` with these arguments, as it really ran
+    /// (without the wrapper when sccache was bypassed).
+    pub(crate) fn display_failed(&self, f: &Failure, args: &[OsString]) -> String {
+        if f.plain {
+            Runner {
+                wrapper: None,
+                sccache: false,
+                ..self.clone()
+            }
+            .display(args)
+        } else {
+            self.display(args)
+        }
+    }
+
+    /// Runs nvcc; Ok(stderr) on success. Under sccache, a failure that is
+    /// sccache's own (not a compile error) is retried once with plain nvcc.
     pub(crate) fn run(&self, args: &[OsString]) -> Result<String, Failure> {
+        if !self.sccache || self.wrapper.is_none() {
+            // No wrapper, or another one (ccache, a script): run as set.
+            return self.run_once(args);
+        }
+        let plain = Runner {
+            wrapper: None,
+            sccache: false,
+            ..self.clone()
+        };
+        if self.sccache_off.load(Ordering::Relaxed) {
+            return plain.run_once(args);
+        }
+        let under_sccache = Runner {
+            timeout: self.sccache_deadline,
+            ..self.clone()
+        };
+        let r = under_sccache.run_once(args);
+        let Err(f) = &r else { return r };
+        let source = args.last().map(|s| s.to_string_lossy()).unwrap_or_default();
+        if f.timed_out {
+            // A storage backend or scheduler that stopped answering makes
+            // sccache wait (60 s per step for a dead Redis): stop using it.
+            self.sccache_off.store(true, Ordering::Relaxed);
+            self.notice(format!(
+                "cuda-build: sccache did not finish `{source}` within {} s (a cache backend or sccache-dist scheduler that stopped answering?); it was compiled with plain nvcc, and the rest of this build runs without sccache (CUDA_BUILD_TIMEOUT sets this limit)",
+                self.sccache_deadline.as_secs()
+            ));
+            return plain.run_once(args);
+        }
+        let cause = match &f.spawn_error {
+            Some((_, why)) => why.clone(),
+            None => match super::sccache::own_failure(&f.stderr) {
+                Some(line) => line,
+                None => return r,
+            },
+        };
+        let r = plain.run_once(args);
+        if r.is_ok() {
+            self.notice(format!(
+                "cuda-build: sccache failed on `{source}` ({cause}); compiled with plain nvcc instead (not cached)"
+            ));
+        }
+        r
+    }
+
+    fn run_once(&self, args: &[OsString]) -> Result<String, Failure> {
         let mut cmd = self.command(args);
         let fail = |status: String, stderr: String, timed_out, spawn_error| Failure {
             command: self.display(args),
@@ -100,6 +248,7 @@ impl Runner {
             stderr,
             timed_out,
             spawn_error,
+            plain: self.wrapper.is_none(),
         };
         match crate::process::run_command(&mut cmd, self.timeout) {
             Ok(out) if out.status.success() => Ok(out.combined()),

@@ -338,6 +338,9 @@ impl<'b> Run<'b> {
             })
             .collect();
         let compiled = jobs::run_all(tasks, &limiter);
+        for n in runner.take_notices() {
+            self.warn(n);
+        }
         for (i, r) in pending.into_iter().zip(compiled) {
             results[i] = Some(r);
         }
@@ -923,7 +926,7 @@ impl<'b> Run<'b> {
                             Err(_) => a.clone(),
                         })
                         .collect();
-                    f.command = runner.display(&shown);
+                    f.command = runner.display_failed(&f, &shown);
                     return Err(self.failure(tk, job, f));
                 }
             }
