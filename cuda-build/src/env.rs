@@ -94,6 +94,8 @@ vars! {
     OutDir = "OUT_DIR";
     /// The build script's package directory.
     CargoManifestDir = "CARGO_MANIFEST_DIR";
+    /// The target triple cargo builds for; `*-msvc` changes nvcc's host flags.
+    Target = "TARGET";
     /// Home directory, for the default cache location.
     Home = "HOME";
     /// XDG cache directory, for the default cache location.

@@ -38,5 +38,5 @@ pub mod probe;
 pub mod process;
 pub mod toolkit;
 
-pub use compile::{Artifacts, Build, OutputKind};
+pub use compile::{compile_all, try_compile_all, Artifacts, Build, OutputKind};
 pub use error::{Error, Result};

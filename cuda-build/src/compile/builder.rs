@@ -1,5 +1,6 @@
 //! The `Build` builder: its settings and what a build returns (the build itself is in `run`).
 
+use super::layout::Layout;
 use crate::env::Env;
 use crate::plan::ArchPlan;
 use crate::toolkit::Toolkit;
@@ -119,6 +120,7 @@ pub struct Build {
     pub(super) emit_cargo: bool,
     pub(super) launchers: bool,
     pub(super) write_fault: Option<i32>,
+    pub(super) layout: Layout,
 }
 
 impl Default for Build {
@@ -155,6 +157,7 @@ impl Build {
             emit_cargo: true,
             launchers: false,
             write_fault: None,
+            layout: Layout::default(),
         }
     }
 
@@ -322,64 +325,15 @@ impl Build {
     }
 
     /// Builds everything; on failure prints the explained error to stderr
-    /// and exits with status 1 (cargo shows it), never panicking.
+    /// and exits with status 1 (cargo shows it), never panicking. Several
+    /// builds in one script share one job pool with [`super::compile_all`].
     pub fn compile(&self) -> Artifacts {
-        let (result, lines) = self.build();
-        match result {
-            Ok(a) => {
-                self.print_cargo(&lines);
-                a
-            }
-            Err(e) => {
-                // Cargo reruns a failed build script whatever it printed, and
-                // shows all of its stdout: hundreds of rerun-if-changed lines
-                // would bury the error. Only the warnings are worth keeping.
-                let warnings: Vec<String> = lines
-                    .into_iter()
-                    .filter(|l| l.starts_with("warning="))
-                    .collect();
-                self.print_cargo(&warnings);
-                eprintln!("{e}");
-                std::process::exit(1);
-            }
-        }
+        super::pool::compile_all([self]).remove(0)
     }
 
     /// Builds everything, returning the error instead of exiting, so a crate
     /// can make CUDA optional.
     pub fn try_compile(&self) -> Result<Artifacts, Error> {
-        let (result, lines) = self.build();
-        // The build script may go on without CUDA: cargo must still rerun it
-        // when a source, a header or a variable changes.
-        self.print_cargo(&lines);
-        result
-    }
-
-    /// The build, and the `cargo:` lines it wants printed (without the prefix).
-    fn build(&self) -> (Result<Artifacts, Error>, Vec<String>) {
-        let env = self.env.clone().unwrap_or_else(Env::from_process);
-        let mut lines: Vec<String> = crate::env::Var::ALL
-            .iter()
-            .map(|v| format!("rerun-if-env-changed={}", v.name()))
-            .collect();
-        let result = match super::run::Run::new(self, env) {
-            Ok(run) => {
-                let result = run.run();
-                lines.extend(run.take_cargo_lines());
-                result
-            }
-            Err(e) => Err(e),
-        };
-        (result, lines)
-    }
-
-    fn print_cargo(&self, lines: &[String]) {
-        if self.emit_cargo {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            for l in lines {
-                let _ = writeln!(out, "cargo:{l}");
-            }
-        }
+        super::pool::try_compile_all([self]).map(|mut v| v.remove(0))
     }
 }

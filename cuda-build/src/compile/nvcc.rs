@@ -18,6 +18,8 @@ pub(crate) struct Runner {
     /// NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS as the [`Env`] has them: the
     /// child sees exactly what went into the cache key.
     pub child_env: Vec<(&'static str, Option<OsString>)>,
+    /// The directory nvcc runs in (the package root, so paths can be relative).
+    pub cwd: PathBuf,
 }
 
 /// The compiler cache to run nvcc under, if any.
@@ -43,16 +45,23 @@ pub(crate) struct Failure {
 }
 
 impl Runner {
-    pub(crate) fn new(env: &Env, nvcc: &Path) -> Runner {
+    pub(crate) fn new(env: &Env, nvcc: &Path, cwd: &Path) -> Runner {
         let child_env = [Var::NvccPrependFlags, Var::NvccAppendFlags]
             .iter()
             .map(|v| (v.name(), env.get_os(*v).map(|s| s.to_os_string())))
             .collect();
+        // nvcc runs in `cwd`: a relative nvcc path must not change meaning.
+        let nvcc = if nvcc.is_relative() && nvcc.components().count() > 1 {
+            std::env::current_dir().unwrap_or_default().join(nvcc)
+        } else {
+            nvcc.to_path_buf()
+        };
         Runner {
-            nvcc: nvcc.to_path_buf(),
+            nvcc,
             wrapper: wrapper(env),
             timeout: crate::process::timeout_from_env(env, Duration::from_secs(300)),
             child_env,
+            cwd: cwd.to_path_buf(),
         }
     }
 
@@ -66,6 +75,9 @@ impl Runner {
             None => Command::new(&self.nvcc),
         };
         cmd.args(args);
+        if !self.cwd.as_os_str().is_empty() {
+            cmd.current_dir(&self.cwd);
+        }
         for (name, value) in &self.child_env {
             match value {
                 Some(v) => cmd.env(name, v),
@@ -78,6 +90,9 @@ impl Runner {
     /// The command as a shell would show it (for messages only; never run through a shell).
     pub(crate) fn display(&self, args: &[OsString]) -> String {
         let mut parts: Vec<String> = Vec::new();
+        if !self.cwd.as_os_str().is_empty() {
+            parts.push(format!("cd {} &&", quote(&self.cwd.to_string_lossy())));
+        }
         for (name, value) in &self.child_env {
             if let Some(v) = value {
                 parts.push(format!("{name}={}", quote(&v.to_string_lossy())));
