@@ -1158,14 +1158,25 @@ fn child_compile_build_script() {
         lib_dirs: Vec::new(),
         problems: Vec::new(),
     };
-    let a = Build::new()
-        .env(Env::empty().set(Var::CargoManifestDir, var("CB_TEST_PKG")))
+    let mut b = Build::new();
+    b.env(Env::empty().set(Var::CargoManifestDir, var("CB_TEST_PKG")))
         .toolkit(tk)
         .out_dir(var("CB_TEST_OUT"))
         .no_cache()
         .arch("90")
-        .dir("cu")
-        .compile();
+        .dir("cu");
+    if std::env::var_os("CB_TEST_TWO").is_some() {
+        // Two builds of the same sources: every cargo: line still once.
+        let mut ptx = b.clone();
+        ptx.output(OutputKind::Ptx).module_name("ptx");
+        let all = cuda_build::compile_all([&b, &ptx]);
+        println!(
+            "CHILD-OK compiled={}",
+            all.iter().map(|a| a.stats.compiled).sum::<usize>()
+        );
+        return;
+    }
+    let a = b.compile();
     println!("CHILD-OK compiled={}", a.stats.compiled);
 }
 
@@ -1203,6 +1214,41 @@ fn compile_exits_1_with_the_error_once_and_no_panic() {
         ok.stdout
     );
     assert!(ok.stdout.contains("cargo:rerun-if-env-changed=CUDA_HOME"));
+
+    // Two builds in one script: each cargo: line is printed once.
+    let two = {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args([
+            "--ignored",
+            "--exact",
+            "child_compile_build_script",
+            "--nocapture",
+        ])
+        .env("CB_TEST_NVCC", fx.real_root.join("bin/nvcc"))
+        .env("CB_TEST_PKG", fx.pkg())
+        .env("CB_TEST_OUT", fx.root().join("out-two"))
+        .env("CB_TEST_TWO", "1");
+        cuda_build::process::run_command(&mut cmd, Duration::from_secs(300)).unwrap()
+    };
+    assert!(
+        two.stdout.contains("CHILD-OK compiled=2"),
+        "{}",
+        two.combined()
+    );
+    let lines: Vec<&str> = two
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("cargo:"))
+        .collect();
+    let distinct: std::collections::HashSet<&&str> = lines.iter().collect();
+    assert_eq!(lines.len(), distinct.len(), "{}", two.stdout);
+    assert_eq!(
+        two.stdout
+            .matches("cargo:rerun-if-env-changed=CUDA_HOME")
+            .count(),
+        1
+    );
+    assert!(two.stdout.contains("common.cuh"), "{}", two.stdout);
 
     std::fs::write(
         fx.pkg().join("cu/bad.cu"),
@@ -1552,7 +1598,10 @@ fn two_builds_with_one_module_name_are_refused_naming_both() {
         "{e}"
     );
     assert!(e.message.contains("module name `kernels`"), "{e}");
-    assert!(fx.take_log().is_empty(), "nothing compiled");
+    assert!(
+        fx.take_log().is_empty(),
+        "nothing ran, not even an arch query"
+    );
 }
 
 #[test]

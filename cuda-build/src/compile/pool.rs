@@ -127,14 +127,24 @@ pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec
         .iter()
         .map(|b| Run::new(b, b.env.clone().unwrap_or_else(Env::from_process)))
         .collect();
+    // Same module or manifest: refused before anything runs. Same output
+    // file (a shared `output_dir`): known once the jobs are.
+    let clashes = collisions(builds, &runs, &|_, _| false);
     let mut stages: Vec<Result<Stage, Error>> = runs
         .iter()
-        .map(|r| match r {
-            Ok(run) => run.prepare(),
-            Err(e) => Err(e.clone()),
+        .zip(clashes)
+        .map(|(r, clash)| match (r, clash) {
+            (Err(e), _) => Err(e.clone()),
+            (Ok(_), Some(e)) => Err(e),
+            (Ok(run), None) => run.prepare(),
         })
         .collect();
-    check_collisions(builds, &runs, &mut stages);
+    let clashes = collisions(builds, &runs, &|i, j| shared_output(&stages[i], &stages[j]));
+    for (stage, clash) in stages.iter_mut().zip(clashes) {
+        if let (Ok(_), Some(e)) = (&*stage, clash) {
+            *stage = Err(e);
+        }
+    }
 
     // Everything still to compile, from every build, longest first.
     let mut pending = Vec::new();
@@ -260,13 +270,14 @@ fn recorded_secs(run: &Run, cache: &Cache, key: &str, job: &super::job::Job) -> 
     }
 }
 
-/// Two builds writing the same module (or the same manifest, or the same
-/// output file) would overwrite each other: both get an error naming both.
-fn check_collisions(
+/// Two builds writing the same module (or the same manifest, or, as
+/// `same_output` says, the same output file) would overwrite each other:
+/// both get an error naming both.
+fn collisions(
     builds: &[&Build],
     runs: &[Result<Run, Error>],
-    stages: &mut [Result<Stage, Error>],
-) {
+    same_output: &dyn Fn(usize, usize) -> bool,
+) -> Vec<Option<Error>> {
     let describe = |i: usize| {
         let b = builds[i];
         let first = b
@@ -283,7 +294,7 @@ fn check_collisions(
             b.module_name
         )
     };
-    let mut errors: Vec<(usize, Error)> = Vec::new();
+    let mut errors: Vec<Option<Error>> = vec![None; runs.len()];
     for i in 0..runs.len() {
         for j in i + 1..runs.len() {
             let (Ok(a), Ok(b)) = (&runs[i], &runs[j]) else {
@@ -291,33 +302,29 @@ fn check_collisions(
             };
             let same_module = a.module_path().is_some() && a.module_path() == b.module_path();
             let same_root = a.out_root == b.out_root;
-            let clash = same_module || same_root || shared_output(&stages[i], &stages[j]);
-            if clash {
-                let what = if same_module || same_root {
-                    format!("the module name `{}`", builds[i].module_name)
-                } else {
-                    "an output file".to_string()
-                };
-                let e = Error::new(
-                    "module-name-collision",
-                    format!(
-                        "{} and {} both write {what} in `{}`",
-                        describe(i),
-                        describe(j),
-                        a.out_dir.display()
-                    ),
-                )
-                .with_help("give each Build its own Build::module_name (and output_dir)");
-                errors.push((i, e.clone()));
-                errors.push((j, e));
+            if !(same_module || same_root || same_output(i, j)) {
+                continue;
             }
+            let what = if same_module || same_root {
+                format!("the module name `{}`", builds[i].module_name)
+            } else {
+                "an output file".to_string()
+            };
+            let e = Error::new(
+                "module-name-collision",
+                format!(
+                    "{} and {} both write {what} in `{}`",
+                    describe(i),
+                    describe(j),
+                    a.out_dir.display()
+                ),
+            )
+            .with_help("give each Build its own Build::module_name (and output_dir)");
+            errors[i].get_or_insert(e.clone());
+            errors[j].get_or_insert(e);
         }
     }
-    for (i, e) in errors {
-        if stages[i].is_ok() {
-            stages[i] = Err(e);
-        }
-    }
+    errors
 }
 
 fn shared_output(a: &Result<Stage, Error>, b: &Result<Stage, Error>) -> bool {
