@@ -200,10 +200,6 @@ fn split_glob(pat: &str) -> (PathBuf, String) {
 mod tests {
     use super::*;
 
-    fn v(s: &str) -> Vec<String> {
-        components(Path::new(s))
-    }
-
     fn m(pat: &str, path: &str) -> bool {
         matcher(pat, "test").unwrap().is_match(path)
     }
