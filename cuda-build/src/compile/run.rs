@@ -478,10 +478,10 @@ impl<'b> Run<'b> {
                 }
             }
         }
-        // Sources no longer built are forgotten.
-        manifest
-            .sources
-            .retain(|src, _| jobs.iter().any(|j| j.source == *src));
+        // Sources no longer built are forgotten (a set: Path equality
+        // compares component by component, slow in an unoptimised build).
+        let built: std::collections::HashSet<&PathBuf> = jobs.iter().map(|j| &j.source).collect();
+        manifest.sources.retain(|src, _| built.contains(src));
         // Keep what succeeded, so fixing one file recompiles only that one.
         if !failures.is_empty() {
             let _ = self.save_manifest(&manifest_path, &manifest, &loaded);
