@@ -778,6 +778,11 @@ fn syntax_error_shows_file_line_and_command() {
         shown.contains("command: ") && shown.contains("-fatbin") && shown.contains("bad.cu"),
         "{shown}"
     );
+    // The command names the real output, not a temporary file.
+    assert!(
+        shown.contains("cuda-build/kernels/bad.fatbin") && !shown.contains(".tmp-"),
+        "{shown}"
+    );
     // The command shown reproduces the failure when run by hand (through a
     // shell, as a user would paste it): same error, not a missing directory.
     let detail = e.detail.clone().unwrap_or_default();
