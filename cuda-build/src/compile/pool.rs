@@ -147,7 +147,7 @@ pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec
     }
 
     // Everything still to compile, from every build, longest first.
-    let mut pending = Vec::new();
+    let mut pending: Vec<(Pending, &Run, &super::run::Prepared)> = Vec::new();
     for (bi, (run, stage)) in runs.iter().zip(&stages).enumerate() {
         let (Ok(run), Ok(Stage::Ready(p))) = (run, stage) else {
             continue;
@@ -158,16 +158,17 @@ pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec
                     .cache
                     .as_ref()
                     .and_then(|c| recorded_secs(run, c, &run.duration_key(&p.tk, job), job));
-                pending.push(Pending {
+                let pj = Pending {
                     build: bi,
                     job: ji,
                     secs,
                     size: job.size,
-                });
+                };
+                pending.push((pj, run, p));
             }
         }
     }
-    pending.sort_by(|a, b| {
+    pending.sort_by(|(a, ..), (b, ..)| {
         let time = |p: &Pending| p.secs.unwrap_or(f64::INFINITY);
         time(b).total_cmp(&time(a)).then(b.size.cmp(&a.size))
     });
@@ -180,37 +181,34 @@ pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec
         .unwrap_or(Limiter::Fixed(1));
     // nvcc's --threads for multi-arch sources when there are fewer sources than slots.
     let threads = (limiter.capacity().max(1) / pending.len().max(1)).max(1);
-    let tasks: Vec<Task<'_, Result<JobDone, Error>>> = pending
-        .iter()
-        .map(|pj| {
-            let (Ok(run), Ok(Stage::Ready(p))) = (&runs[pj.build], &stages[pj.build]) else {
-                unreachable!("pending jobs come from prepared builds")
+    let mut order = Vec::with_capacity(pending.len());
+    let mut tasks: Vec<Task<'_, Result<JobDone, Error>>> = Vec::with_capacity(pending.len());
+    for (pj, run, p) in pending {
+        let job = &p.jobs[pj.job];
+        order.push(pj);
+        tasks.push(Box::new(move || {
+            p.progress
+                .event(Event::Start, &job.display, &job.archs.join(","));
+            let r = run.compile_job(
+                &p.tk,
+                &p.other_toolkits,
+                job,
+                &p.runner,
+                p.cache.as_ref(),
+                threads,
+            );
+            let ev = if r.is_ok() {
+                Event::Done
+            } else {
+                Event::Failed
             };
-            let job = &p.jobs[pj.job];
-            Box::new(move || {
-                p.progress
-                    .event(Event::Start, &job.display, &job.archs.join(","));
-                let r = run.compile_job(
-                    &p.tk,
-                    &p.other_toolkits,
-                    job,
-                    &p.runner,
-                    p.cache.as_ref(),
-                    threads,
-                );
-                let ev = if r.is_ok() {
-                    Event::Done
-                } else {
-                    Event::Failed
-                };
-                p.progress.event(ev, &job.display, &job.archs.join(","));
-                r
-            }) as Task<'_, Result<JobDone, Error>>
-        })
-        .collect();
+            p.progress.event(ev, &job.display, &job.archs.join(","));
+            r
+        }));
+    }
     let compiled = jobs::run_all(tasks, &limiter);
 
-    for (pj, r) in pending.iter().zip(compiled) {
+    for (pj, r) in order.iter().zip(compiled) {
         let (Ok(run), Ok(Stage::Ready(p))) = (&runs[pj.build], &mut stages[pj.build]) else {
             continue;
         };
