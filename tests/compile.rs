@@ -778,6 +778,11 @@ fn syntax_error_shows_file_line_and_command() {
         shown.contains("command: ") && shown.contains("-fatbin") && shown.contains("bad.cu"),
         "{shown}"
     );
+    // The command names the real output, not a temporary file.
+    assert!(
+        shown.contains("cuda-build/kernels/bad.fatbin") && !shown.contains(".tmp-"),
+        "{shown}"
+    );
     // The command shown reproduces the failure when run by hand (through a
     // shell, as a user would paste it): same error, not a missing directory.
     let detail = e.detail.clone().unwrap_or_default();
@@ -1158,14 +1163,25 @@ fn child_compile_build_script() {
         lib_dirs: Vec::new(),
         problems: Vec::new(),
     };
-    let a = Build::new()
-        .env(Env::empty().set(Var::CargoManifestDir, var("CB_TEST_PKG")))
+    let mut b = Build::new();
+    b.env(Env::empty().set(Var::CargoManifestDir, var("CB_TEST_PKG")))
         .toolkit(tk)
         .out_dir(var("CB_TEST_OUT"))
         .no_cache()
         .arch("90")
-        .dir("cu")
-        .compile();
+        .dir("cu");
+    if std::env::var_os("CB_TEST_TWO").is_some() {
+        // Two builds of the same sources: every cargo: line still once.
+        let mut ptx = b.clone();
+        ptx.output(OutputKind::Ptx).module_name("ptx");
+        let all = cuda_build::compile_all([&b, &ptx]);
+        println!(
+            "CHILD-OK compiled={}",
+            all.iter().map(|a| a.stats.compiled).sum::<usize>()
+        );
+        return;
+    }
+    let a = b.compile();
     println!("CHILD-OK compiled={}", a.stats.compiled);
 }
 
@@ -1203,6 +1219,41 @@ fn compile_unwinds_with_the_error_once_like_cc() {
         ok.stdout
     );
     assert!(ok.stdout.contains("cargo:rerun-if-env-changed=CUDA_HOME"));
+
+    // Two builds in one script: each cargo: line is printed once.
+    let two = {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args([
+            "--ignored",
+            "--exact",
+            "child_compile_build_script",
+            "--nocapture",
+        ])
+        .env("CB_TEST_NVCC", fx.real_root.join("bin/nvcc"))
+        .env("CB_TEST_PKG", fx.pkg())
+        .env("CB_TEST_OUT", fx.root().join("out-two"))
+        .env("CB_TEST_TWO", "1");
+        cuda_build::process::run_command(&mut cmd, Duration::from_secs(300)).unwrap()
+    };
+    assert!(
+        two.stdout.contains("CHILD-OK compiled=2"),
+        "{}",
+        two.combined()
+    );
+    let lines: Vec<&str> = two
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("cargo:"))
+        .collect();
+    let distinct: std::collections::HashSet<&&str> = lines.iter().collect();
+    assert_eq!(lines.len(), distinct.len(), "{}", two.stdout);
+    assert_eq!(
+        two.stdout
+            .matches("cargo:rerun-if-env-changed=CUDA_HOME")
+            .count(),
+        1
+    );
+    assert!(two.stdout.contains("common.cuh"), "{}", two.stdout);
 
     std::fs::write(
         fx.pkg().join("cu/bad.cu"),
@@ -1414,4 +1465,403 @@ fn paths_with_spaces_and_quotes() {
     let a = fx.build().dir("cu dir's").try_compile().unwrap();
     assert_eq!(a.stats.compiled, 1);
     assert_eq!(fx.take_log().len(), 1);
+}
+
+// ---- issue 18: one pool, cheap reruns, reproducible outputs, porting, validation ----
+
+/// Writes `cu/<name>` with a kernel `k_<stem>` padded with `pad` comment bytes.
+fn write_kernel(fx: &Fx, name: &str, pad: usize, salt: &str) {
+    let stem = name.trim_end_matches(".cu");
+    std::fs::write(
+        fx.pkg().join("cu").join(name),
+        format!(
+            "// {salt}\n// {}\nextern \"C\" __global__ void k_{stem}(float* x) {{ x[threadIdx.x] += 1.0f; }}\n",
+            "x".repeat(pad)
+        ),
+    )
+    .unwrap();
+}
+
+/// A toolkit whose nvcc sleeps 2 s before compiling any source named `slow*`.
+fn slow_for(fx: &Fx) -> Toolkit {
+    let wrapper = fx.root().join("bin/nvcc-slow");
+    workspace_tests::write_script(
+        &wrapper,
+        &format!(
+            "case \"$*\" in *slow*.cu*) sleep 2;; esac\nexec '{}' \"$@\"",
+            fx.tk.nvcc.display()
+        ),
+    );
+    let mut tk = fx.tk.clone();
+    tk.nvcc = wrapper;
+    tk
+}
+
+#[test]
+fn several_builds_share_one_pool_longest_job_first() {
+    let Some(fx) = fixture(&[]) else { return };
+    std::fs::create_dir_all(fx.pkg().join("lib")).unwrap();
+    // PTX build: slow.cu (small) and big.cu (large); library build: mid.cu.
+    write_kernel(&fx, "slow.cu", 10, "v1");
+    write_kernel(&fx, "big.cu", 4000, "v1");
+    std::fs::write(
+        fx.pkg().join("lib/mid.cu"),
+        format!(
+            "// {}\nextern \"C\" __global__ void k_mid(float* x) {{ x[0] = 2.0f; }}\n",
+            "y".repeat(2000)
+        ),
+    )
+    .unwrap();
+    let tk = slow_for(&fx);
+    let env = fx.env().set(Var::NumJobs, "1");
+    let builds = |salt: &str| {
+        if !salt.is_empty() {
+            write_kernel(&fx, "slow.cu", 10, salt);
+            write_kernel(&fx, "big.cu", 4000, salt);
+        }
+        let mut ptx = fx.build();
+        ptx.env(env.clone())
+            .toolkit(tk.clone())
+            .dir("cu")
+            .output(OutputKind::Ptx)
+            .module_name("ptx");
+        let mut lib = fx.build();
+        lib.env(env.clone())
+            .toolkit(tk.clone())
+            .dir("lib")
+            .output(OutputKind::StaticLib)
+            .module_name("lib");
+        (ptx, lib)
+    };
+    // Cold: no durations yet, so by size, across both builds: the library's
+    // mid.cu runs between the PTX build's two files (one pool).
+    let (ptx, lib) = builds("");
+    let all = cuda_build::try_compile_all([&ptx, &lib]).unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0].kernels.len(), 2);
+    assert!(all[1].library.as_ref().unwrap().is_file());
+    let order: Vec<String> = fx
+        .take_log()
+        .iter()
+        .filter_map(|l| {
+            l.split_whitespace()
+                .find(|a| a.ends_with(".cu"))
+                .map(str::to_string)
+        })
+        .collect();
+    assert_eq!(
+        order,
+        ["cu/big.cu", "lib/mid.cu", "cu/slow.cu"],
+        "relative paths, by size"
+    );
+    // Durations are recorded in the cache; after an edit, slow.cu (2 s) starts first.
+    let records = walk(&fx.cache().join("v1/durations"));
+    assert_eq!(records.len(), 3, "{records:?}");
+    let (ptx, lib) = builds("v2");
+    cuda_build::try_compile_all([&ptx, &lib]).unwrap();
+    assert_eq!(fx.compiled(), ["big.cu", "slow.cu"]);
+    let log_order = {
+        let (ptx, lib) = builds("v3");
+        cuda_build::try_compile_all([&ptx, &lib]).unwrap();
+        fx.take_log()
+    };
+    let first = log_order
+        .iter()
+        .find_map(|l| l.split_whitespace().find(|a| a.ends_with(".cu")))
+        .unwrap();
+    assert_eq!(first, "cu/slow.cu", "{log_order:?}");
+
+    // A corrupt duration record is ignored with a note; the build succeeds.
+    for r in walk(&fx.cache().join("v1/durations")) {
+        std::fs::write(r, "{\"secs\": \"soon\"").unwrap();
+    }
+    let (ptx, lib) = builds("v4");
+    let all = cuda_build::try_compile_all([&ptx, &lib]).unwrap();
+    assert_eq!(all[0].stats.compiled, 2);
+    assert!(
+        all[0]
+            .warnings
+            .iter()
+            .any(|w| w.contains("corrupt job-duration record")),
+        "{:?}",
+        all[0].warnings
+    );
+}
+
+#[test]
+fn two_builds_with_one_module_name_are_refused_naming_both() {
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else {
+        return;
+    };
+    let mut a = fx.build();
+    a.file("cu/vector_add.cu").output(OutputKind::Ptx);
+    let mut b = fx.build();
+    b.file("cu/saxpy.cu");
+    let e = cuda_build::try_compile_all([&a, &b]).unwrap_err();
+    assert_eq!(e.code, "module-name-collision", "{e}");
+    assert!(
+        e.message.contains("build #1 (ptx") && e.message.contains("build #2 (fatbin"),
+        "{e}"
+    );
+    assert!(e.message.contains("module name `kernels`"), "{e}");
+    assert!(
+        fx.take_log().is_empty(),
+        "nothing ran, not even an arch query"
+    );
+}
+
+#[test]
+fn output_layout_candle_style_and_refusals() {
+    let Some(fx) = fixture(&["vector_add.cu", "saxpy.cu"]) else {
+        return;
+    };
+    // candle's layout: $OUT_DIR/<stem>.ptx, no generated module.
+    let a = fx
+        .build()
+        .dir("cu")
+        .output(OutputKind::Ptx)
+        .output_dir(".")
+        .output_names(cuda_build::compile::OutputNames::SourceStem)
+        .generate_module(false)
+        .try_compile()
+        .unwrap();
+    let ptx = std::fs::read_to_string(fx.out().join("vector_add.ptx")).unwrap();
+    assert!(ptx.contains(".entry vectorAdd"), "{ptx}");
+    assert!(fx.out().join("saxpy.ptx").is_file());
+    assert!(!fx.out().join("kernels.rs").exists(), "module turned off");
+    assert_eq!(a.stats.compiled, 2);
+    // A no-op rerun with that layout compiles nothing.
+    let a = fx
+        .build()
+        .dir("cu")
+        .output(OutputKind::Ptx)
+        .output_dir(".")
+        .output_names(cuda_build::compile::OutputNames::SourceStem)
+        .generate_module(false)
+        .try_compile()
+        .unwrap();
+    assert_eq!(a.stats.up_to_date, 2);
+
+    // An output directory in the package's sources is refused.
+    let e = fx
+        .build()
+        .dir("cu")
+        .output_dir(fx.pkg().join("cu"))
+        .try_compile()
+        .unwrap_err();
+    assert_eq!(e.code, "output-overwrites-source", "{e}");
+    assert!(e.message.contains("Build::output_dir"), "{e}");
+
+    // Two sources with one stem under SourceStem: refused, naming both.
+    std::fs::create_dir_all(fx.pkg().join("cu/sub")).unwrap();
+    std::fs::copy(
+        fx.pkg().join("cu/saxpy.cu"),
+        fx.pkg().join("cu/sub/saxpy.cu"),
+    )
+    .unwrap();
+    let e = fx
+        .build()
+        .dir("cu")
+        .output_names(cuda_build::compile::OutputNames::SourceStem)
+        .try_compile()
+        .unwrap_err();
+    assert_eq!(e.code, "output-collision", "{e}");
+    assert!(
+        e.message.contains("cu/saxpy.cu") && e.message.contains("cu/sub/saxpy.cu"),
+        "{e}"
+    );
+}
+
+#[test]
+fn plan_before_compiling_and_msvc_host_flags() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
+    let plan = fx.build().arch("80;90").plan().unwrap();
+    assert_eq!(
+        plan.sass.iter().map(|a| a.sm_name()).collect::<Vec<_>>(),
+        ["sm_80", "sm_90"]
+    );
+    assert!(fx.compiled().is_empty(), "planning compiles nothing");
+
+    let a = fx
+        .build()
+        .dir("cu")
+        .output(OutputKind::StaticLib)
+        .target("x86_64-pc-windows-msvc")
+        .cudart(cuda_build::compile::Cudart::Shared)
+        .try_compile()
+        .unwrap();
+    let log = fx.take_log().join("\n");
+    assert!(!log.contains("-fPIC"), "{log}");
+    assert!(kernel(&a, "vector_add").output.ends_with("vector_add.obj"));
+    let a = fx
+        .build()
+        .dir("cu")
+        .output(OutputKind::StaticLib)
+        .module_name("gnu")
+        .try_compile()
+        .unwrap();
+    assert!(kernel(&a, "vector_add").output.ends_with("vector_add.o"));
+    assert!(fx.take_log().join("\n").contains("-Xcompiler -fPIC"));
+}
+
+/// An nvcc that runs the real one, then damages its output (`mode`: truncate or delete).
+fn damaging_nvcc(fx: &Fx, mode: &str) -> Toolkit {
+    let script = fx.root().join(format!("bin/nvcc-{mode}"));
+    let damage = match mode {
+        "truncate" => "head -c 100 \"$out\" > \"$out.cut\" && mv \"$out.cut\" \"$out\"",
+        _ => "rm -f \"$out\"",
+    };
+    workspace_tests::write_script(
+        &script,
+        &format!(
+            "out=''\nprev=''\nfor a in \"$@\"; do [ \"$prev\" = -o ] && out=\"$a\"; prev=\"$a\"; done\n'{}' \"$@\" || exit $?\n[ -n \"$out\" ] && {damage}\nexit 0",
+            fx.tk.nvcc.display()
+        ),
+    );
+    let mut tk = fx.tk.clone();
+    tk.nvcc = script;
+    tk
+}
+
+#[test]
+fn an_nvcc_that_exits_0_with_a_bad_output_is_an_error() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
+    for (mode, kind, why) in [
+        ("truncate", OutputKind::Fatbin, "is not a valid fatbin"),
+        ("truncate", OutputKind::Ptx, "is not a valid PTX file"),
+        ("truncate", OutputKind::Cubin, "is not a valid cubin"),
+        (
+            "truncate",
+            OutputKind::StaticLib,
+            "is not a valid object file",
+        ),
+        ("delete", OutputKind::Fatbin, "was not written"),
+    ] {
+        let tk = damaging_nvcc(&fx, mode);
+        let e = fx
+            .build()
+            .dir("cu")
+            .output(kind)
+            .toolkit(tk.clone())
+            .try_compile()
+            .unwrap_err();
+        assert_eq!(e.code, "nvcc-bad-output", "{mode} {kind:?}: {e}");
+        assert!(e.message.contains(why), "{e}");
+        assert!(
+            e.message.contains(&*tk.nvcc.to_string_lossy()),
+            "names the compiler: {e}"
+        );
+        assert!(
+            e.message.contains("cuda-build/kernels/vector_add."),
+            "the real output name: {e}"
+        );
+        assert!(!e.message.contains(".tmp-"), "{e}");
+    }
+    // Nothing bad was cached: the real nvcc builds for real next.
+    assert!(
+        !fx.cache().join("v1/objects").exists() || walk(&fx.cache().join("v1/objects")).is_empty()
+    );
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 1);
+    assert_eq!(kernel(&a, "vector_add").entries, ["vectorAdd"]);
+}
+
+#[test]
+fn outputs_are_identical_across_checkout_paths() {
+    let Some(fx) = fixture(&["vector_add.cu", "reduction.cu"]) else {
+        return;
+    };
+    // __FILE__ ends up in the image: the classic path leak.
+    std::fs::write(
+        fx.pkg().join("cu/where.cu"),
+        "#include <cstdio>\nextern \"C\" __global__ void where_am_i() { printf(\"%s:%d\\n\", __FILE__, __LINE__); }\n",
+    )
+    .unwrap();
+    let a_pkg = fx.root().join("a/pkg");
+    let b_pkg = fx.root().join("somewhere/much/deeper/b/pkg");
+    copy_dir(&fx.pkg(), &a_pkg);
+    copy_dir(&fx.pkg(), &b_pkg);
+    let build = |pkg: &Path, out: &str, kind: OutputKind, cache: bool| {
+        let mut b = fx.build();
+        b.env(Env::empty().set(Var::CargoManifestDir, pkg))
+            .out_dir(fx.root().join(out))
+            .arch("80;90")
+            .output(kind)
+            .module_name(kind.as_str())
+            .dir("cu");
+        if !cache {
+            b.no_cache();
+        }
+        b.try_compile().unwrap()
+    };
+    let bytes = |a: &Artifacts| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<_> = a
+            .kernels
+            .iter()
+            .flat_map(|k| k.outputs.iter())
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read(p).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    for kind in [OutputKind::Ptx, OutputKind::Cubin, OutputKind::Fatbin] {
+        let a = build(&a_pkg, "out-a", kind, false);
+        let b = build(&b_pkg, "out-b", kind, false);
+        assert_eq!(b.stats.compiled, 3, "{kind:?}: compiled, not cached");
+        let (ba, bb) = (bytes(&a), bytes(&b));
+        assert!(!ba.is_empty());
+        for ((na, xa), (nb, xb)) in ba.iter().zip(&bb) {
+            assert_eq!(na, nb);
+            assert!(xa == xb, "{kind:?}: {na} differs between the two checkouts");
+        }
+    }
+    // A cache hit from one checkout is the other's exact output.
+    let a = build(&a_pkg, "out-a2", OutputKind::Fatbin, true);
+    assert_eq!(a.stats.compiled, 3);
+    let b = build(&b_pkg, "out-b2", OutputKind::Fatbin, true);
+    assert_eq!(b.stats.from_cache, 3);
+    let fresh = build(&b_pkg, "out-b3", OutputKind::Fatbin, false);
+    assert_eq!(bytes(&b), bytes(&fresh));
+}
+
+#[test]
+fn a_noop_rerun_is_quiet_and_the_manifest_small() {
+    let Some(fx) = fixture(&["vector_add.cu", "nbody.cu", "stencil.cu"]) else {
+        return;
+    };
+    std::fs::write(
+        fx.pkg().join("cu/warn.cu"),
+        "extern \"C\" __global__ void k_warn(int* o) { int unused_var; *o = 1; }\n",
+    )
+    .unwrap();
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    assert!(
+        a.warnings.iter().any(|w| w.contains("unused_var")),
+        "{:?}",
+        a.warnings
+    );
+    let a = fx.build().dir("cu").try_compile().unwrap();
+    assert_eq!(a.stats.up_to_date, 4);
+    assert!(
+        !a.warnings.iter().any(|w| w.contains("unused_var")),
+        "not re-printed: {:?}",
+        a.warnings
+    );
+    // Every header is stored once, package paths relative.
+    let manifest =
+        std::fs::read_to_string(fx.out().join("cuda-build/kernels/manifest.json")).unwrap();
+    assert_eq!(manifest.matches("vec_math.cuh").count(), 1, "{manifest}");
+    assert!(
+        !manifest.contains(&*fx.pkg().join("cu").to_string_lossy()),
+        "{manifest}"
+    );
 }

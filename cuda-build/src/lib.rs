@@ -48,4 +48,4 @@ pub mod compile;
 #[cfg(feature = "launchers")]
 pub mod launchers;
 
-pub use compile::{Artifacts, Build, OutputKind};
+pub use compile::{compile_all, try_compile_all, Artifacts, Build, OutputKind};

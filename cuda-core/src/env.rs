@@ -114,7 +114,7 @@ vars! {
     LibclangPath = "LIBCLANG_PATH";
     /// The llvm-config used to find libclang when LIBCLANG_PATH is unset (default: `llvm-config` on PATH).
     LlvmConfigPath = "LLVM_CONFIG_PATH";
-    /// The target triple cargo builds for (set for build scripts); picks the host compiler and archiver.
+    /// The target triple cargo builds for (set for build scripts); picks the host compiler and archiver, and `*-msvc` changes nvcc's host flags.
     Target = "TARGET";
     /// The triple of the machine running the build (set for build scripts).
     Host = "HOST";

@@ -1,5 +1,6 @@
 //! The `Build` builder: its settings and what a build returns (the build itself is in `run`).
 
+use super::layout::Layout;
 use crate::env::Env;
 use crate::plan::ArchPlan;
 use crate::toolkit::Toolkit;
@@ -127,6 +128,7 @@ pub struct Build {
     pub(super) cargo_metadata: bool,
     pub(super) profile_flags: Option<bool>,
     pub(super) device_debug: Option<bool>,
+    pub(super) layout: Layout,
 }
 
 impl Default for Build {
@@ -170,6 +172,7 @@ impl Build {
             cargo_metadata: true,
             profile_flags: None,
             device_debug: None,
+            layout: Layout::default(),
         }
     }
 
@@ -340,85 +343,15 @@ impl Build {
 
     /// Builds everything; on failure panics with the full explained error,
     /// as `cc::Build::compile` does (cargo shows it; a test can catch it
-    /// with `std::panic::catch_unwind`).
+    /// with `std::panic::catch_unwind`). Several builds in one script share
+    /// one job pool with [`super::compile_all`].
     pub fn compile(&self) -> Artifacts {
-        let (result, lines) = self.build();
-        match result {
-            Ok(a) => {
-                self.print_cargo(&lines);
-                a
-            }
-            Err(e) => {
-                // Cargo reruns a failed build script whatever it printed, and
-                // shows all of its stdout: hundreds of rerun-if-changed lines
-                // would bury the error. Only the warnings are worth keeping.
-                let warnings: Vec<String> = lines
-                    .into_iter()
-                    .filter(|l| l.starts_with("warning="))
-                    .collect();
-                self.print_cargo(&warnings);
-                // As cc does: the message on stderr for cargo, then an
-                // unwind that carries it (no panic-hook noise; catchable).
-                let message = e.to_string();
-                eprintln!("{message}");
-                std::panic::resume_unwind(Box::new(message));
-            }
-        }
+        super::pool::compile_all([self]).remove(0)
     }
 
     /// Builds everything, returning the error instead of exiting, so a crate
     /// can make CUDA optional.
     pub fn try_compile(&self) -> Result<Artifacts, Error> {
-        let (result, lines) = self.build();
-        // The build script may go on without CUDA: cargo must still rerun it
-        // when a source, a header or a variable changes.
-        self.print_cargo(&lines);
-        result
-    }
-
-    /// The build, and the `cargo:` lines it wants printed (without the prefix).
-    fn build(&self) -> (Result<Artifacts, Error>, Vec<String>) {
-        let env = self.env.clone().unwrap_or_else(Env::from_process);
-        let mut lines: Vec<String> = crate::env::Var::ALL
-            .iter()
-            .map(|v| format!("rerun-if-env-changed={}", v.name()))
-            .collect();
-        let prepared = match self.prepared(&env) {
-            Ok(p) => p,
-            Err(e) => return (Err(e), lines),
-        };
-        lines.extend(prepared.rerun);
-        let b = &prepared.build;
-        let result = match super::run::Run::new(b, env) {
-            Ok(run) => {
-                let result = run.run();
-                lines.extend(run.take_cargo_lines());
-                result
-            }
-            Err(e) => Err(e),
-        };
-        for n in &prepared.notes {
-            lines.push(format!("warning={n}"));
-        }
-        let result = result.map(|mut a| {
-            a.warnings.extend(prepared.notes);
-            a
-        });
-        (result, lines)
-    }
-
-    fn print_cargo(&self, lines: &[String]) {
-        if self.emit_cargo {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            for l in lines {
-                if (!self.cargo_warnings && l.starts_with("warning="))
-                    || (!self.cargo_metadata && l.starts_with("rustc-link-"))
-                {
-                    continue;
-                }
-                let _ = writeln!(out, "cargo:{l}");
-            }
-        }
+        super::pool::try_compile_all([self]).map(|mut v| v.remove(0))
     }
 }

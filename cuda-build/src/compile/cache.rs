@@ -19,7 +19,7 @@
 //! file is a miss, never a wrong kernel. Two build scripts writing the same
 //! key race on the rename; the loser drops its copy (same content).
 
-use super::hash::sha256_hex;
+use super::hash::{file_sha256, sha256_hex};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -74,6 +74,21 @@ impl Cache {
         serde_json::from_slice(&bytes).ok()
     }
 
+    /// A small JSON record: None when absent, `Err` (why) when present but unreadable.
+    pub(crate) fn read_json<T: serde::de::DeserializeOwned>(
+        &self,
+        ns: &str,
+        key: &str,
+    ) -> Option<Result<T, String>> {
+        let path = shard(&self.root.join(ns), key).with_extension("json");
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
+            Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
+        };
+        Some(serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display())))
+    }
+
     pub(crate) fn put_json<T: serde::Serialize>(
         &self,
         ns: &str,
@@ -101,8 +116,9 @@ impl Cache {
         let meta: Option<ObjectMeta> = serde_json::from_slice(&bytes).ok();
         let intact = meta.as_ref().is_some_and(|m| {
             m.files.iter().all(|f| {
-                std::fs::read(dir.join(&f.name))
-                    .is_ok_and(|b| b.len() as u64 == f.size && sha256_hex(&b) == f.sha256)
+                let p = dir.join(&f.name);
+                std::fs::metadata(&p).is_ok_and(|md| md.len() == f.size)
+                    && file_sha256(&p).is_some_and(|h| h == f.sha256)
             })
         });
         if !intact {

@@ -2,14 +2,25 @@
 //! arch plan, GPU detection, diagnosis), in one place.
 
 use crate::env::Env;
+use crate::metadata::CudaMetadata;
 use crate::plan::{ArchInputs, ArchPlan};
 use crate::toolkit::Toolkit;
 use crate::Error;
 use std::path::Path;
 
-/// The toolkit the environment selects.
-pub(crate) fn find_toolkit(env: &Env) -> Result<Toolkit, Error> {
-    crate::toolkit::find(env)
+/// The toolkit the environment selects (honouring the package's
+/// `[package.metadata.cuda] toolkit`), and the other toolkits found, kept so
+/// that a failure can name one that would work without searching again.
+pub(crate) fn find_toolkit(env: &Env, md: &CudaMetadata) -> Result<(Toolkit, Vec<Toolkit>), Error> {
+    let opts = crate::toolkit::DiscoverOptions {
+        requirement: md.toolkit.clone(),
+        ..Default::default()
+    };
+    let found = crate::toolkit::discover(env, &opts)?;
+    let others = found.candidates.clone();
+    let tk = found.into_selected()?;
+    let others = others.into_iter().filter(|c| c.nvcc != tk.nvcc).collect();
+    Ok((tk, others))
 }
 
 /// The arch plan for this toolkit and these inputs (explicit, metadata,
@@ -19,26 +30,21 @@ pub(crate) fn plan(env: &Env, tk: &Toolkit, inputs: &ArchInputs) -> Result<ArchP
     crate::plan::plan_for_toolkit(env, tk, inputs, &detect)
 }
 
-/// `[package.metadata.cuda]` arch and fallback_arch of the package being
-/// built; a directory without Cargo.toml (a test, a tool) has none.
-pub(crate) fn metadata_arch(
-    manifest_dir: &Path,
-) -> Result<(Option<String>, Option<String>), Error> {
+/// `[package.metadata.cuda]` of the package being built, read once per
+/// build; a directory without Cargo.toml (a test, a tool) has none.
+pub(crate) fn metadata(manifest_dir: &Path) -> Result<CudaMetadata, Error> {
     if !manifest_dir.join("Cargo.toml").is_file() {
-        return Ok((None, None));
+        return Ok(CudaMetadata::default());
     }
-    let md = crate::metadata::read(manifest_dir)?;
-    Ok((md.arch, md.fallback_arch))
+    crate::metadata::read(manifest_dir)
 }
 
 /// Rendered explanations for a failed compile's output, most likely first.
-pub(crate) fn explain(env: &Env, stderr: &str, tk: &Toolkit) -> Vec<String> {
-    // Every installed toolkit, so a fix can name one that would work
-    // ("CUDA 12.4 is installed at ...: set CUDA_HOME=...").
+/// `others`: the other installed toolkits, so a fix can name one that
+/// would work ("CUDA 12.4 is installed at ...: set CUDA_HOME=...").
+pub(crate) fn explain(stderr: &str, tk: &Toolkit, others: &[Toolkit]) -> Vec<String> {
     let mut toolkits = vec![tk.clone()];
-    if let Ok(found) = crate::toolkit::discover(env, &Default::default()) {
-        toolkits.extend(found.candidates.into_iter().filter(|c| c.nvcc != tk.nvcc));
-    }
+    toolkits.extend(others.iter().cloned());
     let ctx = crate::diagnose::Context {
         toolkits,
         selected: Some(0),

@@ -1,8 +1,11 @@
 //! The static library: objects, an optional device-link step, `ar`, and
-//! the link lines for cargo (cudart linked statically).
+//! the link lines for cargo (cudart static, shared or left to the crate).
+//! The library's key comes from the objects' input keys, so a rerun that
+//! compiles nothing reads no object.
 
 use super::builder::KernelArtifact;
 use super::hash::KeyHasher;
+use super::layout::Cudart;
 use super::manifest::Manifest;
 use super::nvcc::{self, Runner};
 use super::run::Run;
@@ -19,27 +22,31 @@ impl Run<'_> {
         tk: &Toolkit,
         plan: &ArchPlan,
         kernels: &[KernelArtifact],
+        keys: &[String],
         runner: &Runner,
         manifest: &mut Manifest,
     ) -> Result<PathBuf, Error> {
         let name = &self.b.module_name;
         let lib = self.out_root.join(format!("lib{name}.a"));
         let mut objects: Vec<PathBuf> = kernels.iter().map(|k| k.output.clone()).collect();
-        let mut k = KeyHasher::new("cuda-build library v1");
+        let mut k = KeyHasher::new("cuda-build library v2");
         k.str(&format!("rdc={}", self.b.rdc));
         for f in plan.gencode_flags() {
             k.str(&f);
         }
-        for o in &objects {
+        // Each object's key covers its flags and every input's content.
+        for (o, key) in objects.iter().zip(keys) {
             k.str(&o.to_string_lossy());
-            k.str(self.hashes.get(o).as_deref().unwrap_or("missing"));
+            k.str(key);
         }
         let key = k.finish();
         if manifest.library_key.as_deref() != Some(key.as_str()) || !lib.is_file() {
             if self.b.rdc {
                 let dlink = self.out_root.join(format!("{name}_dlink.o"));
-                let mut args: Vec<OsString> =
-                    vec!["-dlink".into(), "-Xcompiler".into(), "-fPIC".into()];
+                let mut args: Vec<OsString> = vec!["-dlink".into()];
+                if !self.msvc {
+                    args.extend(["-Xcompiler".into(), "-fPIC".into()]);
+                }
                 args.extend(plan.gencode_flags().into_iter().map(OsString::from));
                 args.extend(objects.iter().map(|o| o.clone().into_os_string()));
                 args.push("-o".into());
@@ -76,6 +83,26 @@ impl Run<'_> {
                 .with_detail(detail)
                 .with_help("install binutils (ar), or set AR / AR_<target> to a working archiver; check free space in OUT_DIR"));
             }
+            let bytes = std::fs::read(&tmp).unwrap_or_default();
+            if let Err(why) = super::validate::archive(&bytes).and_then(|n| {
+                if n >= objects.len() {
+                    Ok(n)
+                } else {
+                    Err(format!("{n} members for {} objects", objects.len()))
+                }
+            }) {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(Error::new(
+                    "archive-failed",
+                    format!(
+                        "`ar` exited successfully but produced a bad `{}`: {why}",
+                        lib.display()
+                    ),
+                )
+                .with_help(
+                    "check that `ar` on PATH is binutils' ar, and the free space in OUT_DIR",
+                ));
+            }
             std::fs::rename(&tmp, &lib).map_err(|e| nvcc::write_error(&lib, &e))?;
             manifest.library_key = Some(key);
         }
@@ -90,9 +117,22 @@ impl Run<'_> {
         if self.b.rdc {
             self.cargo("rustc-link-lib=static=cudadevrt");
         }
-        self.cargo("rustc-link-lib=static=cudart_static");
-        for l in ["stdc++", "dl", "rt", "pthread"] {
-            self.cargo(&format!("rustc-link-lib=dylib={l}"));
+        match self.b.layout.cudart {
+            Cudart::Static => self.cargo("rustc-link-lib=static=cudart_static"),
+            Cudart::Shared => self.cargo("rustc-link-lib=dylib=cudart"),
+            Cudart::None => {}
+        }
+        // The host objects are C++ (nvcc's host compiler), and cudart_static
+        // needs the dynamic loader, clock and threads; MSVC links its own runtime.
+        if !self.msvc {
+            let libs: &[&str] = if self.b.layout.cudart == Cudart::Static {
+                &["stdc++", "dl", "rt", "pthread"]
+            } else {
+                &["stdc++"]
+            };
+            for l in libs {
+                self.cargo(&format!("rustc-link-lib=dylib={l}"));
+            }
         }
         Ok(lib)
     }

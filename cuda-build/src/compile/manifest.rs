@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A file as last seen: size, mtime and content hash.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Stamp {
     pub path: PathBuf,
     pub size: u64,
@@ -124,22 +124,150 @@ pub(crate) struct LaunchersStamp {
     pub notes: Vec<String>,
 }
 
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+
+/// The manifest as stored: every input once (package-relative when inside
+/// the package), entries pointing at them by index. Sources share most
+/// headers, so this keeps the file small.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Disk {
+    version: u32,
+    plans: BTreeMap<String, PlanStamp>,
+    /// (path, size, mtime_ns, sha256)
+    inputs: Vec<(PathBuf, u64, u64, String)>,
+    sources: BTreeMap<PathBuf, DiskEntry>,
+    library_key: Option<String>,
+    launchers: Option<LaunchersStamp>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct DiskEntry {
+    flags_key: String,
+    key: String,
+    deps: Vec<u32>,
+    outputs: Vec<Stamp>,
+    entries: Vec<String>,
+    archs: Vec<String>,
+    stderr: String,
+}
 
 impl Manifest {
-    /// Loads a manifest; a missing or unreadable one is empty (everything rebuilds).
-    pub(crate) fn load(path: &Path) -> Manifest {
+    /// Loads a manifest; a missing, unreadable or older one is empty (everything is checked again).
+    pub(crate) fn load(path: &Path, base: &Path) -> Manifest {
         std::fs::read(path)
             .ok()
-            .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
+            .and_then(|b| serde_json::from_slice::<Disk>(&b).ok())
             .filter(|m| m.version == VERSION)
+            .and_then(|d| Manifest::from_disk(d, base))
             .unwrap_or_default()
     }
 
-    pub(crate) fn to_json(&self) -> Vec<u8> {
-        let mut m = self.clone();
-        m.version = VERSION;
-        serde_json::to_vec(&m).unwrap_or_default()
+    fn from_disk(d: Disk, base: &Path) -> Option<Manifest> {
+        let inputs: Vec<Stamp> = d
+            .inputs
+            .into_iter()
+            .map(|(path, size, mtime_ns, sha)| Stamp {
+                path: base.join(path),
+                size,
+                mtime_ns,
+                sha,
+            })
+            .collect();
+        let mut sources = BTreeMap::new();
+        for (src, e) in d.sources {
+            let deps = e
+                .deps
+                .iter()
+                .map(|&i| inputs.get(i as usize).cloned())
+                .collect::<Option<Vec<_>>>()?;
+            sources.insert(
+                base.join(src),
+                Entry {
+                    flags_key: e.flags_key,
+                    key: e.key,
+                    deps,
+                    outputs: e.outputs,
+                    entries: e.entries,
+                    archs: e.archs,
+                    stderr: e.stderr,
+                },
+            );
+        }
+        Some(Manifest {
+            version: VERSION,
+            plans: d.plans,
+            sources,
+            library_key: d.library_key,
+            launchers: d.launchers,
+        })
+    }
+
+    pub(crate) fn to_json(&self, base: &Path) -> Vec<u8> {
+        let rel = |p: &Path| p.strip_prefix(base).unwrap_or(p).to_path_buf();
+        let mut index: std::collections::HashMap<&Stamp, u32> = Default::default();
+        let mut inputs = Vec::new();
+        let mut sources = BTreeMap::new();
+        for (src, e) in &self.sources {
+            let deps = e
+                .deps
+                .iter()
+                .map(|d| {
+                    *index.entry(d).or_insert_with(|| {
+                        inputs.push((rel(&d.path), d.size, d.mtime_ns, d.sha.clone()));
+                        (inputs.len() - 1) as u32
+                    })
+                })
+                .collect();
+            sources.insert(
+                rel(src),
+                DiskEntry {
+                    flags_key: e.flags_key.clone(),
+                    key: e.key.clone(),
+                    deps,
+                    outputs: e.outputs.clone(),
+                    entries: e.entries.clone(),
+                    archs: e.archs.clone(),
+                    stderr: e.stderr.clone(),
+                },
+            );
+        }
+        let disk = Disk {
+            version: VERSION,
+            plans: self.plans.clone(),
+            inputs,
+            sources,
+            library_key: self.library_key.clone(),
+            launchers: self.launchers.clone(),
+        };
+        serde_json::to_vec(&disk).unwrap_or_default()
+    }
+
+    /// Every input some source was built from (sources and headers).
+    pub(crate) fn input_paths(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.sources
+            .values()
+            .flat_map(|e| e.deps.iter().map(|d| d.path.clone()))
+    }
+}
+
+/// Input checks memoised for one build: a header shared by 15 sources is
+/// stat-ed (and, when touched, hashed) once.
+#[derive(Default)]
+pub(crate) struct InputChecks {
+    memo: std::sync::Mutex<std::collections::HashMap<Stamp, Option<Stamp>>>,
+}
+
+impl InputChecks {
+    /// [`Stamp::check_input`], once per distinct stamp.
+    pub(crate) fn check(&self, s: &Stamp, hashes: &FileHashes) -> Option<Stamp> {
+        if let Some(r) = self.memo.lock().ok().and_then(|m| m.get(s).cloned()) {
+            return r;
+        }
+        let r = s.check_input(hashes);
+        if let Ok(mut m) = self.memo.lock() {
+            m.insert(s.clone(), r.clone());
+        }
+        r
     }
 }
 
@@ -167,10 +295,55 @@ mod tests {
     }
 
     #[test]
+    fn round_trip_shares_inputs() {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().join("pkg");
+        let h = Stamp {
+            path: base.join("cu/h.cuh"),
+            size: 3,
+            mtime_ns: 9,
+            sha: "ab".into(),
+        };
+        let entry = |src: &str| Entry {
+            flags_key: "f".into(),
+            key: "k".into(),
+            deps: vec![
+                Stamp {
+                    path: base.join(src),
+                    size: 1,
+                    mtime_ns: 2,
+                    sha: "cd".into(),
+                },
+                h.clone(),
+            ],
+            outputs: Vec::new(),
+            entries: vec!["k".into()],
+            archs: vec!["sm_90".into()],
+            stderr: String::new(),
+        };
+        let mut m = Manifest {
+            version: VERSION,
+            ..Default::default()
+        };
+        m.sources.insert(base.join("cu/a.cu"), entry("cu/a.cu"));
+        m.sources.insert(base.join("cu/b.cu"), entry("cu/b.cu"));
+        let json = m.to_json(&base);
+        let text = String::from_utf8_lossy(&json);
+        assert_eq!(text.matches("h.cuh").count(), 1, "{text}");
+        assert!(
+            !text.contains(&*base.to_string_lossy()),
+            "paths are package-relative: {text}"
+        );
+        let p = d.path().join("m.json");
+        std::fs::write(&p, &json).unwrap();
+        assert_eq!(Manifest::load(&p, &base), m);
+    }
+
+    #[test]
     fn garbage_manifest_is_empty() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("m.json");
         std::fs::write(&p, "{not json").unwrap();
-        assert_eq!(Manifest::load(&p), Manifest::default());
+        assert_eq!(Manifest::load(&p, d.path()), Manifest::default());
     }
 }

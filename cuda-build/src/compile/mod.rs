@@ -19,14 +19,28 @@
 //! | `Fatbin` (default) | `<stem>.fatbin`: SASS for every planned arch, PTX for the highest | `IMAGE` |
 //! | `Ptx` | `<stem>.ptx` for the plan's PTX arch (else the highest SASS arch) | `IMAGE`, `PTX` |
 //! | `Cubin` | `<stem>.sm_80.cubin`, `<stem>.sm_90.cubin`, … one per real arch | `IMAGE` (highest), `CUBINS` |
-//! | `StaticLib` | `<stem>.o` and `lib<module>.a`; cudart linked statically | `IMAGE` empty |
+//! | `StaticLib` | `<stem>.o` and `lib<module>.a` | `IMAGE` empty |
 //!
 //! For a static library the build script prints the link lines:
-//! `rustc-link-lib=static=<module>`, `static=cudart_static` (plus
-//! `static=cudadevrt` with [`Build::rdc`]) and `dl`, `rt`, `pthread`,
-//! `stdc++`, with the toolkit's lib directories as search paths. With
-//! `rdc(true)` objects are compiled with `-rdc=true` and an `nvcc -dlink`
-//! step adds the device-link object to the archive.
+//! `rustc-link-lib=static=<module>`, the CUDA runtime as chosen with
+//! [`Build::cudart`] ([`Cudart::Static`], the default: `static=cudart_static`
+//! plus `dl`, `rt`, `pthread`; [`Cudart::Shared`]: `dylib=cudart`, found at
+//! run time through the loader path; [`Cudart::None`]), `stdc++`, and
+//! `static=cudadevrt` with [`Build::rdc`], with the toolkit's lib
+//! directories as search paths. With `rdc(true)` objects are compiled with
+//! `-rdc=true` and an `nvcc -dlink` step adds the device-link object to the
+//! archive. For `*-msvc` targets (cargo's `TARGET`, or [`Build::target`])
+//! objects are `.obj`, nvcc gets no `-Xcompiler -fPIC`, and no GNU
+//! libraries are linked.
+//!
+//! ## Keeping a crate's layout
+//!
+//! [`Build::output_dir`] (relative to `OUT_DIR`) and [`Build::output_names`]
+//! reproduce layouts crates already use, e.g. candle's `$OUT_DIR/affine.ptx`:
+//! `.output_dir(".").output_names(OutputNames::SourceStem).generate_module(false)`.
+//! An output directory inside the package's sources, or two sources with
+//! one output name, are refused. [`Build::plan`] gives the arch plan before
+//! anything compiles (e.g. to add `-DNO_BF16_KERNEL` below sm_80).
 //!
 //! With `Build::launchers(true)` (cuda-build's `launchers` feature, libclang
 //! at build time) each source's module also gets typed launch functions
@@ -111,7 +125,12 @@
 //!
 //! `cargo:rerun-if-changed` is printed for every source, every header nvcc
 //! reported and every directory or glob root given, and
-//! `rerun-if-env-changed` for every variable in [`crate::env::Var`].
+//! `rerun-if-env-changed` for every variable in [`crate::env::Var`]; each
+//! line once per build script, however many builds or sources share it. The
+//! manifest stores each input once. A rerun that compiles nothing reads no
+//! output: a static library's key comes from its objects' input keys.
+//! nvcc's warnings are printed when a source compiles (or its cached copy is
+//! restored), not again on a rerun that finds it current.
 //!
 //! # Parallelism
 //!
@@ -119,6 +138,30 @@
 //! script's implicit token plus one token per extra nvcc), or by `NUM_JOBS`
 //! (else the CPU count) when there is no jobserver. When there are fewer
 //! sources than free slots, multi-arch sources get nvcc's `--threads N`.
+//!
+//! Several builds of one build script share one pool when given together to
+//! [`compile_all`] (`cuda_build::compile_all([&ptx, &lib])`): a static
+//! library's objects compile while PTX files still do. Jobs start longest
+//! first: each compile's duration is recorded in the cache, jobs never
+//! measured start first (biggest source first), then the others by their
+//! last duration. A corrupt record is ignored with a warning. Two builds
+//! that would write the same module are refused, naming both.
+//!
+//! # Reproducible outputs
+//!
+//! nvcc runs in the package directory with package-relative source and
+//! include paths, so `__FILE__` strings and nvcc's internal names are the
+//! same wherever the checkout lives: two checkouts produce byte-identical
+//! PTX, cubins and fatbins, and a cache entry from one is exactly what the
+//! other would compile.
+//!
+//! # Outputs are checked
+//!
+//! Before an output is used or cached its structure is checked: the fatbin
+//! header and sizes, a cubin's or object's ELF section table, a PTX file's
+//! `.version`/`.target` and balanced braces, the archive's members. An nvcc
+//! that exits 0 with a truncated or missing file fails as `nvcc-bad-output`,
+//! naming the compiler and the output.
 //!
 //! # sccache (and other compiler caches)
 //!
@@ -145,7 +188,9 @@
 //! `no-cuda-sources`, `include-dir-missing`, `out-dir-not-writable`,
 //! `disk-full` (ENOSPC while writing, also detected behind nvcc's "Could not
 //! write file"), `nvcc-timeout` (`CUDA_BUILD_TIMEOUT`, default 300 s),
-//! `nvcc-not-found`/`nvcc-not-executable` (nvcc or its wrapper cannot start), `archive-failed`, `invalid-module-name`, `out-dir-unset`.
+//! `nvcc-not-found`/`nvcc-not-executable` (nvcc or its wrapper cannot start), `archive-failed`, `invalid-module-name`, `out-dir-unset`,
+//! `nvcc-bad-output`, `module-name-collision`, `output-collision`,
+//! `output-overwrites-source`, `invalid-glob`.
 //! A failed nvcc becomes an [`crate::Error`] (`nvcc-failed`) with the exact
 //! command line (quoted for display; it ran without a shell), nvcc's full
 //! output and the diagnosis engine's explanation when one matches. nvcc's
@@ -161,20 +206,27 @@ mod builder;
 mod cache;
 mod depfile;
 mod flag_probe;
+mod exec;
 mod glue;
 mod hash;
 mod host;
 pub mod inspect;
+mod job;
 mod jobs;
+mod layout;
 mod library;
 mod manifest;
 mod module;
 mod nvcc;
 mod parity;
 mod profile;
+mod pool;
 mod progress;
 mod run;
 pub mod sccache;
 mod sources;
+mod validate;
 
 pub use builder::{Artifacts, Build, BuildStats, KernelArtifact, OutputKind};
+pub use layout::{Cudart, OutputNames};
+pub use pool::{compile_all, try_compile_all};

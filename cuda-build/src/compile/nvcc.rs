@@ -29,6 +29,8 @@ pub(crate) struct Runner {
     pub sccache_deadline: Duration,
     /// Set when sccache stalled once: the rest of this build runs plain nvcc.
     pub sccache_off: Arc<AtomicBool>,
+    /// The directory nvcc runs in (the package root, so paths can be relative).
+    pub cwd: PathBuf,
 }
 
 /// The variable that set the wrapper, for messages.
@@ -65,14 +67,20 @@ pub(crate) struct Failure {
 }
 
 impl Runner {
-    pub(crate) fn new(env: &Env, nvcc: &Path) -> Runner {
+    pub(crate) fn new(env: &Env, nvcc: &Path, cwd: &Path) -> Runner {
         let child_env = [Var::NvccPrependFlags, Var::NvccAppendFlags]
             .iter()
             .map(|v| (v.name(), env.get_os(*v).map(|s| s.to_os_string())))
             .collect();
         let timeout = crate::process::timeout_from_env(env, Duration::from_secs(300));
+        // nvcc runs in `cwd`: a relative nvcc path must not change meaning.
+        let nvcc = if nvcc.is_relative() && nvcc.components().count() > 1 {
+            std::env::current_dir().unwrap_or_default().join(nvcc)
+        } else {
+            nvcc.to_path_buf()
+        };
         let mut runner = Runner {
-            nvcc: nvcc.to_path_buf(),
+            nvcc,
             wrapper: wrapper(env),
             timeout,
             child_env,
@@ -80,6 +88,7 @@ impl Runner {
             notices: Arc::default(),
             sccache_deadline: super::sccache::stall_deadline(env, timeout),
             sccache_off: Arc::default(),
+            cwd: cwd.to_path_buf(),
         };
         runner.check_sccache(env);
         runner
@@ -148,6 +157,9 @@ impl Runner {
         if self.sccache && self.wrapper.is_some() {
             cmd.args(super::sccache::extra_args(args));
         }
+        if !self.cwd.as_os_str().is_empty() {
+            cmd.current_dir(&self.cwd);
+        }
         for (name, value) in &self.child_env {
             match value {
                 Some(v) => cmd.env(name, v),
@@ -160,6 +172,9 @@ impl Runner {
     /// The command as a shell would show it (for messages only; never run through a shell).
     pub(crate) fn display(&self, args: &[OsString]) -> String {
         let mut parts: Vec<String> = Vec::new();
+        if !self.cwd.as_os_str().is_empty() {
+            parts.push(format!("cd {} &&", quote(&self.cwd.to_string_lossy())));
+        }
         for (name, value) in &self.child_env {
             if let Some(v) = value {
                 parts.push(format!("{name}={}", quote(&v.to_string_lossy())));

@@ -122,8 +122,16 @@ impl Build {
                     ..Default::default()
                 };
                 b.toolkit = Some(crate::toolkit::discover(env, &opts)?.into_selected()?);
-            } else if let Ok(tk) = super::glue::find_toolkit(env) {
-                b.toolkit = Some(tk);
+            } else {
+                // The package's `toolkit` requirement applies here as in the engine.
+                let dir = env
+                    .get_os(crate::env::Var::CargoManifestDir)
+                    .map(PathBuf::from)
+                    .unwrap_or_default();
+                let md = super::glue::metadata(&dir).unwrap_or_default();
+                if let Ok((tk, _others)) = super::glue::find_toolkit(env, &md) {
+                    b.toolkit = Some(tk);
+                }
             }
             // Not found: the engine reports it (or builds docs.rs's empty module).
         }

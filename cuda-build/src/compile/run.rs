@@ -1,76 +1,101 @@
-//! One build: sources to jobs, the up-to-date check, the cache, parallel
-//! nvcc runs, the static library and the generated module.
+//! One build from start to end, in two halves around the shared job pool
+//! (`pool`): [`Run::prepare`] turns sources into jobs and settles what is
+//! already current or cached; [`Run::finish`] takes the compiled results and
+//! writes the library, the manifest and the generated module.
 
 use super::builder::{Artifacts, Build, BuildStats, KernelArtifact, OutputKind};
-use super::cache::{self, Cache, ObjectMeta};
+use super::cache::{self, Cache};
 use super::hash::{FileHashes, KeyHasher};
-use super::jobs::{self, Limiter, Task};
-use super::manifest::{Entry, Manifest, PlanStamp, Stamp};
+use super::job::Job;
+use super::layout::OutputNames;
+use super::manifest::{InputChecks, Manifest, PlanStamp};
 use super::module::{self, ModuleItem};
 use super::nvcc::{self, Runner};
 use super::progress::{Event, Progress};
-use super::{depfile, glue, inspect, sources};
+use super::{glue, sources};
 use crate::arch::Arch;
 use crate::env::{Env, Var};
-use crate::fsutil;
 use crate::plan::{ArchInputs, ArchPlan, ArchSource};
 use crate::toolkit::Toolkit;
 use crate::Error;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-/// Everything one build needs, shared by the parallel jobs.
+/// Everything one build needs, shared by its parallel jobs.
 pub(super) struct Run<'b> {
     pub(super) b: &'b Build,
     pub(super) env: Env,
+    /// The package directory: nvcc runs there, with paths relative to it.
     pub(super) base: PathBuf,
     pub(super) out_dir: PathBuf,
+    /// `$OUT_DIR/cuda-build/<module>`: the manifest, temporaries, the library.
     pub(super) out_root: PathBuf,
+    /// Where the kernel outputs go (`Build::output_dir`, else `out_root`).
+    pub(super) kernel_dir: PathBuf,
+    /// The target is MSVC: no `-fPIC`, no GNU link libraries.
+    pub(super) msvc: bool,
     pub(super) hashes: FileHashes,
-    pub(super) warnings: std::sync::Mutex<Vec<String>>,
-    /// `cargo:` lines, printed by the builder once the outcome is known.
-    pub(super) cargo_lines: std::sync::Mutex<Vec<String>>,
+    pub(super) checks: InputChecks,
+    warnings: std::sync::Mutex<Vec<String>>,
+    /// `cargo:` lines, printed by the pool once the outcome is known.
+    cargo_lines: std::sync::Mutex<Vec<String>>,
 }
 
-/// Extra arguments of one nvcc call, and its output's role (file name in the cache).
-type Call = (Vec<OsString>, String);
-
-/// One source to build.
-struct Job {
-    source: PathBuf,
-    display: String,
-    name: String,
-    plan: ArchPlan,
-    archs: Vec<String>,
-    /// Arguments shared by every nvcc call for this source (no output, no arch for cubins).
-    args: Vec<OsString>,
-    /// Per-call extra arguments and the output role (file name in the cache).
-    calls: Vec<Call>,
-    /// Final output path for each role.
-    outputs: Vec<(String, PathBuf)>,
-    flags_key: String,
-}
-
-struct JobDone {
-    entry: Entry,
-    outcome: Outcome,
-    warnings: Vec<String>,
+/// What one job ended as.
+pub(super) struct JobDone {
+    pub(super) entry: super::manifest::Entry,
+    pub(super) outcome: Outcome,
+    pub(super) warnings: Vec<String>,
+    /// How long nvcc took (compiled jobs only), for the next build's ordering.
+    pub(super) took: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
+pub(super) enum Outcome {
     UpToDate,
     Cached,
     Compiled,
 }
 
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+/// A build between its two halves.
+pub(super) struct Prepared {
+    pub(super) tk: Toolkit,
+    /// Other toolkits discovery found (named by failure explanations).
+    pub(super) other_toolkits: Vec<Toolkit>,
+    pub(super) runner: Runner,
+    pub(super) progress: Progress,
+    pub(super) cache: Option<Cache>,
+    pub(super) jobs: Vec<Job>,
+    /// None: the job must be compiled (by the pool).
+    pub(super) results: Vec<Option<Result<JobDone, Error>>>,
+    manifest: Manifest,
+    loaded: Manifest,
+    manifest_path: PathBuf,
+    default_plan: ArchPlan,
+    sources: Vec<PathBuf>,
+    includes: Vec<PathBuf>,
+}
+
+/// How [`Run::prepare`] ended.
+pub(super) enum Stage {
+    /// Nothing to compile by design (docs.rs without a toolkit).
+    Done(Artifacts),
+    Ready(Box<Prepared>),
+}
 
 fn is_plain_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// `CARGO_MANIFEST_DIR`, else the current directory.
+pub(super) fn package_dir(env: &Env) -> PathBuf {
+    env.get_os(Var::CargoManifestDir)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default()
 }
 
 impl<'b> Run<'b> {
@@ -96,20 +121,25 @@ impl<'b> Run<'b> {
             )
             .with_help("pass a plain name to Build::module_name, e.g. \"kernels\""));
         }
-        let base = env
-            .get_os(Var::CargoManifestDir)
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_default();
+        let base = crate::fsutil::normalize(&package_dir(&env));
         let out_root = out_dir.join("cuda-build").join(&b.module_name);
+        let kernel_dir = match &b.layout.output_dir {
+            Some(d) => crate::fsutil::normalize(&out_dir.join(d)),
+            None => out_root.clone(),
+        };
+        let msvc = b.layout.msvc()
+            || (b.layout.target.is_none()
+                && env.get(Var::Target).is_some_and(|t| t.ends_with("-msvc")));
         Ok(Run {
             b,
             env,
             base,
             out_dir,
             out_root,
+            kernel_dir,
+            msvc,
             hashes: FileHashes::default(),
+            checks: InputChecks::default(),
             warnings: std::sync::Mutex::new(Vec::new()),
             cargo_lines: std::sync::Mutex::new(Vec::new()),
         })
@@ -130,12 +160,20 @@ impl<'b> Run<'b> {
             .unwrap_or_default()
     }
 
-    fn warn(&self, w: String) {
+    pub(super) fn warn(&self, w: String) {
         if let Ok(mut ws) = self.warnings.lock() {
             if !ws.contains(&w) {
                 ws.push(w);
             }
         }
+    }
+
+    /// The generated module's path (None when turned off).
+    pub(super) fn module_path(&self) -> Option<PathBuf> {
+        self.b
+            .layout
+            .module
+            .then(|| self.out_dir.join(format!("{}.rs", self.b.module_name)))
     }
 
     /// The injected write fault ([`Build::simulate_write_error`]), as the
@@ -156,53 +194,26 @@ impl<'b> Run<'b> {
         crate::fsutil::write_atomic(path, bytes).map_err(|e| nvcc::write_error(path, &e))
     }
 
-    fn copy_out(&self, from: &Path, to: &Path) -> Result<(), Error> {
+    pub(super) fn copy_out(&self, from: &Path, to: &Path) -> Result<(), Error> {
         self.injected_fault(to)?;
         crate::fsutil::copy_atomic(from, to).map_err(|e| nvcc::write_error(to, &e))
     }
 
-    fn display_path(&self, p: &Path) -> String {
+    pub(super) fn display_path(&self, p: &Path) -> String {
         p.strip_prefix(&self.base)
             .unwrap_or(p)
             .to_string_lossy()
             .into_owned()
     }
 
-    /// A path as it enters a cache key: package- and toolkit-relative where
-    /// possible, so a second checkout or a moved toolkit shares entries.
-    fn key_path(&self, p: &Path, tk: &Toolkit) -> String {
-        let p = fsutil::normalize(p);
-        if let Ok(rel) = p.strip_prefix(&self.base) {
-            format!("$ROOT/{}", rel.display())
-        } else if let Ok(rel) = p.strip_prefix(fsutil::normalize(&tk.root)) {
-            format!("$CUDA/{}", rel.display())
-        } else {
-            p.to_string_lossy().into_owned()
-        }
-    }
-
-    fn resolve_key_path(&self, s: &str, tk: &Toolkit) -> PathBuf {
-        if let Some(rel) = s.strip_prefix("$ROOT/") {
-            self.base.join(rel)
-        } else if let Some(rel) = s.strip_prefix("$CUDA/") {
-            tk.root.join(rel)
-        } else {
-            PathBuf::from(s)
-        }
-    }
-
-    fn key_arg(&self, a: &str) -> String {
-        let base = self.base.to_string_lossy();
-        if base.len() > 1 {
-            a.replace(base.as_ref(), "$ROOT")
-        } else {
-            a.to_string()
-        }
-    }
-
-    pub(super) fn run(&self) -> Result<Artifacts, Error> {
+    /// The first half: sources, toolkit, plan, jobs, and every job that is
+    /// up to date or in the cache settled. What is left is for the pool.
+    pub(super) fn prepare(&self) -> Result<Stage, Error> {
         let b = self.b;
         let srcs = sources::collect(&self.base, &b.files, &b.dirs, &b.globs, &b.excludes)?;
+        for n in &srcs.notes {
+            self.warn(n.clone());
+        }
         for s in &srcs.files {
             self.cargo(&format!("rerun-if-changed={}", s.display()));
         }
@@ -233,28 +244,32 @@ impl<'b> Run<'b> {
             }
         }
         let names = module::names(&self.base, &srcs.files);
+        let md = glue::metadata(&self.base)?;
 
-        let tk = match &b.toolkit {
-            Some(tk) => tk.clone(),
-            None => match glue::find_toolkit(&self.env) {
-                Ok(tk) => tk,
+        let (tk, other_toolkits) = match &b.toolkit {
+            Some(tk) => (tk.clone(), Vec::new()),
+            None => match glue::find_toolkit(&self.env, &md) {
+                Ok(found) => found,
                 Err(e) if self.env.get_os(Var::DocsRs).is_some() => {
-                    return self.docs_rs_module(&srcs.files, &names, &e);
+                    return self
+                        .docs_rs_module(&srcs.files, &names, &e)
+                        .map(Stage::Done);
                 }
                 Err(e) => return Err(e),
             },
         };
-        if let Err(e) = std::fs::create_dir_all(&self.out_root) {
-            return Err(nvcc::write_error(&self.out_root, &e));
+        for dir in [&self.out_root, &self.kernel_dir] {
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                return Err(nvcc::write_error(dir, &e));
+            }
         }
         let manifest_path = self.out_root.join("manifest.json");
-        let mut manifest = Manifest::load(&manifest_path);
+        let mut manifest = Manifest::load(&manifest_path, &self.base);
         let loaded = manifest.clone();
-        let (meta_arch, meta_fallback) = glue::metadata_arch(&self.base)?;
         let default_inputs = ArchInputs {
             explicit: b.arch.clone(),
-            metadata: meta_arch.clone(),
-            fallback: b.fallback_arch.clone().or(meta_fallback.clone()),
+            metadata: md.arch.clone(),
+            fallback: b.fallback_arch.clone().or(md.fallback_arch.clone()),
         };
         let cache = if b.no_cache || self.env.flag(Var::CudaBuildNoCache) {
             None
@@ -286,80 +301,153 @@ impl<'b> Run<'b> {
                 }
                 None => default_plan.clone(),
             };
-            jobs.push(self.job(&tk, source, name, plan, &includes)?);
+            let file_name = match b.layout.names {
+                OutputNames::Module => name.clone(),
+                OutputNames::SourceStem => source
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| name.clone()),
+            };
+            jobs.push(self.job(&tk, source, name, &file_name, plan, &includes)?);
         }
+        self.check_layout(&jobs, &srcs.files, &manifest)?;
 
         let progress = Progress::new(&self.env, jobs.len());
-        let limiter = Limiter::from_env(&self.env);
-        let runner = Runner::new(&self.env, &tk.nvcc);
-
-        // First pass (serial, cheap): what is up to date or in the cache.
-        let mut results: Vec<Option<Result<JobDone, Error>>> = Vec::with_capacity(jobs.len());
-        let mut pending = Vec::new();
-        for (i, job) in jobs.iter().enumerate() {
+        let runner = Runner::new(&self.env, &tk.nvcc, &self.base);
+        let mut results = Vec::with_capacity(jobs.len());
+        for job in &jobs {
             let old = manifest.sources.get(&job.source);
-            match self.reuse(&tk, job, old, cache.as_ref()) {
-                Some(Ok(done)) => {
-                    progress.event(Event::Cached, &job.display, &job.archs.join(","));
-                    results.push(Some(Ok(done)));
+            let r = self.reuse(&tk, job, old, cache.as_ref());
+            if matches!(r, Some(Ok(_))) {
+                progress.event(Event::Cached, &job.display, &job.archs.join(","));
+            }
+            results.push(r);
+        }
+        Ok(Stage::Ready(Box::new(Prepared {
+            tk,
+            other_toolkits,
+            runner,
+            progress,
+            cache,
+            jobs,
+            results,
+            manifest,
+            loaded,
+            manifest_path,
+            default_plan,
+            sources: srcs.files,
+            includes,
+        })))
+    }
+
+    /// Refuses outputs that collide with each other, or with a source or a
+    /// header (an output layout must never overwrite what it compiles).
+    fn check_layout(
+        &self,
+        jobs: &[Job],
+        sources: &[PathBuf],
+        manifest: &Manifest,
+    ) -> Result<(), Error> {
+        let mut seen: std::collections::HashMap<PathBuf, &Job> = Default::default();
+        let inputs: std::collections::HashSet<PathBuf> = sources
+            .iter()
+            .cloned()
+            .chain(manifest.input_paths())
+            .map(|p| crate::fsutil::normalize(&p))
+            .collect();
+        let module = self.module_path().map(|p| crate::fsutil::normalize(&p));
+        // Cargo's rule: a build script writes only under OUT_DIR. A kernel
+        // directory in the package's own tree would mix outputs with sources.
+        let out_dir = crate::fsutil::normalize(&self.out_dir);
+        if self.kernel_dir.starts_with(&self.base) && !self.kernel_dir.starts_with(&out_dir) {
+            return Err(Error::new(
+                "output-overwrites-source",
+                format!(
+                    "Build::output_dir `{}` is inside the package's sources (`{}`): outputs there could overwrite source files",
+                    self.kernel_dir.display(),
+                    self.base.display()
+                ),
+            )
+            .with_help("give Build::output_dir a path relative to OUT_DIR, e.g. \".\" for `$OUT_DIR/<stem>.ptx`"));
+        }
+        for job in jobs {
+            for (_, out) in &job.outputs {
+                let out = crate::fsutil::normalize(out);
+                if inputs.contains(&out) || module.as_ref() == Some(&out) {
+                    let what = if module.as_ref() == Some(&out) {
+                        "the generated module".to_string()
+                    } else {
+                        format!("the input `{}`", self.display_path(&out))
+                    };
+                    return Err(Error::new(
+                        "output-overwrites-source",
+                        format!(
+                            "the output of `{}` would be written to `{}`, overwriting {what}",
+                            job.display,
+                            out.display()
+                        ),
+                    )
+                    .with_help("choose another Build::output_dir (relative paths are from OUT_DIR), or OutputNames::Module"));
                 }
-                Some(Err(e)) => results.push(Some(Err(e))),
-                None => {
-                    results.push(None);
-                    pending.push(i);
+                if let Some(other) = seen.insert(out.clone(), job) {
+                    return Err(Error::new(
+                        "output-collision",
+                        format!(
+                            "`{}` and `{}` would both be compiled to `{}`",
+                            other.display,
+                            job.display,
+                            out.display()
+                        ),
+                    )
+                    .with_help("rename one source, or use OutputNames::Module (parent directories are then prefixed)"));
                 }
             }
         }
+        Ok(())
+    }
 
-        // nvcc's --threads for multi-arch sources when there are fewer sources than slots.
-        let capacity = limiter.capacity().max(1);
-        let threads = if pending.is_empty() {
-            1
-        } else {
-            (capacity / pending.len()).max(1)
-        };
-        let tasks: Vec<Task<'_, Result<JobDone, Error>>> = pending
-            .iter()
-            .map(|&i| {
-                let job = &jobs[i];
-                let (this, tk, runner, progress, cache) =
-                    (&self, &tk, &runner, &progress, cache.as_ref());
-                Box::new(move || {
-                    progress.event(Event::Start, &job.display, &job.archs.join(","));
-                    let r = this.compile_job(tk, job, runner, cache, threads);
-                    let ev = if r.is_ok() {
-                        Event::Done
-                    } else {
-                        Event::Failed
-                    };
-                    progress.event(ev, &job.display, &job.archs.join(","));
-                    r
-                }) as Task<'_, Result<JobDone, Error>>
-            })
-            .collect();
-        let compiled = jobs::run_all(tasks, &limiter);
-        for n in runner.take_notices() {
-            self.warn(n);
-        }
-        for (i, r) in pending.into_iter().zip(compiled) {
-            results[i] = Some(r);
-        }
-
+    /// The second half: results in, library, manifest and module out.
+    pub(super) fn finish(&self, p: Prepared) -> Result<Artifacts, Error> {
+        let b = self.b;
+        let Prepared {
+            tk,
+            runner,
+            jobs,
+            results,
+            mut manifest,
+            loaded,
+            manifest_path,
+            default_plan,
+            sources,
+            includes,
+            ..
+        } = p;
         let mut stats = BuildStats::default();
         let mut failures = Vec::new();
         let mut kernels = Vec::new();
         let mut items = Vec::new();
+        let mut keys = Vec::new();
         let mut all_archs: Vec<String> = Vec::new();
         for (job, r) in jobs.iter().zip(results) {
-            match r.expect("every job has a result") {
+            let r = r.unwrap_or_else(|| {
+                Err(Error::new(
+                    "internal",
+                    format!("`{}` was never compiled", job.display),
+                ))
+            });
+            match r {
                 Ok(done) => {
                     match done.outcome {
                         Outcome::UpToDate => stats.up_to_date += 1,
                         Outcome::Cached => stats.from_cache += 1,
                         Outcome::Compiled => stats.compiled += 1,
                     }
-                    for w in done.warnings {
-                        self.warn(w);
+                    // Warnings were shown when the source compiled (or its
+                    // cached copy was restored); a no-op run stays quiet.
+                    if done.outcome != Outcome::UpToDate {
+                        for w in done.warnings {
+                            self.warn(w);
+                        }
                     }
                     for d in &done.entry.deps {
                         self.cargo(&format!("rerun-if-changed={}", d.path.display()));
@@ -380,6 +468,7 @@ impl<'b> Run<'b> {
                         archs: done.entry.archs.clone(),
                         module: job.name.clone(),
                     });
+                    keys.push(done.entry.key.clone());
                     items.push(self.item(job, &done.entry));
                     manifest.sources.insert(job.source.clone(), done.entry);
                 }
@@ -389,10 +478,10 @@ impl<'b> Run<'b> {
                 }
             }
         }
-        // Sources no longer built are forgotten.
-        manifest
-            .sources
-            .retain(|src, _| jobs.iter().any(|j| j.source == *src));
+        // Sources no longer built are forgotten (a set: Path equality
+        // compares component by component, slow in an unoptimised build).
+        let built: std::collections::HashSet<&PathBuf> = jobs.iter().map(|j| &j.source).collect();
+        manifest.sources.retain(|src, _| built.contains(src));
         // Keep what succeeded, so fixing one file recompiles only that one.
         if !failures.is_empty() {
             let _ = self.save_manifest(&manifest_path, &manifest, &loaded);
@@ -401,11 +490,11 @@ impl<'b> Run<'b> {
         }
 
         let library = if b.output == OutputKind::StaticLib {
-            Some(self.link_library(&tk, &default_plan, &kernels, &runner, &mut manifest)?)
+            Some(self.link_library(&tk, &default_plan, &kernels, &keys, &runner, &mut manifest)?)
         } else {
             None
         };
-        self.splice_launchers(&srcs.files, &includes, &mut items, &mut manifest)?;
+        self.splice_launchers(&sources, &includes, &mut items, &mut manifest)?;
         self.save_manifest(&manifest_path, &manifest, &loaded)?;
         let warnings = self.print_warnings();
 
@@ -433,7 +522,7 @@ impl<'b> Run<'b> {
         if manifest == loaded && path.is_file() && self.b.write_fault.is_none() {
             return Ok(());
         }
-        self.write_out(path, &manifest.to_json())
+        self.write_out(path, &manifest.to_json(&self.base))
     }
 
     fn print_warnings(&self) -> Vec<String> {
@@ -444,8 +533,11 @@ impl<'b> Run<'b> {
         warnings
     }
 
+    /// Writes the module (when on); returns its path, or where it would be.
     fn write_module(&self, text: &str) -> Result<PathBuf, Error> {
-        let path = self.out_dir.join(format!("{}.rs", self.b.module_name));
+        let Some(path) = self.module_path() else {
+            return Ok(self.out_dir.join(format!("{}.rs", self.b.module_name)));
+        };
         // Rewriting identical text would still bump the mtime and make rustc rebuild the crate.
         if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes())
             || self.b.write_fault.is_some()
@@ -625,466 +717,7 @@ impl<'b> Run<'b> {
         Ok(plan)
     }
 
-    fn job(
-        &self,
-        tk: &Toolkit,
-        source: &Path,
-        name: &str,
-        plan: ArchPlan,
-        includes: &[PathBuf],
-    ) -> Result<Job, Error> {
-        let b = self.b;
-        let stem = name;
-        let mut args: Vec<OsString> = Vec::new();
-        let ccbin = b
-            .ccbin
-            .clone()
-            .or_else(|| self.env.get_nonempty(Var::NvccCcbin).map(PathBuf::from));
-        if let Some(c) = ccbin {
-            args.push("-ccbin".into());
-            args.push(c.into());
-        }
-        if let Some(std) = &b.std {
-            let std = std.trim();
-            let std = if std.starts_with("c++") || std.starts_with("gnu++") {
-                std.to_string()
-            } else {
-                format!("c++{std}")
-            };
-            args.push(format!("-std={std}").into());
-        }
-        for inc in includes {
-            args.push("-I".into());
-            args.push(inc.into());
-        }
-        for (k, v) in &b.defines {
-            args.push(match v {
-                Some(v) => format!("-D{k}={v}").into(),
-                None => format!("-D{k}").into(),
-            });
-        }
-        args.extend(b.flags.iter().map(OsString::from));
-        args.extend(
-            b.file_flags
-                .iter()
-                .filter(|(f, _)| self.base.join(f) == source)
-                .map(|(_, fl)| OsString::from(fl)),
-        );
-        let top = plan
-            .ptx
-            .or_else(|| plan.sass.last().copied())
-            .ok_or_else(|| {
-                Error::new("arch-invalid", "the arch plan has no targets")
-                    .with_help("set Build::arch, e.g. \"90\"")
-            })?;
-        let dir = &self.out_root;
-        let (calls, outputs, archs): (Vec<Call>, Vec<(String, PathBuf)>, Vec<String>) = match b
-            .output
-        {
-            OutputKind::Ptx => (
-                vec![(
-                    vec![
-                        "-ptx".into(),
-                        format!("-arch={}", top.compute_name()).into(),
-                    ],
-                    "out.ptx".into(),
-                )],
-                vec![("out.ptx".into(), dir.join(format!("{stem}.ptx")))],
-                vec![top.compute_name()],
-            ),
-            OutputKind::Cubin => {
-                let sass: Vec<Arch> = if plan.sass.is_empty() {
-                    vec![top]
-                } else {
-                    plan.sass.clone()
-                };
-                let calls = sass
-                    .iter()
-                    .map(|a| {
-                        (
-                            vec!["-cubin".into(), format!("-arch={}", a.sm_name()).into()],
-                            format!("{}.cubin", a.sm_name()),
-                        )
-                    })
-                    .collect();
-                let outputs = sass
-                    .iter()
-                    .map(|a| {
-                        (
-                            format!("{}.cubin", a.sm_name()),
-                            dir.join(format!("{stem}.{}.cubin", a.sm_name())),
-                        )
-                    })
-                    .collect();
-                (calls, outputs, sass.iter().map(Arch::sm_name).collect())
-            }
-            OutputKind::Fatbin => {
-                let mut a: Vec<OsString> = vec!["-fatbin".into()];
-                a.extend(plan.gencode_flags().into_iter().map(OsString::from));
-                if plan.sass.is_empty() {
-                    // PTX only: keep it uncompressed so the kernel names can be read from it.
-                    a.push("-Xfatbin=-compress=false".into());
-                }
-                (
-                    vec![(a, "out.fatbin".into())],
-                    vec![("out.fatbin".into(), dir.join(format!("{stem}.fatbin")))],
-                    plan.targets_display(),
-                )
-            }
-            OutputKind::StaticLib => {
-                let mut a: Vec<OsString> = vec!["-c".into(), "-Xcompiler".into(), "-fPIC".into()];
-                if b.rdc {
-                    a.push("-rdc=true".into());
-                }
-                a.extend(plan.gencode_flags().into_iter().map(OsString::from));
-                (
-                    vec![(a, "out.o".into())],
-                    vec![("out.o".into(), dir.join(format!("{stem}.o")))],
-                    plan.targets_display(),
-                )
-            }
-        };
-        let mut k = KeyHasher::new("cuda-build flags v1");
-        k.str(b.output.as_str());
-        match &tk.version {
-            Some(v) => k.str(&v.to_string()),
-            None => k.str(&tk.nvcc.to_string_lossy()),
-        };
-        for a in &args {
-            k.str(&self.key_arg(&a.to_string_lossy()));
-        }
-        for (extra, role) in &calls {
-            k.str(role);
-            for a in extra {
-                k.str(&a.to_string_lossy());
-            }
-        }
-        // nvcc reads these itself: they change the output as much as flags do.
-        for v in [Var::NvccPrependFlags, Var::NvccAppendFlags] {
-            k.str(self.env.get(v).unwrap_or("\u{0}unset"));
-        }
-        Ok(Job {
-            source: source.to_path_buf(),
-            display: self.display_path(source),
-            name: name.to_string(),
-            plan,
-            archs,
-            args,
-            calls,
-            outputs,
-            flags_key: k.finish(),
-        })
-    }
-
-    /// The full key: flags plus every input's content.
-    fn full_key(&self, tk: &Toolkit, job: &Job, deps: &[PathBuf]) -> String {
-        let mut k = KeyHasher::new("cuda-build object v1");
-        k.str(&job.flags_key);
-        for d in deps {
-            k.str(&self.key_path(d, tk));
-            k.str(self.hashes.get(d).as_deref().unwrap_or("missing"));
-        }
-        k.finish()
-    }
-
-    /// The key of the dependency index: flags, the source's place and content.
-    fn deps_key(&self, tk: &Toolkit, job: &Job) -> Option<String> {
-        let mut k = KeyHasher::new("cuda-build deps v1");
-        k.str(&job.flags_key);
-        k.str(&self.key_path(&job.source, tk));
-        k.str(&self.hashes.get(&job.source)?);
-        Some(k.finish())
-    }
-
-    /// Up to date, or restored from the cache; None when nvcc must run.
-    fn reuse(
-        &self,
-        tk: &Toolkit,
-        job: &Job,
-        old: Option<&Entry>,
-        cache: Option<&Cache>,
-    ) -> Option<Result<JobDone, Error>> {
-        let old = old.filter(|e| e.flags_key == job.flags_key);
-        if let Some(e) = old {
-            let outputs_ok = e.outputs.len() == job.outputs.len()
-                && e.outputs
-                    .iter()
-                    .zip(&job.outputs)
-                    .all(|(s, (_, p))| s.path == *p && s.output_unchanged());
-            let deps: Option<Vec<Stamp>> = if outputs_ok {
-                e.deps.iter().map(|d| d.check_input(&self.hashes)).collect()
-            } else {
-                None
-            };
-            if let Some(deps) = deps {
-                let mut entry = e.clone();
-                entry.deps = deps;
-                return Some(Ok(JobDone {
-                    warnings: nvcc::warnings(&entry.stderr),
-                    entry,
-                    outcome: Outcome::UpToDate,
-                }));
-            }
-        }
-        let cache = cache?;
-        let deps: Vec<PathBuf> = match old {
-            Some(e) => e.deps.iter().map(|d| d.path.clone()).collect(),
-            None => {
-                let k1 = self.deps_key(tk, job)?;
-                cache
-                    .deps_index(&k1)?
-                    .iter()
-                    .map(|s| self.resolve_key_path(s, tk))
-                    .collect()
-            }
-        };
-        if deps.first() != Some(&job.source) {
-            return None;
-        }
-        let key = self.full_key(tk, job, &deps);
-        let hit = cache.get(&key)?;
-        for (role, path) in &job.outputs {
-            if !hit.meta.files.iter().any(|f| &f.name == role) {
-                return None;
-            }
-            if let Err(e) = self.copy_out(&hit.dir.join(role), path) {
-                return Some(Err(e));
-            }
-        }
-        let entry = Entry {
-            flags_key: job.flags_key.clone(),
-            key,
-            deps: deps.iter().map(|d| Stamp::input(d, &self.hashes)).collect(),
-            outputs: job.outputs.iter().map(|(_, p)| Stamp::output(p)).collect(),
-            entries: hit.meta.entries.clone(),
-            archs: hit.meta.archs.clone(),
-            stderr: hit.meta.stderr.clone(),
-        };
-        Some(Ok(JobDone {
-            warnings: nvcc::warnings(&entry.stderr),
-            entry,
-            outcome: Outcome::Cached,
-        }))
-    }
-
-    fn compile_job(
-        &self,
-        tk: &Toolkit,
-        job: &Job,
-        runner: &Runner,
-        cache: Option<&Cache>,
-        threads: usize,
-    ) -> Result<JobDone, Error> {
-        let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = self
-            .out_root
-            .join(format!(".tmp-{}-{}-{n}", job.name, std::process::id()));
-        std::fs::create_dir_all(&tmp).map_err(|e| nvcc::write_error(&tmp, &e))?;
-        let r = self.compile_in(tk, job, runner, cache, threads, &tmp);
-        let _ = std::fs::remove_dir_all(&tmp);
-        r
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn compile_in(
-        &self,
-        tk: &Toolkit,
-        job: &Job,
-        runner: &Runner,
-        cache: Option<&Cache>,
-        threads: usize,
-        tmp: &Path,
-    ) -> Result<JobDone, Error> {
-        let depfile = tmp.join("deps.d");
-        let mut stderr_all = String::new();
-        for (i, (extra, role)) in job.calls.iter().enumerate() {
-            let mut args = job.args.clone();
-            args.extend(extra.iter().cloned());
-            let targets = job.plan.sass.len() + usize::from(job.plan.ptx.is_some());
-            if threads > 1 && targets > 1 && job.calls.len() == 1 {
-                args.push("--threads".into());
-                args.push(threads.min(targets).to_string().into());
-            }
-            if i == 0 {
-                args.push("-MD".into());
-                args.push("-MF".into());
-                args.push(depfile.clone().into());
-            }
-            args.push("-o".into());
-            args.push(tmp.join(role).into());
-            args.push(job.source.clone().into());
-            match runner.run(&args) {
-                Ok(stderr) => stderr_all.push_str(&stderr),
-                Err(mut f) => {
-                    // The temporary directory is removed below: show the
-                    // command writing into OUT_DIR's directory instead, so
-                    // that running it by hand reproduces the failure.
-                    let shown: Vec<OsString> = args
-                        .iter()
-                        .map(|a| match Path::new(a).strip_prefix(tmp) {
-                            Ok(rel) => self.out_root.join(rel).into_os_string(),
-                            Err(_) => a.clone(),
-                        })
-                        .collect();
-                    f.command = runner.display_failed(&f, &shown);
-                    return Err(self.failure(tk, job, f));
-                }
-            }
-        }
-        let dep_text = std::fs::read_to_string(&depfile).unwrap_or_default();
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let mut deps: Vec<PathBuf> = vec![job.source.clone()];
-        for d in depfile::parse(&dep_text) {
-            let d = fsutil::normalize(&cwd.join(d));
-            if !deps.contains(&d) && d != fsutil::normalize(&job.source) {
-                deps.push(d);
-            }
-        }
-        let (entries, archs) = self.inspect(job, tmp);
-        let key = self.full_key(tk, job, &deps);
-        if let Some(cache) = cache {
-            let files: Vec<(String, PathBuf)> = job
-                .outputs
-                .iter()
-                .map(|(r, _)| (r.clone(), tmp.join(r)))
-                .collect();
-            let meta = ObjectMeta {
-                files: Vec::new(),
-                entries: entries.clone(),
-                archs: archs.clone(),
-                stderr: stderr_all.clone(),
-            };
-            let stored =
-                cache
-                    .put(&key, &files, meta)
-                    .and_then(|()| match self.deps_key(tk, job) {
-                        Some(k1) => {
-                            let list: Vec<String> =
-                                deps.iter().map(|d| self.key_path(d, tk)).collect();
-                            cache.put_deps_index(&k1, &list)
-                        }
-                        None => Ok(()),
-                    });
-            if let Err(e) = stored {
-                self.warn(format!("cuda-build: could not store `{}` in the kernel cache ({e}); the build goes on without it", job.display));
-            }
-        }
-        for (role, path) in &job.outputs {
-            self.injected_fault(path)?;
-            std::fs::rename(tmp.join(role), path).map_err(|e| nvcc::write_error(path, &e))?;
-        }
-        let entry = Entry {
-            flags_key: job.flags_key.clone(),
-            key,
-            deps: deps.iter().map(|d| Stamp::input(d, &self.hashes)).collect(),
-            outputs: job.outputs.iter().map(|(_, p)| Stamp::output(p)).collect(),
-            entries,
-            archs,
-            stderr: stderr_all.clone(),
-        };
-        Ok(JobDone {
-            warnings: nvcc::warnings(&stderr_all),
-            entry,
-            outcome: Outcome::Compiled,
-        })
-    }
-
-    /// Kernel names and the archs actually present in the outputs.
-    fn inspect(&self, job: &Job, tmp: &Path) -> (Vec<String>, Vec<String>) {
-        let read = |role: &str| std::fs::read(tmp.join(role)).unwrap_or_default();
-        match self.b.output {
-            OutputKind::Ptx => {
-                let info = inspect::read_ptx(&String::from_utf8_lossy(&read("out.ptx")));
-                (info.entries, job.archs.clone())
-            }
-            OutputKind::Cubin => {
-                let mut entries = Vec::new();
-                for (role, _) in &job.outputs {
-                    if let Ok(c) = inspect::read_cubin(&read(role)) {
-                        for e in c.entries {
-                            if !entries.contains(&e) {
-                                entries.push(e);
-                            }
-                        }
-                    }
-                }
-                (entries, job.archs.clone())
-            }
-            OutputKind::Fatbin => (
-                inspect::fatbin_kernels(&read("out.fatbin")),
-                job.archs.clone(),
-            ),
-            OutputKind::StaticLib => {
-                let obj = read("out.o");
-                let entries = inspect::elf_section(&obj, ".nv_fatbin")
-                    .map(inspect::fatbin_kernels)
-                    .unwrap_or_default();
-                (entries, job.archs.clone())
-            }
-        }
-    }
-
-    fn failure(&self, tk: &Toolkit, job: &Job, f: nvcc::Failure) -> Error {
-        let (code, message) = if f.timed_out {
-            (
-                "nvcc-timeout",
-                format!(
-                    "nvcc did not finish compiling `{}` ({})",
-                    job.display, f.status
-                ),
-            )
-        } else if let Some((code, e)) = &f.spawn_error {
-            (
-                *code,
-                format!("nvcc could not be started for `{}`: {e}", job.display),
-            )
-        } else {
-            (
-                "nvcc-failed",
-                format!("nvcc failed to compile `{}` ({})", job.display, f.status),
-            )
-        };
-        // nvcc's tools say "Could not write file" without the reason; find out whether it is space.
-        if !f.timed_out
-            && f.spawn_error.is_none()
-            && looks_like_write_failure(&f.stderr)
-            && self.out_of_space()
-        {
-            return Error::new(
-                "disk-full",
-                format!("no space left on device while nvcc compiled `{}` into `{}`", job.display, self.out_root.display()),
-            )
-            .with_detail(format!("command: {}", f.command))
-            .with_detail(f.stderr.trim_end().to_string())
-            .with_help("free space on that file system (or point CARGO_TARGET_DIR elsewhere), then build again; nothing partial was kept");
-        }
-        let mut err = Error::new(code, message).with_detail(format!("command: {}", f.command));
-        if !f.stderr.trim().is_empty() {
-            err = err.with_detail(f.stderr.trim_end().to_string());
-        }
-        let explained = glue::explain(&self.env, &f.stderr, tk);
-        if !explained.is_empty() {
-            err = err.with_detail(String::new());
-            for e in explained {
-                err = err.with_detail(e);
-            }
-        }
-        if f.timed_out {
-            err.with_help("raise CUDA_BUILD_TIMEOUT (seconds) if the kernel is that big, or look for a hung host compiler")
-        } else {
-            err.with_help("the command above reproduces the failure when run by hand")
-        }
-    }
-
-    /// Whether OUT_DIR's file system is full: a 256 KiB probe write fails with ENOSPC.
-    fn out_of_space(&self) -> bool {
-        let probe = crate::fsutil::temp_path_for(&self.out_root.join("space-probe"));
-        let r = crate::fsutil::write_atomic(&probe, &vec![0u8; 256 * 1024]);
-        let _ = std::fs::remove_file(&probe);
-        matches!(r, Err(e) if e.raw_os_error() == Some(28))
-    }
-
-    fn item(&self, job: &Job, entry: &Entry) -> ModuleItem {
+    fn item(&self, job: &Job, entry: &super::manifest::Entry) -> ModuleItem {
         let kind = self.b.output;
         ModuleItem {
             name: job.name.clone(),
@@ -1107,19 +740,6 @@ impl<'b> Run<'b> {
             extra: None,
         }
     }
-}
-
-fn looks_like_write_failure(stderr: &str) -> bool {
-    let s = stderr.to_ascii_lowercase();
-    [
-        "could not write",
-        "cannot write",
-        "no space left",
-        "write error",
-        "error writing",
-    ]
-    .iter()
-    .any(|p| s.contains(p))
 }
 
 fn stamp_plan(p: &ArchPlan) -> PlanStamp {
@@ -1157,7 +777,7 @@ fn plan_from_stamp(s: &PlanStamp) -> Option<ArchPlan> {
 }
 
 /// One error for several failed sources: the first in full, the others after it.
-fn combine(mut failures: Vec<Error>) -> Error {
+pub(super) fn combine(mut failures: Vec<Error>) -> Error {
     if failures.len() == 1 {
         return failures.remove(0);
     }

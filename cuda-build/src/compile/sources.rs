@@ -1,12 +1,16 @@
 //! Turning `file`/`dir`/`glob`/`exclude` into a sorted list of sources.
 //!
-//! Globs use `*` and `?` within one path component and `**` for any number of
-//! directories (`cu/**/*.cu`). Relative paths are taken from the package
-//! directory (`CARGO_MANIFEST_DIR`). Excludes are globs matched against the
-//! path relative to the package directory, or against the file name alone.
+//! Globs (globset) use `*` and `?` within one path component and `**` for
+//! any number of directories (`cu/**/*.cu`). Relative paths are taken from
+//! the package directory (`CARGO_MANIFEST_DIR`). Excludes are globs matched
+//! against the path relative to the package directory, or against the file
+//! name alone. Directories are walked with walkdir, following symlinks: a
+//! link back to an ancestor (a loop) is skipped with a note, and a file
+//! reached twice through links is compiled once.
 
 use crate::Error;
-use std::path::{Component, Path, PathBuf};
+use globset::{Glob, GlobMatcher};
+use std::path::{Path, PathBuf};
 
 /// Extensions collected from directories and `**` globs.
 const SOURCE_EXTS: &[&str] = &["cu"];
@@ -15,6 +19,24 @@ pub(crate) struct Sources {
     pub files: Vec<PathBuf>,
     /// Directories to watch for new files (`rerun-if-changed` on a directory).
     pub watch_dirs: Vec<PathBuf>,
+    /// Things skipped while walking (symlink loops), for `cargo:warning`.
+    pub notes: Vec<String>,
+}
+
+fn matcher(pattern: &str, what: &str) -> Result<GlobMatcher, Error> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map(|g: Glob| g.compile_matcher())
+        .map_err(|e| {
+            Error::new(
+                "invalid-glob",
+                format!("the pattern `{pattern}` given to {what} is not a valid glob: {e}"),
+            )
+            .with_help(
+                "use `*` and `?` within a directory, `**` across directories, `[ab]` for a set",
+            )
+        })
 }
 
 pub(crate) fn collect(
@@ -26,6 +48,7 @@ pub(crate) fn collect(
 ) -> Result<Sources, Error> {
     let mut out: Vec<PathBuf> = Vec::new();
     let mut watch_dirs = Vec::new();
+    let mut notes = Vec::new();
     for f in files {
         let p = base.join(f);
         if !p.is_file() {
@@ -55,7 +78,7 @@ pub(crate) fn collect(
             .with_help("check the path given to Build::dir"));
         }
         let before = out.len();
-        walk(&p, &mut |f| {
+        walk(&p, &mut notes, &mut |f| {
             if has_source_ext(f) {
                 out.push(f.to_path_buf());
             }
@@ -82,11 +105,10 @@ pub(crate) fn collect(
                 out.push(root.clone());
             }
         } else if root.is_dir() {
-            walk(&root, &mut |f| {
-                if let Ok(rel) = f.strip_prefix(&root) {
-                    if match_path(&rest, &components(rel)) {
-                        out.push(f.to_path_buf());
-                    }
+            let m = matcher(&rest, "Build::glob")?;
+            walk(&root, &mut notes, &mut |f| {
+                if f.strip_prefix(&root).is_ok_and(|rel| m.is_match(rel)) {
+                    out.push(f.to_path_buf());
                 }
             });
             watch_dirs.push(root.clone());
@@ -99,17 +121,20 @@ pub(crate) fn collect(
             .with_help("check the pattern given to Build::glob: `*` stays within a directory, `**` crosses them"));
         }
     }
-    let excl: Vec<Vec<String>> = excludes.iter().map(|e| components(Path::new(e))).collect();
+    let excl = excludes
+        .iter()
+        .map(|e| matcher(e, "Build::exclude"))
+        .collect::<Result<Vec<_>, _>>()?;
     out.retain(|f| {
         let rel = f.strip_prefix(base).unwrap_or(f);
-        let rel_c = components(rel);
-        let name = vec![rel_c.last().cloned().unwrap_or_default()];
-        !excl
-            .iter()
-            .any(|e| match_path(e, &rel_c) || match_path(e, &name))
+        let name = Path::new(rel.file_name().unwrap_or_default());
+        !excl.iter().any(|e| e.is_match(rel) || e.is_match(name))
     });
     out.sort();
     out.dedup();
+    // The same file reached through a symlink (`cu/alias -> real`) is one source.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
     if out.is_empty() {
         return Err(Error::new("no-cuda-sources", "no CUDA sources to compile")
             .with_help("add sources with Build::file, Build::dir or Build::glob (or loosen Build::exclude)"));
@@ -117,6 +142,7 @@ pub(crate) fn collect(
     Ok(Sources {
         files: out,
         watch_dirs,
+        notes,
     })
 }
 
@@ -126,86 +152,91 @@ fn has_source_ext(p: &Path) -> bool {
         .is_some_and(|e| SOURCE_EXTS.contains(&e))
 }
 
-fn walk(dir: &Path, f: &mut dyn FnMut(&Path)) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        // Hidden entries are editors' and our own temporary files.
-        if name.starts_with('.') {
-            continue;
-        }
-        if p.is_dir() {
-            walk(&p, f);
-        } else {
-            f(&p);
+/// Every file under `dir` in sorted order, hidden entries (editors' and our
+/// own temporary files) skipped; symlink loops are skipped with a note.
+fn walk(dir: &Path, notes: &mut Vec<String>, f: &mut dyn FnMut(&Path)) {
+    let it = walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in it {
+        match entry {
+            Ok(e) if e.file_type().is_file() => f(e.path()),
+            Ok(_) => {}
+            Err(e) => {
+                let path = e
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                let note = match e.loop_ancestor() {
+                    Some(a) => format!(
+                        "cuda-build: skipped `{path}`: a symlink loop back to `{}`",
+                        a.display()
+                    ),
+                    None => format!("cuda-build: skipped `{path}` while looking for sources: {e}"),
+                };
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
         }
     }
-}
-
-fn components(p: &Path) -> Vec<String> {
-    p.components()
-        .filter_map(|c| match c {
-            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Splits a pattern into its literal leading directory and the wildcard rest.
-fn split_glob(pat: &str) -> (PathBuf, Vec<String>) {
+fn split_glob(pat: &str) -> (PathBuf, String) {
     let mut root = PathBuf::from(if pat.starts_with('/') { "/" } else { "" });
     let parts: Vec<&str> = pat.split('/').filter(|s| !s.is_empty()).collect();
     let mut i = 0;
-    while i < parts.len() && !parts[i].contains(['*', '?']) {
+    while i < parts.len() && !parts[i].contains(['*', '?', '[', '{']) {
         root.push(parts[i]);
         i += 1;
     }
-    (root, parts[i..].iter().map(|s| s.to_string()).collect())
-}
-
-/// Matches path components against pattern components (`**` = any number).
-pub(crate) fn match_path(pat: &[String], path: &[String]) -> bool {
-    match pat.first() {
-        None => path.is_empty(),
-        Some(p) if p == "**" => (0..=path.len()).any(|i| match_path(&pat[1..], &path[i..])),
-        Some(p) => {
-            !path.is_empty()
-                && match_name(p.as_bytes(), path[0].as_bytes())
-                && match_path(&pat[1..], &path[1..])
-        }
-    }
-}
-
-fn match_name(p: &[u8], s: &[u8]) -> bool {
-    match (p.first(), s.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => match_name(&p[1..], s) || (!s.is_empty() && match_name(p, &s[1..])),
-        (Some(b'?'), Some(_)) => match_name(&p[1..], &s[1..]),
-        (Some(a), Some(b)) if a == b => match_name(&p[1..], &s[1..]),
-        _ => false,
-    }
+    (root, parts[i..].join("/"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn v(s: &str) -> Vec<String> {
-        components(Path::new(s))
+    fn m(pat: &str, path: &str) -> bool {
+        matcher(pat, "test").unwrap().is_match(path)
     }
 
     #[test]
     fn glob_matching() {
-        assert!(match_path(&v("cu/*.cu"), &v("cu/a.cu")));
-        assert!(!match_path(&v("cu/*.cu"), &v("cu/x/a.cu")));
-        assert!(match_path(&v("cu/**/*.cu"), &v("cu/x/y/a.cu")));
-        assert!(match_path(&v("cu/**/*.cu"), &v("cu/a.cu")));
-        assert!(match_path(&v("a?.cu"), &v("ab.cu")));
-        assert!(!match_path(&v("*.cu"), &v("a.cuh")));
+        assert!(m("cu/*.cu", "cu/a.cu"));
+        assert!(!m("cu/*.cu", "cu/x/a.cu"));
+        assert!(m("cu/**/*.cu", "cu/x/y/a.cu"));
+        assert!(m("cu/**/*.cu", "cu/a.cu"));
+        assert!(m("a?.cu", "ab.cu"));
+        assert!(!m("*.cu", "a.cuh"));
+        // A pattern that backtracks exponentially in a naive matcher is instant here.
+        let long = "a".repeat(60);
+        assert!(!m(&"*a".repeat(30), &format!("{long}b")));
+        assert_eq!(
+            matcher("cu/[", "Build::glob").unwrap_err().code,
+            "invalid-glob"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loops_are_skipped_with_a_note() {
+        let d = tempfile::tempdir().unwrap();
+        let b = d.path();
+        std::fs::create_dir_all(b.join("cu")).unwrap();
+        std::fs::write(b.join("cu/a.cu"), "").unwrap();
+        std::os::unix::fs::symlink(".", b.join("cu/loop")).unwrap();
+        std::os::unix::fs::symlink(".", b.join("cu/loop2")).unwrap();
+        std::os::unix::fs::symlink("a.cu", b.join("cu/alias.cu")).unwrap();
+        let s = collect(b, &[], &[PathBuf::from("cu")], &[], &[]).unwrap();
+        assert_eq!(s.files, [b.join("cu/a.cu")], "compiled once");
+        assert_eq!(s.notes.len(), 2, "{:?}", s.notes);
+        assert!(s.notes[0].contains("symlink loop"), "{:?}", s.notes);
+        let s = collect(b, &[], &[], &["cu/**/*.cu".into()], &[]).unwrap();
+        assert_eq!(s.files.len(), 1);
     }
 
     #[test]

@@ -1,0 +1,83 @@
+// candle-kernels 0.11.1's build.rs, ported from cudaforge to cuda-build
+// (swapped in by benches/candle/run.sh). Same sources, flags and layout:
+// `$OUT_DIR/<stem>.ptx` with `$OUT_DIR/ptx.rs`, and `libmoe.a` with shared cudart.
+use cuda_build::compile::{Build, Cudart, OutputKind, OutputNames};
+use std::path::{Path, PathBuf};
+
+fn main() {
+    println!("cargo::rerun-if-changed=build.rs");
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let common = |b: &mut Build| {
+        b.flag("--expt-relaxed-constexpr").std("17").flag("-O3");
+    };
+
+    let mut ptx = Build::new();
+    ptx.dir("src")
+        .exclude("moe_*.cu")
+        .exclude("mmvq_gguf.cu")
+        .exclude("mmq_*.cu")
+        .output(OutputKind::Ptx)
+        .output_dir(".")
+        .output_names(OutputNames::SourceStem)
+        .generate_module(false)
+        .module_name("ptx");
+    common(&mut ptx);
+
+    let mut moe_sources = vec![
+        "src/moe/moe_gguf.cu",
+        "src/moe/moe_wmma.cu",
+        "src/moe/moe_wmma_gguf.cu",
+        "src/mmvq_gguf.cu",
+        "src/mmq_gguf/mmq_quantize.cu",
+        "src/mmq_gguf/mmq_instance_q4_0.cu",
+        "src/mmq_gguf/mmq_instance_q4_1.cu",
+        "src/mmq_gguf/mmq_instance_q5_0.cu",
+        "src/mmq_gguf/mmq_instance_q5_1.cu",
+        "src/mmq_gguf/mmq_instance_q8_0.cu",
+        "src/mmq_gguf/mmq_instance_q2_k.cu",
+        "src/mmq_gguf/mmq_instance_q3_k.cu",
+        "src/mmq_gguf/mmq_instance_q4_k.cu",
+        "src/mmq_gguf/mmq_instance_q5_k.cu",
+        "src/mmq_gguf/mmq_instance_q6_k.cu",
+    ];
+    if std::env::var_os("CARGO_FEATURE_CUTILE").is_some() {
+        moe_sources.push("src/moe/moe_align.cu");
+    }
+    // The bench's subset mode deletes sources; the full bench keeps all.
+    moe_sources.retain(|s| Path::new(s).is_file());
+    let mut lib = Build::new();
+    lib.files(&moe_sources)
+        .output(OutputKind::StaticLib)
+        .module_name("moe")
+        .generate_module(false)
+        .cudart(Cudart::Shared);
+    common(&mut lib);
+    // bf16 WMMA fragments need sm_80: ask the plan before compiling.
+    let plan = lib.plan().unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1)
+    });
+    if plan.sass.iter().chain(&plan.ptx).any(|a| a.cc.major < 8) {
+        lib.define("NO_BF16_KERNEL", None);
+    }
+    if std::env::var("TARGET").is_ok_and(|t| t.contains("msvc")) {
+        lib.define("_USE_MATH_DEFINES", None);
+    }
+
+    let [ptx, _lib]: [_; 2] = cuda_build::compile_all([&ptx, &lib])
+        .try_into()
+        .expect("two builds");
+    // candle's `ptx.rs`, as cudaforge wrote it: one `&str` per PTX file.
+    let mut text = String::new();
+    for k in &ptx.kernels {
+        let stem = k.output.file_stem().unwrap().to_string_lossy();
+        text.push_str(&format!(
+            "pub const {}: &str = include_str!(concat!(env!(\"OUT_DIR\"), \"/{stem}.ptx\"));\n",
+            stem.to_uppercase()
+        ));
+    }
+    let path = out_dir.join("ptx.rs");
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        std::fs::write(&path, text).unwrap();
+    }
+}

@@ -1,0 +1,382 @@
+//! Settling one job: already current, restored from the cache, or compiled
+//! by nvcc (outputs validated before they are used or cached).
+
+use super::builder::OutputKind;
+use super::cache::{Cache, ObjectMeta};
+use super::job::Job;
+use super::manifest::{Entry, Stamp};
+use super::nvcc::{self, Runner};
+use super::run::{JobDone, Outcome, Run};
+use super::{depfile, glue, inspect, validate};
+use crate::fsutil;
+use crate::toolkit::Toolkit;
+use crate::Error;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl Run<'_> {
+    /// Up to date, or restored from the cache; None when nvcc must run.
+    /// Reads no output's bytes: outputs are checked by size and mtime,
+    /// inputs by size and mtime first and by content only when touched.
+    pub(super) fn reuse(
+        &self,
+        tk: &Toolkit,
+        job: &Job,
+        old: Option<&Entry>,
+        cache: Option<&Cache>,
+    ) -> Option<Result<JobDone, Error>> {
+        let old = old.filter(|e| e.flags_key == job.flags_key);
+        if let Some(e) = old {
+            let outputs_ok = e.outputs.len() == job.outputs.len()
+                && e.outputs
+                    .iter()
+                    .zip(&job.outputs)
+                    .all(|(s, (_, p))| s.path == *p && s.output_unchanged());
+            let deps: Option<Vec<Stamp>> = if outputs_ok {
+                e.deps
+                    .iter()
+                    .map(|d| self.checks.check(d, &self.hashes))
+                    .collect()
+            } else {
+                None
+            };
+            if let Some(deps) = deps {
+                let mut entry = e.clone();
+                entry.deps = deps;
+                return Some(Ok(JobDone {
+                    warnings: nvcc::warnings(&entry.stderr),
+                    entry,
+                    outcome: Outcome::UpToDate,
+                    took: None,
+                }));
+            }
+        }
+        let cache = cache?;
+        let deps: Vec<PathBuf> = match old {
+            Some(e) => e.deps.iter().map(|d| d.path.clone()).collect(),
+            None => {
+                let k1 = self.deps_key(tk, job)?;
+                cache
+                    .deps_index(&k1)?
+                    .iter()
+                    .map(|s| self.resolve_key_path(s, tk))
+                    .collect()
+            }
+        };
+        if deps.first() != Some(&job.source) {
+            return None;
+        }
+        let key = self.full_key(tk, job, &deps);
+        let hit = cache.get(&key)?;
+        for (role, path) in &job.outputs {
+            if !hit.meta.files.iter().any(|f| &f.name == role) {
+                return None;
+            }
+            if let Err(e) = self.copy_out(&hit.dir.join(role), path) {
+                return Some(Err(e));
+            }
+        }
+        let entry = Entry {
+            flags_key: job.flags_key.clone(),
+            key,
+            deps: deps.iter().map(|d| Stamp::input(d, &self.hashes)).collect(),
+            outputs: job.outputs.iter().map(|(_, p)| Stamp::output(p)).collect(),
+            entries: hit.meta.entries.clone(),
+            archs: hit.meta.archs.clone(),
+            stderr: hit.meta.stderr.clone(),
+        };
+        Some(Ok(JobDone {
+            warnings: nvcc::warnings(&entry.stderr),
+            entry,
+            outcome: Outcome::Cached,
+            took: None,
+        }))
+    }
+
+    /// Compiles one job in its own temporary directory (created
+    /// exclusively: a leftover of the same name is never reused).
+    pub(super) fn compile_job(
+        &self,
+        tk: &Toolkit,
+        others: &[Toolkit],
+        job: &Job,
+        runner: &Runner,
+        cache: Option<&Cache>,
+        threads: usize,
+    ) -> Result<JobDone, Error> {
+        let tmp = loop {
+            let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let tmp = self
+                .out_root
+                .join(format!(".tmp-{}-{}-{n}", job.name, std::process::id()));
+            match std::fs::create_dir(&tmp) {
+                Ok(()) => break tmp,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(nvcc::write_error(&tmp, &e)),
+            }
+        };
+        let start = Instant::now();
+        let r = self.compile_in(tk, others, job, runner, cache, threads, &tmp);
+        let _ = std::fs::remove_dir_all(&tmp);
+        r.map(|mut d| {
+            d.took = Some(start.elapsed());
+            d
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn compile_in(
+        &self,
+        tk: &Toolkit,
+        others: &[Toolkit],
+        job: &Job,
+        runner: &Runner,
+        cache: Option<&Cache>,
+        threads: usize,
+        tmp: &Path,
+    ) -> Result<JobDone, Error> {
+        let depfile = tmp.join("deps.d");
+        let mut stderr_all = String::new();
+        for (i, (extra, role)) in job.calls.iter().enumerate() {
+            let mut args = job.args.clone();
+            args.extend(extra.iter().cloned());
+            let targets = job.plan.sass.len() + usize::from(job.plan.ptx.is_some());
+            if threads > 1 && targets > 1 && job.calls.len() == 1 {
+                args.push("--threads".into());
+                args.push(threads.min(targets).to_string().into());
+            }
+            if i == 0 {
+                args.push("-MD".into());
+                args.push("-MF".into());
+                args.push(depfile.clone().into());
+            }
+            args.push("-o".into());
+            args.push(tmp.join(role).into());
+            args.push(job.source_arg.clone().into());
+            let shown = || self.shown_args(job, &args, tmp);
+            match runner.run(&args) {
+                Ok(stderr) => stderr_all.push_str(&stderr),
+                Err(mut f) => {
+                    f.command = runner.display_failed(&f, &shown());
+                    return Err(self.failure(tk, others, job, f));
+                }
+            }
+            // nvcc exited 0: its output must still be whole before anything trusts it.
+            let out = tmp.join(role);
+            if let Err(why) = validate::output(self.b.output, &out) {
+                let real = self.real_output(job, role);
+                return Err(Error::new(
+                    "nvcc-bad-output",
+                    format!(
+                        "the compiler `{}` exited successfully but produced a bad output for `{}`: `{}` {why}",
+                        runner.nvcc.display(),
+                        job.display,
+                        real.display()
+                    ),
+                )
+                .with_detail(format!("command: {}", runner.display(&shown())))
+                .with_help("nothing was kept or cached; check that NVCC (or CUDA_BUILD_WRAPPER) is the real nvcc, and the free space in OUT_DIR"));
+            }
+        }
+        let dep_text = std::fs::read_to_string(&depfile).unwrap_or_default();
+        let mut deps: Vec<PathBuf> = vec![job.source.clone()];
+        for d in depfile::parse(&dep_text) {
+            // nvcc ran in the package directory: relative paths are from there.
+            let d = fsutil::normalize(&self.base.join(d));
+            if !deps.contains(&d) && d != fsutil::normalize(&job.source) {
+                deps.push(d);
+            }
+        }
+        let (entries, archs) = self.inspect(job, tmp);
+        let key = self.full_key(tk, job, &deps);
+        if let Some(cache) = cache {
+            let files: Vec<(String, PathBuf)> = job
+                .outputs
+                .iter()
+                .map(|(r, _)| (r.clone(), tmp.join(r)))
+                .collect();
+            let meta = ObjectMeta {
+                files: Vec::new(),
+                entries: entries.clone(),
+                archs: archs.clone(),
+                stderr: stderr_all.clone(),
+            };
+            let stored =
+                cache
+                    .put(&key, &files, meta)
+                    .and_then(|()| match self.deps_key(tk, job) {
+                        Some(k1) => {
+                            let list: Vec<String> =
+                                deps.iter().map(|d| self.key_path(d, tk)).collect();
+                            cache.put_deps_index(&k1, &list)
+                        }
+                        None => Ok(()),
+                    });
+            if let Err(e) = stored {
+                self.warn(format!("cuda-build: could not store `{}` in the kernel cache ({e}); the build goes on without it", job.display));
+            }
+        }
+        for (role, path) in &job.outputs {
+            self.injected_fault(path)?;
+            std::fs::rename(tmp.join(role), path).map_err(|e| nvcc::write_error(path, &e))?;
+        }
+        let entry = Entry {
+            flags_key: job.flags_key.clone(),
+            key,
+            deps: deps.iter().map(|d| Stamp::input(d, &self.hashes)).collect(),
+            outputs: job.outputs.iter().map(|(_, p)| Stamp::output(p)).collect(),
+            entries,
+            archs,
+            stderr: stderr_all.clone(),
+        };
+        Ok(JobDone {
+            warnings: nvcc::warnings(&stderr_all),
+            entry,
+            outcome: Outcome::Compiled,
+            took: None,
+        })
+    }
+
+    fn real_output(&self, job: &Job, role: &str) -> PathBuf {
+        job.outputs
+            .iter()
+            .find(|(r, _)| r == role)
+            .map(|(_, p)| p.clone())
+            .unwrap_or_else(|| self.kernel_dir.join(role))
+    }
+
+    /// The arguments as shown in messages: the temporary directory is gone
+    /// by then, so outputs are named by their real paths (running the
+    /// command by hand writes where the build would), the depfile next to them.
+    fn shown_args(&self, job: &Job, args: &[OsString], tmp: &Path) -> Vec<OsString> {
+        args.iter()
+            .map(|a| match Path::new(a).strip_prefix(tmp) {
+                Ok(rel) => {
+                    let role = rel.to_string_lossy();
+                    if job.outputs.iter().any(|(r, _)| *r == role) {
+                        self.real_output(job, &role).into_os_string()
+                    } else {
+                        self.out_root.join(rel).into_os_string()
+                    }
+                }
+                Err(_) => a.clone(),
+            })
+            .collect()
+    }
+
+    /// Kernel names and the archs actually present in the outputs.
+    fn inspect(&self, job: &Job, tmp: &Path) -> (Vec<String>, Vec<String>) {
+        let read = |role: &str| std::fs::read(tmp.join(role)).unwrap_or_default();
+        match self.b.output {
+            OutputKind::Ptx => {
+                let info = inspect::read_ptx(&String::from_utf8_lossy(&read("out.ptx")));
+                (info.entries, job.archs.clone())
+            }
+            OutputKind::Cubin => {
+                let mut entries = Vec::new();
+                for (role, _) in &job.outputs {
+                    if let Ok(c) = inspect::read_cubin(&read(role)) {
+                        for e in c.entries {
+                            if !entries.contains(&e) {
+                                entries.push(e);
+                            }
+                        }
+                    }
+                }
+                (entries, job.archs.clone())
+            }
+            OutputKind::Fatbin => (
+                inspect::fatbin_kernels(&read("out.fatbin")),
+                job.archs.clone(),
+            ),
+            OutputKind::StaticLib => {
+                let obj = job
+                    .outputs
+                    .first()
+                    .map(|(r, _)| read(r))
+                    .unwrap_or_default();
+                let entries = inspect::elf_section(&obj, ".nv_fatbin")
+                    .map(inspect::fatbin_kernels)
+                    .unwrap_or_default();
+                (entries, job.archs.clone())
+            }
+        }
+    }
+
+    fn failure(&self, tk: &Toolkit, others: &[Toolkit], job: &Job, f: nvcc::Failure) -> Error {
+        let (code, message) = if f.timed_out {
+            (
+                "nvcc-timeout",
+                format!(
+                    "nvcc did not finish compiling `{}` ({})",
+                    job.display, f.status
+                ),
+            )
+        } else if let Some((code, e)) = &f.spawn_error {
+            (
+                *code,
+                format!("nvcc could not be started for `{}`: {e}", job.display),
+            )
+        } else {
+            (
+                "nvcc-failed",
+                format!("nvcc failed to compile `{}` ({})", job.display, f.status),
+            )
+        };
+        // nvcc's tools say "Could not write file" without the reason; find out whether it is space.
+        if !f.timed_out
+            && f.spawn_error.is_none()
+            && looks_like_write_failure(&f.stderr)
+            && self.out_of_space()
+        {
+            return Error::new(
+                "disk-full",
+                format!("no space left on device while nvcc compiled `{}` into `{}`", job.display, self.out_root.display()),
+            )
+            .with_detail(format!("command: {}", f.command))
+            .with_detail(f.stderr.trim_end().to_string())
+            .with_help("free space on that file system (or point CARGO_TARGET_DIR elsewhere), then build again; nothing partial was kept");
+        }
+        let mut err = Error::new(code, message).with_detail(format!("command: {}", f.command));
+        if !f.stderr.trim().is_empty() {
+            err = err.with_detail(f.stderr.trim_end().to_string());
+        }
+        let explained = glue::explain(&f.stderr, tk, others);
+        if !explained.is_empty() {
+            err = err.with_detail(String::new());
+            for e in explained {
+                err = err.with_detail(e);
+            }
+        }
+        if f.timed_out {
+            err.with_help("raise CUDA_BUILD_TIMEOUT (seconds) if the kernel is that big, or look for a hung host compiler")
+        } else {
+            err.with_help("the command above reproduces the failure when run by hand")
+        }
+    }
+
+    /// Whether OUT_DIR's file system is full: a 256 KiB probe write fails with ENOSPC.
+    fn out_of_space(&self) -> bool {
+        let probe = crate::fsutil::temp_path_for(&self.out_root.join("space-probe"));
+        let r = crate::fsutil::write_atomic(&probe, &vec![0u8; 256 * 1024]);
+        let _ = std::fs::remove_file(&probe);
+        matches!(r, Err(e) if e.raw_os_error() == Some(28))
+    }
+}
+
+fn looks_like_write_failure(stderr: &str) -> bool {
+    let s = stderr.to_ascii_lowercase();
+    [
+        "could not write",
+        "cannot write",
+        "no space left",
+        "write error",
+        "error writing",
+    ]
+    .iter()
+    .any(|p| s.contains(p))
+}

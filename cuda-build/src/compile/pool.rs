@@ -1,0 +1,383 @@
+//! One job pool for every build of a build script: the jobs of all builds
+//! given to [`compile_all`] run together under cargo's jobserver, longest
+//! first, so a static library's objects start while PTX files still compile
+//! and the longest file does not start last.
+//!
+//! Order: jobs whose last compile time is recorded in the cache
+//! (`durations` records) come after new jobs (which may be long), and among
+//! each group the longest (by recorded time, else by source size) starts
+//! first. A corrupt record is ignored with a note.
+
+use super::builder::{Artifacts, Build};
+use super::cache::Cache;
+use super::jobs::{self, Limiter, Task};
+use super::progress::Event;
+use super::run::{JobDone, Run, Stage};
+use crate::env::Env;
+use crate::Error;
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+/// Builds several [`Build`]s with one job pool, then prints their `cargo:`
+/// lines once. On failure prints every error and panics with them, as
+/// `cc::Build::compile` does (catchable with `std::panic::catch_unwind`).
+///
+/// ```no_run
+/// use cuda_build::compile::{Build, OutputKind};
+/// let mut ptx = Build::new();
+/// ptx.dir("src/ptx").output(OutputKind::Ptx).module_name("ptx");
+/// let mut lib = Build::new();
+/// lib.dir("src/lib").output(OutputKind::StaticLib).module_name("lib");
+/// let [ptx, lib]: [_; 2] = cuda_build::compile_all([&ptx, &lib]).try_into().unwrap();
+/// ```
+pub fn compile_all<'a>(builds: impl IntoIterator<Item = &'a Build>) -> Vec<Artifacts> {
+    let builds: Vec<&Build> = builds.into_iter().collect();
+    let outcomes = build_all(&builds);
+    let mut ok = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    for (b, (result, lines)) in builds.iter().zip(outcomes) {
+        match result {
+            Ok(a) => {
+                print_cargo(b, &lines);
+                ok.push(a);
+            }
+            Err(e) => {
+                // Cargo reruns a failed build script whatever it printed, and
+                // shows all of its stdout: hundreds of rerun-if-changed lines
+                // would bury the error. Only the warnings are worth keeping.
+                let warnings: Vec<String> = lines
+                    .into_iter()
+                    .filter(|l| l.starts_with("warning="))
+                    .collect();
+                print_cargo(b, &warnings);
+                // As cc does: the message on stderr for cargo, then an unwind
+                // that carries it (no panic-hook noise; catchable).
+                let message = e.to_string();
+                eprintln!("{message}");
+                failed.push(message);
+            }
+        }
+    }
+    if !failed.is_empty() {
+        std::panic::resume_unwind(Box::new(failed.join("\n\n")));
+    }
+    ok
+}
+
+/// [`compile_all`] returning the first error instead of exiting (every
+/// build's `cargo:` lines are printed, so cargo still reruns the script
+/// when an input changes).
+pub fn try_compile_all<'a>(
+    builds: impl IntoIterator<Item = &'a Build>,
+) -> Result<Vec<Artifacts>, Error> {
+    let builds: Vec<&Build> = builds.into_iter().collect();
+    let outcomes = build_all(&builds);
+    let mut out = Vec::new();
+    let mut first_err = None;
+    for (b, (result, lines)) in builds.iter().zip(outcomes) {
+        print_cargo(b, &lines);
+        match result {
+            Ok(a) => out.push(a),
+            Err(e) => first_err = first_err.or(Some(e)),
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// `cargo:` lines already printed by this process: several builds share
+/// sources, headers and every `rerun-if-env-changed`.
+static PRINTED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+fn print_cargo(b: &Build, lines: &[String]) {
+    if !b.emit_cargo {
+        return;
+    }
+    use std::io::Write;
+    let mut printed = PRINTED.lock().unwrap_or_else(|e| e.into_inner());
+    let printed = printed.get_or_insert_with(HashSet::new);
+    let mut out = std::io::stdout().lock();
+    for l in lines {
+        if (!b.cargo_warnings && l.starts_with("warning="))
+            || (!b.cargo_metadata && l.starts_with("rustc-link-"))
+        {
+            continue;
+        }
+        if printed.insert(l.clone()) {
+            let _ = writeln!(out, "cargo:{l}");
+        }
+    }
+}
+
+/// One pending compile: which build, which job, and its ordering facts.
+struct Pending {
+    build: usize,
+    job: usize,
+    /// Seconds it took last time (None: never recorded).
+    secs: Option<f64>,
+    size: u64,
+}
+
+/// A job's last compile time, as stored in the cache.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Duration {
+    secs: f64,
+}
+
+/// Every build's result and its `cargo:` lines (without the prefix).
+pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec<String>)> {
+    let env_lines: Vec<String> = crate::env::Var::ALL
+        .iter()
+        .map(|v| format!("rerun-if-env-changed={}", v.name()))
+        .collect();
+    // Each build first resolves what cc-style settings imply (host compiler,
+    // archiver, profile flags, arch flags given as flags): see `parity.rs`.
+    let envs: Vec<Env> = builds
+        .iter()
+        .map(|b| b.env.clone().unwrap_or_else(Env::from_process))
+        .collect();
+    let prepared: Vec<Result<super::parity::Prepared, Error>> = builds
+        .iter()
+        .zip(&envs)
+        .map(|(b, env)| b.prepared(env))
+        .collect();
+    let runs: Vec<Result<Run, Error>> = prepared
+        .iter()
+        .zip(&envs)
+        .map(|(p, env)| match p {
+            Ok(p) => Run::new(&p.build, env.clone()),
+            Err(e) => Err(e.clone()),
+        })
+        .collect();
+    // Same module or manifest: refused before anything runs. Same output
+    // file (a shared `output_dir`): known once the jobs are.
+    let clashes = collisions(builds, &runs, &|_, _| false);
+    let mut stages: Vec<Result<Stage, Error>> = runs
+        .iter()
+        .zip(clashes)
+        .map(|(r, clash)| match (r, clash) {
+            (Err(e), _) => Err(e.clone()),
+            (Ok(_), Some(e)) => Err(e),
+            (Ok(run), None) => run.prepare(),
+        })
+        .collect();
+    let clashes = collisions(builds, &runs, &|i, j| shared_output(&stages[i], &stages[j]));
+    for (stage, clash) in stages.iter_mut().zip(clashes) {
+        if let (Ok(_), Some(e)) = (&*stage, clash) {
+            *stage = Err(e);
+        }
+    }
+
+    // Everything still to compile, from every build, longest first.
+    let mut pending: Vec<(Pending, &Run, &super::run::Prepared)> = Vec::new();
+    for (bi, (run, stage)) in runs.iter().zip(&stages).enumerate() {
+        let (Ok(run), Ok(Stage::Ready(p))) = (run, stage) else {
+            continue;
+        };
+        for (ji, job) in p.jobs.iter().enumerate() {
+            if p.results[ji].is_none() {
+                let secs = p
+                    .cache
+                    .as_ref()
+                    .and_then(|c| recorded_secs(run, c, &run.duration_key(&p.tk, job), job));
+                let pj = Pending {
+                    build: bi,
+                    job: ji,
+                    secs,
+                    size: job.size,
+                };
+                pending.push((pj, run, p));
+            }
+        }
+    }
+    pending.sort_by(|(a, ..), (b, ..)| {
+        let time = |p: &Pending| p.secs.unwrap_or(f64::INFINITY);
+        time(b).total_cmp(&time(a)).then(b.size.cmp(&a.size))
+    });
+
+    let limiter = runs
+        .iter()
+        .flatten()
+        .next()
+        .map(|r| Limiter::from_env(&r.env))
+        .unwrap_or(Limiter::Fixed(1));
+    // nvcc's --threads for multi-arch sources when there are fewer sources than slots.
+    let threads = (limiter.capacity().max(1) / pending.len().max(1)).max(1);
+    let mut order = Vec::with_capacity(pending.len());
+    let mut tasks: Vec<Task<'_, Result<JobDone, Error>>> = Vec::with_capacity(pending.len());
+    for (pj, run, p) in pending {
+        let job = &p.jobs[pj.job];
+        order.push(pj);
+        tasks.push(Box::new(move || {
+            p.progress
+                .event(Event::Start, &job.display, &job.archs.join(","));
+            let r = run.compile_job(
+                &p.tk,
+                &p.other_toolkits,
+                job,
+                &p.runner,
+                p.cache.as_ref(),
+                threads,
+            );
+            let ev = if r.is_ok() {
+                Event::Done
+            } else {
+                Event::Failed
+            };
+            p.progress.event(ev, &job.display, &job.archs.join(","));
+            r
+        }));
+    }
+    let compiled = jobs::run_all(tasks, &limiter);
+    // One-line notices of each build's nvcc runner (sccache skipped or bypassed).
+    for (run, stage) in runs.iter().zip(&stages) {
+        if let (Ok(run), Ok(Stage::Ready(p))) = (run, stage) {
+            for n in p.runner.take_notices() {
+                run.warn(n);
+            }
+        }
+    }
+
+    for (pj, r) in order.iter().zip(compiled) {
+        let (Ok(run), Ok(Stage::Ready(p))) = (&runs[pj.build], &mut stages[pj.build]) else {
+            continue;
+        };
+        if let (Ok(done), Some(cache)) = (&r, &p.cache) {
+            if let Some(took) = done.took {
+                let key = run.duration_key(&p.tk, &p.jobs[pj.job]);
+                let _ = cache.put_json(
+                    "durations",
+                    &key,
+                    &Duration {
+                        secs: took.as_secs_f64(),
+                    },
+                );
+            }
+        }
+        p.results[pj.job] = Some(r);
+    }
+
+    runs.iter()
+        .zip(stages)
+        .zip(&prepared)
+        .map(|((run, stage), prep)| {
+            let mut lines = env_lines.clone();
+            if let Ok(p) = prep {
+                lines.extend(p.rerun.iter().cloned());
+            }
+            let result = match (run, stage) {
+                (Ok(run), Ok(Stage::Ready(p))) => {
+                    let r = run.finish(*p);
+                    lines.extend(run.take_cargo_lines());
+                    r
+                }
+                (Ok(run), Ok(Stage::Done(a))) => {
+                    lines.extend(run.take_cargo_lines());
+                    Ok(a)
+                }
+                (Ok(run), Err(e)) => {
+                    lines.extend(run.take_cargo_lines());
+                    Err(e)
+                }
+                (Err(e), _) => Err(e.clone()),
+            };
+            let notes = prep.as_ref().map(|p| p.notes.clone()).unwrap_or_default();
+            lines.extend(notes.iter().map(|n| format!("warning={n}")));
+            let result = result.map(|mut a| {
+                a.warnings.extend(notes);
+                a
+            });
+            (result, lines)
+        })
+        .collect()
+}
+
+/// The recorded compile time of a job; a record that exists but does not
+/// parse is ignored with a note (the job is then ordered by size).
+fn recorded_secs(run: &Run, cache: &Cache, key: &str, job: &super::job::Job) -> Option<f64> {
+    match cache.read_json::<Duration>("durations", key)? {
+        Ok(d) if d.secs.is_finite() && d.secs >= 0.0 => Some(d.secs),
+        Ok(_) => None,
+        Err(why) => {
+            run.warn(format!(
+                "cuda-build: ignored the corrupt job-duration record for `{}` ({why}); it is ordered by size and recorded again",
+                job.display
+            ));
+            None
+        }
+    }
+}
+
+/// Two builds writing the same module (or the same manifest, or, as
+/// `same_output` says, the same output file) would overwrite each other:
+/// both get an error naming both.
+fn collisions(
+    builds: &[&Build],
+    runs: &[Result<Run, Error>],
+    same_output: &dyn Fn(usize, usize) -> bool,
+) -> Vec<Option<Error>> {
+    let describe = |i: usize| {
+        let b = builds[i];
+        let first = b
+            .files
+            .first()
+            .or(b.dirs.first())
+            .map(|p| p.display().to_string())
+            .or_else(|| b.globs.first().cloned())
+            .unwrap_or_default();
+        format!(
+            "build #{} ({}, module `{}`, sources from `{first}`)",
+            i + 1,
+            b.output.as_str(),
+            b.module_name
+        )
+    };
+    let mut errors: Vec<Option<Error>> = vec![None; runs.len()];
+    for i in 0..runs.len() {
+        for j in i + 1..runs.len() {
+            let (Ok(a), Ok(b)) = (&runs[i], &runs[j]) else {
+                continue;
+            };
+            let same_module = a.module_path().is_some() && a.module_path() == b.module_path();
+            let same_root = a.out_root == b.out_root;
+            if !(same_module || same_root || same_output(i, j)) {
+                continue;
+            }
+            let what = if same_module || same_root {
+                format!("the module name `{}`", builds[i].module_name)
+            } else {
+                "an output file".to_string()
+            };
+            let e = Error::new(
+                "module-name-collision",
+                format!(
+                    "{} and {} both write {what} in `{}`",
+                    describe(i),
+                    describe(j),
+                    a.out_dir.display()
+                ),
+            )
+            .with_help("give each Build its own Build::module_name (and output_dir)");
+            errors[i].get_or_insert(e.clone());
+            errors[j].get_or_insert(e);
+        }
+    }
+    errors
+}
+
+fn shared_output(a: &Result<Stage, Error>, b: &Result<Stage, Error>) -> bool {
+    let (Ok(Stage::Ready(a)), Ok(Stage::Ready(b))) = (a, b) else {
+        return false;
+    };
+    let outs: HashSet<_> = a
+        .jobs
+        .iter()
+        .flat_map(|j| j.outputs.iter().map(|(_, p)| p))
+        .collect();
+    b.jobs
+        .iter()
+        .flat_map(|j| j.outputs.iter().map(|(_, p)| p))
+        .any(|p| outs.contains(p))
+}
