@@ -15,6 +15,7 @@ mod session;
 mod shell;
 mod signals;
 mod style;
+mod toolkit_cmd;
 mod workspace;
 mod wrap;
 
@@ -67,6 +68,7 @@ fn main() {
         Command::Toolkits(a) => info::toolkits(&session, &overrides(&a.selection), a.json, &out),
         Command::Info(a) => info::info(&session, &overrides(&a.selection), a.json, &out),
         Command::Env(a) => info::env(&session, &overrides(&a.selection), &err),
+        Command::Toolkit(a) => toolkit_cmd::run(&session, a, &out, &err),
         Command::Build(_)
         | Command::Run(_)
         | Command::Test(_)

@@ -172,6 +172,9 @@ fn prepare_and_run(
         .map_or(true, |w| !w.cuda_packages.is_empty());
     let strict = uses_cuda || overrides.arch.is_some() || overrides.toolkit.is_some();
     let wants = project.wants?;
+    if args.install {
+        crate::toolkit_cmd::install_pinned(session, &wants, style)?;
+    }
 
     let setup = resolve(session, &overrides, &wants);
     let (toolkit, plan, context) = match setup {

@@ -139,6 +139,7 @@ fn run(env: &Env, opts: &DiscoverOptions, all: bool) -> Result<Discovery, Error>
             Err(e) => return Err(e),
         }
     }
+    s.search_store();
     s.search_path();
     s.search_fixed();
     let mut sites = Vec::new();
@@ -400,6 +401,28 @@ impl Search<'_> {
             .filter(|d| d.is_absolute())
             .map(|d| d.join(name))
             .find(|p| p.is_file())
+    }
+
+    /// Toolkits from `cargo cuda toolkit install` (checked ones only: an
+    /// `--unchecked` set is a deliberate test fixture, not a toolchain).
+    fn search_store(&mut self) {
+        let Some(store) = super::store::root(self.env) else {
+            return;
+        };
+        self.looked
+            .push(super::store::toolkits_dir(&store).display().to_string());
+        for inst in super::store::installed(&store) {
+            let Some(home) = inst.cuda_home.filter(|_| inst.record.checked) else {
+                continue;
+            };
+            let c = self.candidate(
+                &home.join("bin").join("nvcc"),
+                FoundVia::Installed(store.clone()),
+                Extras::default(),
+                false,
+            );
+            self.push(c);
+        }
     }
 
     fn search_path(&mut self) {
@@ -1109,6 +1132,7 @@ pub(crate) fn via_name(via: &FoundVia) -> String {
     match via {
         FoundVia::Explicit => "explicit root".into(),
         FoundVia::EnvVar(name) => name.clone(),
+        FoundVia::Installed(store) => format!("cargo cuda toolkit install ({})", store.display()),
         FoundVia::Path(dir) => format!("PATH ({})", dir.display()),
         FoundVia::UsrLocalCuda(target) => format!("/usr/local/cuda → {}", target.display()),
         FoundVia::Versioned => "versioned install".into(),
@@ -1164,6 +1188,7 @@ impl Discovery {
         if self.candidates.is_empty() {
             return Err(Error::new("nvcc-not-found", "no CUDA toolkit (nvcc) was found")
                 .with_detail(self.reason.clone())
+                .with_help("without root or Python: `cargo cuda toolkit install 13.0` (a verified CUDA 13.0 compiler in the per-user store, found automatically)")
                 .with_help("install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads) and set CUDA_HOME to its root, e.g. /usr/local/cuda-13.0")
                 .with_help("or, in a Python venv: pip install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"));
         }
@@ -1182,7 +1207,10 @@ impl Discovery {
         Err(Error::new("toolkit-requirement", self.reason.clone())
             .with_detail(format!("toolkits found:\n{}", listing()))
             .with_help(
-                "install a toolkit that satisfies the requirement and set CUDA_HOME to its root",
+                "install one into the per-user store: `cargo cuda toolkit install <VERSION>` with a version that satisfies the requirement (or `cargo cuda build --install`)",
+            )
+            .with_help(
+                "or install a toolkit that satisfies the requirement and set CUDA_HOME to its root",
             )
             .with_help("or change `toolkit` under [package.metadata.cuda] in Cargo.toml"))
     }
