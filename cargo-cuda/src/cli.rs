@@ -75,9 +75,11 @@ pub enum ToolkitCommand {
 
 /// `cargo cuda toolkit install`.
 #[derive(Debug, Args)]
-#[command(after_help = "The store is CARGO_CUDA_HOME, else $XDG_DATA_HOME/cargo-cuda, else ~/.local/share/cargo-cuda.\n\
+#[command(
+    after_help = "The store is CARGO_CUDA_HOME, else $XDG_DATA_HOME/cargo-cuda, else ~/.local/share/cargo-cuda.\n\
                   The index is --index-url, else UV_INDEX_URL, else PIP_INDEX_URL, else https://pypi.org/simple;\n\
-                  HTTPS_PROXY / HTTP_PROXY / NO_PROXY are honoured.")]
+                  HTTPS_PROXY / HTTP_PROXY / NO_PROXY are honoured."
+)]
 pub struct ToolkitInstallArgs {
     /// `latest`, `13`, `13.0` or `13.0.88`; with --unchecked: the wheels as NAME==VERSION.
     #[arg(value_name = "VERSION", required = true)]

@@ -236,9 +236,11 @@ pub fn install_pinned(session: &Session, wants: &ProjectWants, err: &Style) -> R
         err.status(
             Tone::Good,
             "Toolkit",
-            &format!("installed {} for the project's `toolkit = \"{req}\"`", o.installed.name)
+            &format!(
+                "installed {} for the project's `toolkit = \"{req}\"`",
+                o.installed.name
+            )
         )
     );
     Ok(())
 }
-

@@ -91,7 +91,12 @@ impl Http {
         }
     }
 
-    fn call(&self, url: &str, accept: &str, setting: &str) -> Result<Option<ureq::Response>, Error> {
+    fn call(
+        &self,
+        url: &str,
+        accept: &str,
+        setting: &str,
+    ) -> Result<Option<ureq::Response>, Error> {
         match self.agent_for(url).get(url).set("Accept", accept).call() {
             Ok(r) => Ok(Some(r)),
             Err(ureq::Error::Status(404, _)) => Ok(None),

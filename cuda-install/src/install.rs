@@ -6,7 +6,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cuda_build::toolkit::store::{self, InstallRecord, InstalledPackage, Installed};
+use cuda_build::toolkit::store::{self, InstallRecord, Installed, InstalledPackage};
 use cuda_build::Error;
 use fs4::fs_std::FileExt;
 use sha2::{Digest, Sha256};
@@ -53,7 +53,7 @@ const EDQUOT: i32 = 122;
 
 /// An I/O failure on the store, classified (full, read-only) with the fix.
 pub fn store_error(store: &Path, what: &str, path: &Path, e: &io::Error) -> Error {
-    let (code, why, fix) = match e.raw_os_error() {
+    let (code, why, fix) = match os_code(e) {
         Some(ENOSPC) | Some(EDQUOT) => (
             "install-disk-full",
             "the disk is full",
@@ -76,6 +76,24 @@ pub fn store_error(store: &Path, what: &str, path: &Path, e: &io::Error) -> Erro
     )
     .with_help(fix)
     .with_help("nothing was installed; a later install starts clean")
+}
+
+/// The OS error code, also from inside wrappers (tempfile adds the path around it).
+fn os_code(e: &io::Error) -> Option<i32> {
+    if let Some(c) = e.raw_os_error() {
+        return Some(c);
+    }
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = e.get_ref().map(|r| r as _);
+    while let Some(err) = cur {
+        if let Some(c) = err
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::raw_os_error)
+        {
+            return Some(c);
+        }
+        cur = err.source();
+    }
+    None
 }
 
 /// Holds the store's install lock (released on drop).
@@ -118,7 +136,9 @@ pub fn already(store_dir: &Path, req: &Request) -> Option<Installed> {
                 && cuda_build::toolkit::version::parse_loose(&i.record.release)
                     .is_some_and(|v| spec.matches(&v))
                 && *spec != Spec::Latest
-                && with.iter().all(|w| i.record.components.iter().any(|c| c == w))
+                && with
+                    .iter()
+                    .all(|w| i.record.components.iter().any(|c| c == w))
         }),
         Request::Unchecked { name, pins } => all.into_iter().find(|i| {
             &i.name == name
@@ -206,7 +226,14 @@ pub fn install(
                 .find(|(n, _)| n.starts_with("nvidia-cuda-nvcc"))
                 .map(|(_, v)| v.clone())
                 .unwrap_or_default();
-            (name.clone(), files, Layout::Wheel, release, Vec::new(), false)
+            (
+                name.clone(),
+                files,
+                Layout::Wheel,
+                release,
+                Vec::new(),
+                false,
+            )
         }
     };
 
@@ -221,7 +248,14 @@ pub fn install(
     let stage = tempfile::Builder::new()
         .prefix(&format!("{name}-"))
         .tempdir_in(&staging_root)
-        .map_err(|e| store_error(store_dir, "create a staging directory in", &staging_root, &e))?;
+        .map_err(|e| {
+            store_error(
+                store_dir,
+                "create a staging directory in",
+                &staging_root,
+                &e,
+            )
+        })?;
     progress(&format!("unpacking {} wheels", wheels.len()));
     for w in &wheels {
         unpack::unpack(w, stage.path(), layout).map_err(|e| {
@@ -308,7 +342,9 @@ fn check_name(name: &str) -> Result<(), Error> {
             "install-bad-name",
             format!("`--name {name}` is not a usable store name"),
         )
-        .with_help("use letters, digits, `.`, `_` and `-`, not starting with `.` (e.g. `--name mixed`)"))
+        .with_help(
+            "use letters, digits, `.`, `_` and `-`, not starting with `.` (e.g. `--name mixed`)",
+        ))
     }
 }
 
@@ -335,8 +371,10 @@ fn fetch(
         "downloading {}=={} ({})",
         a.package,
         a.version,
-        a.size
-            .map_or("size unknown".into(), |s| format!("{:.1} MB", s as f64 / 1e6))
+        a.size.map_or("size unknown".into(), |s| format!(
+            "{:.1} MB",
+            s as f64 / 1e6
+        ))
     ));
     let (mut body, announced) = source.open(a)?;
     let expected = a.size.or(announced);
@@ -364,7 +402,8 @@ fn fetch(
             }
         };
         hasher.update(&buf[..n]);
-        tmp.write_all(&buf[..n])
+        tmp.as_file_mut()
+            .write_all(&buf[..n])
             .map_err(|e| store_error(store_dir, "write", tmp.path(), &e))?;
         got += n as u64;
     }
@@ -418,6 +457,8 @@ fn finish_root(root: &Path, release: &str) -> Result<(), Error> {
     let needed = [
         "bin/nvcc",
         "bin/ptxas",
+        "bin/fatbinary",
+        "bin/nvlink",
         "nvvm/bin/cicc",
         "include/cuda_runtime.h",
         "include/crt/host_config.h",
@@ -431,7 +472,11 @@ fn finish_root(root: &Path, release: &str) -> Result<(), Error> {
     if !missing.is_empty() || !cccl {
         let mut m = missing.join(", ");
         if !cccl {
-            m.push_str(if m.is_empty() { "the CCCL headers" } else { ", the CCCL headers" });
+            m.push_str(if m.is_empty() {
+                "the CCCL headers"
+            } else {
+                ", the CCCL headers"
+            });
         }
         return Err(Error::new(
             "install-incomplete",
@@ -439,14 +484,18 @@ fn finish_root(root: &Path, release: &str) -> Result<(), Error> {
         )
         .with_help("the index's wheels do not form a complete compiler; nothing was installed: choose another version (`cargo cuda toolkit install latest`)"));
     }
-    let out = cuda_build::process::run(root.join("bin/nvcc"), ["--version"], Duration::from_secs(60))
-        .map_err(|e| {
-            Error::new(
-                "install-incomplete",
-                format!("the unpacked nvcc of CUDA {release} does not run: {e}"),
-            )
-            .with_help("nothing was installed; check that the wheels are for this CPU and C library")
-        })?;
+    let out = cuda_build::process::run(
+        root.join("bin/nvcc"),
+        ["--version"],
+        Duration::from_secs(60),
+    )
+    .map_err(|e| {
+        Error::new(
+            "install-incomplete",
+            format!("the unpacked nvcc of CUDA {release} does not run: {e}"),
+        )
+        .with_help("nothing was installed; check that the wheels are for this CPU and C library")
+    })?;
     let text = out.combined();
     let v = cuda_build::toolkit::version::parse_tool_version(&text);
     if v.as_ref().map(|v| v.to_string()).as_deref() != Some(release) {
@@ -495,7 +544,10 @@ pub fn remove(store_dir: &Path, name: &str, progress: &dyn Fn(&str)) -> Result<I
         let names: Vec<&str> = all.iter().map(|i| i.name.as_str()).collect();
         return Err(Error::new(
             "toolkit-not-installed",
-            format!("`{name}` is not installed in the store `{}`", store_dir.display()),
+            format!(
+                "`{name}` is not installed in the store `{}`",
+                store_dir.display()
+            ),
         )
         .with_help(if names.is_empty() {
             "the store is empty".to_string()
@@ -509,7 +561,8 @@ pub fn remove(store_dir: &Path, name: &str, progress: &dyn Fn(&str)) -> Result<I
     // Rename first: discovery never sees a half-deleted toolkit.
     let gone = staging.join(format!("{name}.removing"));
     let _ = fs::remove_dir_all(&gone);
-    fs::rename(&target.dir, &gone).map_err(|e| store_error(store_dir, "remove", &target.dir, &e))?;
+    fs::rename(&target.dir, &gone)
+        .map_err(|e| store_error(store_dir, "remove", &target.dir, &e))?;
     fs::remove_dir_all(&gone).map_err(|e| store_error(store_dir, "remove", &gone, &e))?;
     for p in &target.record.packages {
         let used = all

@@ -87,18 +87,63 @@ struct Component {
 }
 
 const REQUIRED: [Component; 5] = [
-    Component { key: "nvcc", package: "nvidia-cuda-nvcc", json_key: "cuda_nvcc", versioning: Versioning::Compiler },
-    Component { key: "nvvm", package: "nvidia-nvvm", json_key: "libnvvm", versioning: Versioning::Compiler },
-    Component { key: "crt", package: "nvidia-cuda-crt", json_key: "cuda_crt", versioning: Versioning::Compiler },
-    Component { key: "runtime", package: "nvidia-cuda-runtime", json_key: "cuda_cudart", versioning: Versioning::SameMinor },
-    Component { key: "cccl", package: "nvidia-cuda-cccl", json_key: "cuda_cccl", versioning: Versioning::SameMinor },
+    Component {
+        key: "nvcc",
+        package: "nvidia-cuda-nvcc",
+        json_key: "cuda_nvcc",
+        versioning: Versioning::Compiler,
+    },
+    Component {
+        key: "nvvm",
+        package: "nvidia-nvvm",
+        json_key: "libnvvm",
+        versioning: Versioning::Compiler,
+    },
+    Component {
+        key: "crt",
+        package: "nvidia-cuda-crt",
+        json_key: "cuda_crt",
+        versioning: Versioning::Compiler,
+    },
+    Component {
+        key: "runtime",
+        package: "nvidia-cuda-runtime",
+        json_key: "cuda_cudart",
+        versioning: Versioning::SameMinor,
+    },
+    Component {
+        key: "cccl",
+        package: "nvidia-cuda-cccl",
+        json_key: "cuda_cccl",
+        versioning: Versioning::SameMinor,
+    },
 ];
 
 const OPTIONAL: [Component; 4] = [
-    Component { key: "cublas", package: "nvidia-cublas", json_key: "libcublas", versioning: Versioning::ReleaseDay },
-    Component { key: "nvrtc", package: "nvidia-cuda-nvrtc", json_key: "cuda_nvrtc", versioning: Versioning::SameMinor },
-    Component { key: "curand", package: "nvidia-curand", json_key: "libcurand", versioning: Versioning::ReleaseDay },
-    Component { key: "nvjitlink", package: "nvidia-nvjitlink", json_key: "libnvjitlink", versioning: Versioning::SameMinor },
+    Component {
+        key: "cublas",
+        package: "nvidia-cublas",
+        json_key: "libcublas",
+        versioning: Versioning::ReleaseDay,
+    },
+    Component {
+        key: "nvrtc",
+        package: "nvidia-cuda-nvrtc",
+        json_key: "cuda_nvrtc",
+        versioning: Versioning::SameMinor,
+    },
+    Component {
+        key: "curand",
+        package: "nvidia-curand",
+        json_key: "libcurand",
+        versioning: Versioning::ReleaseDay,
+    },
+    Component {
+        key: "nvjitlink",
+        package: "nvidia-nvjitlink",
+        json_key: "libnvjitlink",
+        versioning: Versioning::SameMinor,
+    },
 ];
 
 /// The optional component names `--with` accepts.
@@ -173,7 +218,11 @@ fn newest<'a>(
 ) -> Option<&'a Artifact> {
     versions
         .filter_map(|(v, files)| Some((release_version(v)?, v, files.first()?)))
-        .max_by(|a, b| a.0.cmp(&b.0).then(a.1.len().cmp(&b.1.len())).then(a.1.cmp(b.1)))
+        .max_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then(a.1.len().cmp(&b.1.len()))
+                .then(a.1.cmp(b.1))
+        })
         .map(|(_, _, f)| f)
 }
 
@@ -201,7 +250,10 @@ pub fn resolve(source: &dyn Source, spec: &Spec, with: &[String]) -> Result<Reso
         return Err(not_on_index(source, spec, &nvcc)?);
     }
     let mut others: BTreeMap<&str, BTreeMap<String, Vec<Artifact>>> = BTreeMap::new();
-    for c in REQUIRED[1..].iter().chain(OPTIONAL.iter().filter(|c| with.iter().any(|w| w == c.key))) {
+    for c in REQUIRED[1..]
+        .iter()
+        .chain(OPTIONAL.iter().filter(|c| with.iter().any(|w| w == c.key)))
+    {
         others.insert(c.package, by_version(source.files(c.package)?));
     }
     let mut first_gap: Option<String> = None;
@@ -295,7 +347,10 @@ fn not_on_index(
     let mut have: Vec<Version> = nvcc.keys().filter_map(|v| release_version(v)).collect();
     have.sort();
     let minors: Vec<String> = {
-        let mut m: Vec<String> = have.iter().map(|v| format!("{}.{}", v.major, v.minor)).collect();
+        let mut m: Vec<String> = have
+            .iter()
+            .map(|v| format!("{}.{}", v.major, v.minor))
+            .collect();
         m.dedup();
         m
     };
@@ -350,7 +405,10 @@ pub fn exact(source: &dyn Source, pins: &[(String, String)]) -> Result<Vec<Chose
             have.dedup();
             return Err(Error::new(
                 "install-unknown-version",
-                format!("the index `{}` has no runnable wheel `{name}=={version}`", source.name()),
+                format!(
+                    "the index `{}` has no runnable wheel `{name}=={version}`",
+                    source.name()
+                ),
             )
             .with_help(if have.is_empty() {
                 format!("the index has no wheels of `{name}` for this platform")
@@ -376,15 +434,22 @@ mod tests {
         assert_eq!(Spec::parse("13.0").unwrap(), Spec::Prefix(vec![13, 0]));
         let e = Spec::parse("13.x").unwrap_err();
         assert_eq!(e.code, "install-bad-version");
-        assert!(Spec::parse("13.0").unwrap().matches(&Version::new(13, 0, 88)));
-        assert!(!Spec::parse("13.0").unwrap().matches(&Version::new(13, 1, 80)));
+        assert!(Spec::parse("13.0")
+            .unwrap()
+            .matches(&Version::new(13, 0, 88)));
+        assert!(!Spec::parse("13.0")
+            .unwrap()
+            .matches(&Version::new(13, 1, 80)));
         assert!(Spec::parse("1.2.3.4").is_err());
     }
 
     #[test]
     fn days() {
         assert_eq!(day_number("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(day_number("2025-09-04T10:00:00Z").unwrap() - day_number("2025-08-04").unwrap(), 31);
+        assert_eq!(
+            day_number("2025-09-04T10:00:00Z").unwrap() - day_number("2025-08-04").unwrap(),
+            31
+        );
         assert_eq!(day_number("junk"), None);
     }
 }

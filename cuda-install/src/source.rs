@@ -134,15 +134,17 @@ fn absolute(page: &str, link: &str) -> String {
             .map_or(page.len(), |i| scheme_end + i);
         return format!("{}/{rest}", &page[..host_end]);
     }
-    let dir_end = page.rfind('/').filter(|&i| i >= scheme_end).unwrap_or(page.len());
+    let dir_end = page
+        .rfind('/')
+        .filter(|&i| i >= scheme_end)
+        .unwrap_or(page.len());
     format!("{}/{link}", &page[..dir_end])
 }
 
 impl Index {
     fn parse_json(&self, package: &str, page: &str, body: &str) -> Result<Vec<Artifact>, Error> {
-        let v: serde_json::Value = serde_json::from_str(body).map_err(|e| {
-            self.bad_answer(page, &format!("its JSON does not parse ({e})"))
-        })?;
+        let v: serde_json::Value = serde_json::from_str(body)
+            .map_err(|e| self.bad_answer(page, &format!("its JSON does not parse ({e})")))?;
         let files = v
             .get("files")
             .and_then(|f| f.as_array())
@@ -187,8 +189,10 @@ impl Index {
 
     /// PEP 503 HTML: `<a href="URL#sha256=HEX">FILE</a>`.
     fn parse_html(&self, package: &str, page: &str, body: &str) -> Result<Vec<Artifact>, Error> {
-        let re = regex::Regex::new(r##"(?i)<a\s[^>]*href="([^"#]+)#sha256=([0-9a-f]{64})"[^>]*>\s*([^<\s]+\.whl)\s*</a>"##)
-            .expect("valid regex");
+        let re = regex::Regex::new(
+            r##"<[aA]\s[^>]*href="([^"#]+)#sha256=([0-9a-f]{64})"[^>]*>\s*([^<\s]+\.whl)\s*</a>"##,
+        )
+        .expect("valid regex");
         let out: Vec<Artifact> = re
             .captures_iter(body)
             .filter(|c| runs_here(&c[3]) && wheel_version(&c[3]).is_some())
@@ -203,7 +207,7 @@ impl Index {
             })
             .collect();
         if out.is_empty() && !body.to_ascii_lowercase().contains(".whl") {
-            let title = regex::Regex::new(r"(?is)<title>(.*?)</title>")
+            let title = regex::Regex::new(r"(?s)<(?:title|TITLE)>(.*?)</(?:title|TITLE)>")
                 .expect("valid regex")
                 .captures(body)
                 .map(|c| format!(" (page title: `{}`)", c[1].trim()))
@@ -263,8 +267,13 @@ mod tests {
         assert_eq!(normalize("Nvidia_CUDA.nvcc"), "nvidia-cuda-nvcc");
         let f = "nvidia_cuda_nvcc-13.0.88-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl";
         assert_eq!(wheel_version(f), Some("13.0.88"));
-        assert_eq!(runs_here(f), cfg!(all(target_os = "linux", target_arch = "x86_64")));
-        assert!(!runs_here("nvidia_cuda_nvcc-13.0.88-py3-none-win_amd64.whl"));
+        assert_eq!(
+            runs_here(f),
+            cfg!(all(target_os = "linux", target_arch = "x86_64"))
+        );
+        assert!(!runs_here(
+            "nvidia_cuda_nvcc-13.0.88-py3-none-win_amd64.whl"
+        ));
         assert!(!runs_here("nvidia_cuda_nvcc-13.0.88.tar.gz"));
     }
 
@@ -272,8 +281,14 @@ mod tests {
     fn links_resolve_against_the_page() {
         let page = "http://127.0.0.1:9/simple/x/";
         assert_eq!(absolute(page, "https://h/f.whl"), "https://h/f.whl");
-        assert_eq!(absolute(page, "/files/f.whl"), "http://127.0.0.1:9/files/f.whl");
+        assert_eq!(
+            absolute(page, "/files/f.whl"),
+            "http://127.0.0.1:9/files/f.whl"
+        );
         assert_eq!(absolute(page, "f.whl"), "http://127.0.0.1:9/simple/x/f.whl");
-        assert_eq!(absolute(page, "../../f.whl"), "http://127.0.0.1:9/simple/x/../../f.whl");
+        assert_eq!(
+            absolute(page, "../../f.whl"),
+            "http://127.0.0.1:9/simple/x/../../f.whl"
+        );
     }
 }

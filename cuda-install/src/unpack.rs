@@ -80,11 +80,20 @@ mod tests {
     fn root_layout_places() {
         let p = |s: &str| place(Layout::Root, Path::new(s));
         assert_eq!(p("nvidia/cu13/bin/nvcc"), Some(PathBuf::from("bin/nvcc")));
-        assert_eq!(p("nvidia/cu13/lib/libcudart.so.13"), Some(PathBuf::from("lib64/libcudart.so.13")));
-        assert_eq!(p("nvidia/cu13/nvvm/bin/cicc"), Some(PathBuf::from("nvvm/bin/cicc")));
+        assert_eq!(
+            p("nvidia/cu13/lib/libcudart.so.13"),
+            Some(PathBuf::from("lib64/libcudart.so.13"))
+        );
+        assert_eq!(
+            p("nvidia/cu13/nvvm/bin/cicc"),
+            Some(PathBuf::from("nvvm/bin/cicc"))
+        );
         assert_eq!(p("nvidia_nvvm-13.0.88.dist-info/RECORD"), None);
         assert_eq!(
-            place(Layout::Wheel, Path::new("nvidia_nvvm-13.0.88.dist-info/RECORD")),
+            place(
+                Layout::Wheel,
+                Path::new("nvidia_nvvm-13.0.88.dist-info/RECORD")
+            ),
             Some(PathBuf::from("nvidia_nvvm-13.0.88.dist-info/RECORD"))
         );
     }
