@@ -62,7 +62,6 @@ pub fn unpack(wheel: &Path, dest: &Path, layout: Layout) -> io::Result<u64> {
         }
         let mut f = File::create(&out)?;
         written += io::copy(&mut entry, &mut f)?;
-        f.sync_all()?;
         #[cfg(unix)]
         if let Some(mode) = entry.unix_mode() {
             use std::os::unix::fs::PermissionsExt;
