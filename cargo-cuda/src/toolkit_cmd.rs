@@ -203,6 +203,32 @@ fn dispatch(session: &Session, args: &ToolkitArgs, out: &Style, err: &Style) -> 
     }
 }
 
+/// The install spec for a project requirement (`^13.0` → `13.0`).
+fn spec_for(req: &semver::VersionReq) -> Option<Spec> {
+    let c = req.comparators.first()?;
+    let mut parts = vec![c.major];
+    parts.extend(c.minor);
+    parts.extend(c.patch.filter(|_| c.minor.is_some()));
+    Some(Spec::Prefix(parts))
+}
+
+/// Puts the exact install command first in a "no toolkit" or "pin not met" error.
+pub fn with_install_hint(mut e: Error, wants: &ProjectWants) -> Error {
+    if !matches!(e.code, "toolkit-requirement" | "nvcc-not-found") {
+        return e;
+    }
+    let version = wants
+        .requirement
+        .as_ref()
+        .and_then(spec_for)
+        .map_or("13.0".to_string(), |s| s.to_string());
+    e.help.insert(
+        0,
+        format!("install it: `cargo cuda toolkit install {version}`, or build with `cargo cuda build --install`"),
+    );
+    e
+}
+
 /// For `cargo cuda build --install`: installs the project's pinned toolkit
 /// when no installed or discovered toolkit satisfies it.
 pub fn install_pinned(session: &Session, wants: &ProjectWants, err: &Style) -> Result<(), Error> {
@@ -214,13 +240,9 @@ pub fn install_pinned(session: &Session, wants: &ProjectWants, err: &Style) -> R
             return Ok(());
         }
     }
-    let Some(c) = req.comparators.first() else {
+    let Some(spec) = spec_for(req) else {
         return Ok(());
     };
-    let mut parts = vec![c.major];
-    parts.extend(c.minor);
-    parts.extend(c.patch.filter(|_| c.minor.is_some()));
-    let spec = Spec::Prefix(parts);
     let o = install(
         &session.env,
         &Request::Release {

@@ -179,7 +179,7 @@ fn prepare_and_run(
     let setup = resolve(session, &overrides, &wants);
     let (toolkit, plan, context) = match setup {
         Ok(s) => s,
-        Err(e) if strict => return Err(e),
+        Err(e) if strict => return Err(crate::toolkit_cmd::with_install_hint(e, &wants)),
         Err(e) => {
             eprintln!(
                 "{}",
