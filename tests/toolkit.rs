@@ -157,7 +157,9 @@ fn real_cu13_through_cuda_home() {
     );
     // The wheel layout has lib/, an installed root lib64/ (and lib → lib64).
     assert!(
-        tk.lib_dirs.iter().any(|d| d.join("libcudart.so.13").is_file()),
+        tk.lib_dirs
+            .iter()
+            .any(|d| d.join("libcudart.so.13").is_file()),
         "{:?}",
         tk.lib_dirs
     );

@@ -178,7 +178,7 @@ fn dispatch(session: &Session, args: &ToolkitArgs, out: &Style, err: &Style) -> 
             let dir = a.dir.clone().unwrap_or_else(|| PathBuf::from("."));
             let manifest = dir.join("Cargo.toml");
             let wants = if manifest.is_file() {
-                ProjectWants::read(&[dir.clone()])?
+                ProjectWants::read(std::slice::from_ref(&dir))?
             } else {
                 ProjectWants::default()
             };

@@ -33,7 +33,10 @@ fn install_list_which_remove() {
     assert!(out.status.success(), "{stderr}");
     let root = store.path().join("toolkits/13.0.88");
     assert_eq!(stdout.trim(), root.display().to_string());
-    assert!(stderr.contains("nvidia-nvvm==13.0.88") && stderr.contains("sha256-verified"), "{stderr}");
+    assert!(
+        stderr.contains("nvidia-nvvm==13.0.88") && stderr.contains("sha256-verified"),
+        "{stderr}"
+    );
     // Again: a no-op, even with the index gone.
     drop(server);
     let out = cmd(store.path(), sys.path(), "http://127.0.0.1:9/simple")
@@ -42,8 +45,15 @@ fn install_list_which_remove() {
         .unwrap();
     assert!(out.status.success(), "{}", text(&out).1);
     assert!(text(&out).1.contains("already installed"));
-    let out = cmd(store.path(), sys.path(), "x").args(["toolkit", "list"]).output().unwrap();
-    assert!(text(&out).0.starts_with("13.0.88\t13.0.88\tchecked\t"), "{}", text(&out).0);
+    let out = cmd(store.path(), sys.path(), "x")
+        .args(["toolkit", "list"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&out).0.starts_with("13.0.88\t13.0.88\tchecked\t"),
+        "{}",
+        text(&out).0
+    );
     let project = tempfile::tempdir().unwrap();
     let out = cmd(store.path(), sys.path(), "x")
         .args(["toolkit", "which"])
@@ -53,13 +63,26 @@ fn install_list_which_remove() {
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stdout.trim(), root.display().to_string());
-    assert!(stderr.contains("via cargo cuda toolkit install"), "{stderr}");
-    let out = cmd(store.path(), sys.path(), "x").args(["toolkit", "remove", "13.0.88"]).output().unwrap();
+    assert!(
+        stderr.contains("via cargo cuda toolkit install"),
+        "{stderr}"
+    );
+    let out = cmd(store.path(), sys.path(), "x")
+        .args(["toolkit", "remove", "13.0.88"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out).1);
     assert!(!root.exists());
-    let out = cmd(store.path(), sys.path(), "x").args(["toolkit", "remove", "13.0.88"]).output().unwrap();
+    let out = cmd(store.path(), sys.path(), "x")
+        .args(["toolkit", "remove", "13.0.88"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    assert!(text(&out).1.contains("error[toolkit-not-installed]"), "{}", text(&out).1);
+    assert!(
+        text(&out).1.contains("error[toolkit-not-installed]"),
+        "{}",
+        text(&out).1
+    );
 }
 
 #[test]
@@ -67,16 +90,45 @@ fn bad_input_is_an_error_naming_the_argument() {
     let (store, sys) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     for (args, code) in [
         (vec!["toolkit", "install", "13.x"], "install-bad-version"),
-        (vec!["toolkit", "install", "13.0", "--with", "cufft"], "install-bad-component"),
-        (vec!["toolkit", "install", "--unchecked", "--name", "x", "nvidia-nvvm"], "install-bad-version"),
-        (vec!["toolkit", "install", "--unchecked", "--name", "../x", "a==1"], "install-bad-name"),
+        (
+            vec!["toolkit", "install", "13.0", "--with", "cufft"],
+            "install-bad-component",
+        ),
+        (
+            vec![
+                "toolkit",
+                "install",
+                "--unchecked",
+                "--name",
+                "x",
+                "nvidia-nvvm",
+            ],
+            "install-bad-version",
+        ),
+        (
+            vec![
+                "toolkit",
+                "install",
+                "--unchecked",
+                "--name",
+                "../x",
+                "a==1",
+            ],
+            "install-bad-name",
+        ),
     ] {
         let server = index::Server::start();
         index::publish_release(&server, "13.0.88", 0);
-        let out = cmd(store.path(), sys.path(), &server.url).args(&args).output().unwrap();
+        let out = cmd(store.path(), sys.path(), &server.url)
+            .args(&args)
+            .output()
+            .unwrap();
         let stderr = text(&out).1;
         assert!(!out.status.success(), "{args:?}");
-        assert!(stderr.contains(&format!("error[{code}]")), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("error[{code}]")),
+            "{args:?}: {stderr}"
+        );
     }
     // Unreachable index: the URL and the setting it came from.
     let out = cmd(store.path(), sys.path(), "http://127.0.0.1:9/simple")
@@ -84,7 +136,10 @@ fn bad_input_is_an_error_naming_the_argument() {
         .output()
         .unwrap();
     let stderr = text(&out).1;
-    assert!(stderr.contains("error[install-network]") && stderr.contains("PIP_INDEX_URL"), "{stderr}");
+    assert!(
+        stderr.contains("error[install-network]") && stderr.contains("PIP_INDEX_URL"),
+        "{stderr}"
+    );
     index::assert_clean(store.path());
 }
 
@@ -131,12 +186,18 @@ fn project_pin_names_the_install_command_and_build_install_installs_it() {
     let stderr = text(&out).1;
     assert!(!out.status.success(), "{stderr}");
     assert!(!marker.exists(), "cargo must not start: {stderr}");
-    assert!(stderr.contains("cargo cuda toolkit install 13.0"), "{stderr}");
+    assert!(
+        stderr.contains("cargo cuda toolkit install 13.0"),
+        "{stderr}"
+    );
     let out = build(&["--install"]);
     let stderr = text(&out).1;
     assert!(
         stderr.contains("installed 13.0.88 for the project's `toolkit = \"^13.0\"`"),
         "{stderr}"
     );
-    assert!(store.path().join("toolkits/13.0.88/bin/nvcc").is_file(), "{stderr}");
+    assert!(
+        store.path().join("toolkits/13.0.88/bin/nvcc").is_file(),
+        "{stderr}"
+    );
 }

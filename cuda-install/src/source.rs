@@ -244,9 +244,7 @@ impl Source for Index {
         let Some((ctype, body)) = self.http.get_text(&page, accept, self.setting)? else {
             return Ok(Vec::new()); // 404: the index does not have it
         };
-        if ctype.contains("json") {
-            self.parse_json(package, &page, &body)
-        } else if body.trim_start().starts_with('{') {
+        if ctype.contains("json") || body.trim_start().starts_with('{') {
             self.parse_json(package, &page, &body)
         } else {
             self.parse_html(package, &page, &body)
