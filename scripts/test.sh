@@ -50,8 +50,11 @@ toolkit install --unchecked --name cu12 nvidia-cuda-nvcc-cu12==12.9.86 >/dev/nul
 toolkit install --unchecked --name cu11 nvidia-cuda-nvcc-cu11==11.8.89 >/dev/null
 # shellcheck disable=SC2086
 toolkit install --unchecked --name mixed $mixed_wheels >/dev/null
+# CUTLASS 4.2's headers, for the header-dependency tests.
+CARGO_CUDA_HOME="$store" cargo run --quiet --manifest-path "$here/Cargo.toml" -p cargo-cuda -- deps fetch --cutlass 4.2 >/dev/null
 
 export CARGO_CUDA_TEST_REQUIRE_NVCC=1
+export CARGO_CUDA_TEST_STORE="$store"
 export CARGO_CUDA_TEST_CU13_SITE="$store/toolkits/cu13-wheels"
 export CARGO_CUDA_TEST_CU13="$cu13_root"
 export CARGO_CUDA_TEST_MIXED="$store/toolkits/mixed/nvidia/cu13"

@@ -51,6 +51,39 @@ pub enum Command {
     Env(EnvArgs),
     /// Install, list, remove verified CUDA compilers in the per-user store (CARGO_CUDA_HOME).
     Toolkit(ToolkitArgs),
+    /// Fetch header-only dependencies (CUTLASS) into the store, for offline builds.
+    Deps(DepsArgs),
+}
+
+/// `cargo cuda deps`.
+#[derive(Debug, Args)]
+pub struct DepsArgs {
+    #[command(subcommand)]
+    pub command: DepsCommand,
+}
+
+/// `cargo cuda deps fetch`.
+#[derive(Debug, Subcommand)]
+pub enum DepsCommand {
+    /// Fetch every `[package.metadata.cuda]` header dependency of the workspace (and --cutlass) into the store.
+    Fetch(DepsFetchArgs),
+}
+
+/// `cargo cuda deps fetch`.
+#[derive(Debug, Args)]
+pub struct DepsFetchArgs {
+    /// Also fetch this CUTLASS version (`4.2`), whatever the workspace declares.
+    #[arg(long, value_name = "VERSION")]
+    pub cutlass: Option<String>,
+    /// Path to Cargo.toml (default: the workspace around the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// The package index (a PEP 503/691 "simple" URL).
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Use only what is in the store (also CARGO_NET_OFFLINE=true).
+    #[arg(long)]
+    pub offline: bool,
 }
 
 /// `cargo cuda toolkit`.

@@ -24,7 +24,7 @@ pub fn store_dir(env: &Env) -> Result<PathBuf, Error> {
 }
 
 /// Whether cargo's offline mode is on (`CARGO_NET_OFFLINE=true`).
-fn offline_env(env: &Env) -> bool {
+pub fn offline_env(env: &Env) -> bool {
     env.get_nonempty(Var::CargoNetOffline)
         .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
 }

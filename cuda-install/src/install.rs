@@ -240,7 +240,7 @@ pub fn install(
     let mut downloaded = 0;
     let mut wheels = Vec::new();
     for c in &files {
-        let (path, bytes) = fetch(store_dir, source.as_ref(), &c.artifact, progress)?;
+        let (path, bytes) = fetch_verified(store_dir, source.as_ref(), &c.artifact, progress)?;
         downloaded += bytes;
         wheels.push(path);
     }
@@ -260,6 +260,7 @@ pub fn install(
     for w in &wheels {
         unpack::unpack(w, stage.path(), layout).map_err(|e| {
             if e.kind() == io::ErrorKind::InvalidData {
+                let _ = fs::remove_file(w);
                 Error::new(
                     "install-bad-wheel",
                     format!("`{}` is not a usable wheel: {e}", w.display()),
@@ -350,7 +351,7 @@ fn check_name(name: &str) -> Result<(), Error> {
 
 /// Downloads one wheel into `<store>/wheels/` (or reuses a verified copy);
 /// returns its path and the bytes downloaded.
-fn fetch(
+pub fn fetch_verified(
     store_dir: &Path,
     source: &dyn Source,
     a: &Artifact,

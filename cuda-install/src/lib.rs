@@ -14,6 +14,7 @@
 //! [`cuda_build::toolkit::store`], which discovery also reads: cuda-build
 //! itself never touches the network.
 
+pub mod deps;
 pub mod http;
 pub mod install;
 pub mod resolve;

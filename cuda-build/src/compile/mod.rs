@@ -113,6 +113,7 @@ mod cache;
 mod depfile;
 mod glue;
 mod hash;
+mod header_deps;
 pub mod inspect;
 mod jobs;
 mod library;
@@ -124,3 +125,4 @@ mod run;
 mod sources;
 
 pub use builder::{Artifacts, Build, BuildStats, KernelArtifact, OutputKind};
+pub use header_deps::HeaderSource;

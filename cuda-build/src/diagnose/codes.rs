@@ -250,6 +250,30 @@ CARGO_CUDA_HOME, XDG_DATA_HOME and HOME are all unset, so there is no default st
 Fix: set CARGO_CUDA_HOME to the directory that should hold installed toolkits.",
     ),
     doc(
+        "header-dep-missing",
+        BuildConfig,
+        "A header-only dependency is not in the store",
+        "\
+Build::cutlass / Build::header_dep name a package that `cargo cuda deps fetch` has not fetched
+into the store (CARGO_CUDA_HOME, else $XDG_DATA_HOME/cargo-cuda, else ~/.local/share/cargo-cuda),
+or a local path that is not a directory. Build scripts never download, so offline builds
+(`cargo build --offline`, CARGO_NET_OFFLINE) and docs.rs behave the same as online ones.
+
+Fix: run `cargo cuda deps fetch` once with network (CI: before the offline step), or
+`git submodule update --init` for a vendored path.",
+    ),
+    doc(
+        "header-dep-requirement",
+        BuildConfig,
+        "The build does not meet a header dependency's requirements",
+        "\
+CUTLASS 3.x/4.x needs C++17 and, for most of its paths, sm_80 or newer; the build sets an older
+C++ standard or its arch plan includes older targets.
+
+Fix: drop `.std(\"14\")` (nvcc's default is C++17) and target sm_80+ only
+(CUDA_ARCHS=\"80;90\"), or compile the older archs from sources that do not use the dependency.",
+    ),
+    doc(
         "cuda-home-invalid",
         Environment,
         "CUDA_HOME (or a sibling variable) points at no toolkit",

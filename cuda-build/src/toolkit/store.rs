@@ -10,6 +10,7 @@
 //! <store>/toolkits/.tmp/        downloads and unpacks in progress (never used)
 //! <store>/locks/                one lock file per install name
 //! <store>/wheels/               verified downloads, by file name
+//! <store>/deps/<package>/<version>/   header-only dependencies (CUTLASS…), with dep.json
 //! ```
 //!
 //! A toolkit is installed once its directory exists under `toolkits/`: it is
@@ -120,4 +121,63 @@ pub fn installed(store: &Path) -> Vec<Installed> {
         key(b).cmp(&key(a)).then(a.name.cmp(&b.name))
     });
     all
+}
+
+/// Where header-only dependencies live in a store.
+pub fn deps_dir(store: &Path) -> PathBuf {
+    store.join("deps")
+}
+
+/// A header-only dependency fetched into the store (`dep.json`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HeaderDep {
+    /// Package name on the index, e.g. `nvidia-cutlass`.
+    pub package: String,
+    /// Its exact version, e.g. `4.2.0.0`.
+    pub version: String,
+    /// The wheel's sha256, as the index published it and the download matched.
+    pub sha256: String,
+    /// Include directories, relative to the entry's directory.
+    pub include_dirs: Vec<String>,
+    /// The entry's directory (filled in when read).
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+impl HeaderDep {
+    /// The include directories as absolute paths.
+    pub fn include_paths(&self) -> Vec<PathBuf> {
+        self.include_dirs.iter().map(|d| self.dir.join(d)).collect()
+    }
+}
+
+/// Whether an exact version (`4.2.0.0`) matches a requested prefix (`4.2`, `4`, `4.2.0.0`).
+pub fn version_matches(requested: &str, exact: &str) -> bool {
+    let want: Vec<&str> = requested.trim().split('.').collect();
+    let have: Vec<&str> = exact.split('.').collect();
+    want.len() <= have.len() && want.iter().zip(&have).all(|(a, b)| a == b)
+}
+
+/// The newest fetched version of `package` that matches `requested`, if any.
+pub fn find_header_dep(store: &Path, package: &str, requested: &str) -> Option<HeaderDep> {
+    let dir = deps_dir(store).join(package);
+    let mut found: Vec<HeaderDep> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.path().join("dep.json")).ok()?;
+            let mut dep: HeaderDep = serde_json::from_str(&text).ok()?;
+            dep.dir = e.path();
+            version_matches(requested, &dep.version).then_some(dep)
+        })
+        .collect();
+    found.sort_by_key(|d| {
+        d.version
+            .split('.')
+            .map(|p| p.parse::<u64>().unwrap_or(0))
+            .collect::<Vec<_>>()
+    });
+    found.pop()
 }
