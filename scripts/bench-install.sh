@@ -37,7 +37,7 @@ printf '%-44s %10s %12s\n' "cargo cuda toolkit install 13.0 (cold)" "$(secs "$t0
 if "$python" -m pip --version >/dev/null 2>&1; then
   t0=$(now)
   # shellcheck disable=SC2086
-  "$python" -m pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps --no-compile \
+  "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-cache-dir --no-deps --no-compile \
     --only-binary=:all: --target "$work/pip" $pins
   t1=$(now)
   printf '%-44s %10s %12s\n' "pip install --target (same 5 pins)" "$(secs "$t0" "$t1")" "${mb} MB (same files)"
