@@ -460,15 +460,21 @@ fn finish_root(root: &Path, release: &str) -> Result<(), Error> {
         "bin/ptxas",
         "bin/fatbinary",
         "bin/nvlink",
-        "nvvm/bin/cicc",
         "include/cuda_runtime.h",
         "include/crt/host_config.h",
     ];
-    let missing: Vec<&str> = needed
+    let mut missing: Vec<&str> = needed
         .iter()
         .copied()
         .filter(|p| !root.join(p).exists())
         .collect();
+    // Where nvcc.profile looks (CICC_PATH, NVVMIR_LIBRARY_DIR). The 13.0.48
+    // wheels put cicc in bin/ and ship no libdevice: nvcc cannot compile with them.
+    for p in ["nvvm/bin/cicc", "nvvm/libdevice"] {
+        if !root.join(p).exists() {
+            missing.push(p);
+        }
+    }
     let cccl = root.join("include/cccl").is_dir() || root.join("include/cuda/std").is_dir();
     if !missing.is_empty() || !cccl {
         let mut m = missing.join(", ");

@@ -234,7 +234,14 @@ pub fn release(v: &str, nvvm_pad: usize) -> Vec<(&'static str, String, Vec<u8>)>
         (
             "nvidia-nvvm",
             v.to_string(),
-            wheel(&[("nvidia/cu13/nvvm/bin/cicc", noise(nvvm_pad), 0o755)]),
+            wheel(&[
+                ("nvidia/cu13/nvvm/bin/cicc", noise(nvvm_pad), 0o755),
+                (
+                    "nvidia/cu13/nvvm/libdevice/libdevice.10.bc",
+                    b"BC".to_vec(),
+                    0o644,
+                ),
+            ]),
         ),
         (
             "nvidia-cuda-crt",
