@@ -75,6 +75,9 @@ pub struct DepsFetchArgs {
     /// Also fetch this CUTLASS version (`4.2`), whatever the workspace declares.
     #[arg(long, value_name = "VERSION")]
     pub cutlass: Option<String>,
+    /// Also fetch a git header dependency at a full commit: NAME=URL@COMMIT (repeatable).
+    #[arg(long, value_name = "NAME=URL@COMMIT")]
+    pub git: Vec<String>,
     /// Path to Cargo.toml (default: the workspace around the current directory).
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,

@@ -38,17 +38,46 @@ fn fetch(session: &Session, args: &DepsArgs, err: &Style) -> Result<(), Error> {
     if let Some(v) = &a.cutlass {
         wanted.push(("--cutlass".into(), v.clone()));
     }
+    let store = store_dir(env)?;
+    let progress = |msg: &str| eprintln!("{}", err.status(Tone::Note, "Deps", msg));
+    for spec in &a.git {
+        let parsed = spec
+            .split_once('=')
+            .and_then(|(n, rest)| rest.rsplit_once('@').map(|(u, c)| (n, u, c)));
+        let Some((name, url, commit)) = parsed else {
+            return Err(Error::new(
+                "header-dep-bad-commit",
+                format!("`--git {spec}` is not NAME=URL@COMMIT"),
+            )
+            .with_help("e.g. `--git mylib=https://github.com/org/mylib@<full 40-digit commit>`"));
+        };
+        let (dep, fetched) = cuda_install::deps::fetch_git(
+            &store,
+            name,
+            url,
+            commit,
+            a.offline || offline_env(env),
+            &progress,
+        )?;
+        let what = if fetched { "fetched" } else { "cached" };
+        eprintln!(
+            "{}",
+            err.status(Tone::Good, "Deps", &format!("{name} at {commit}: {what}"))
+        );
+        println!("{}", dep.dir.display());
+    }
+    if wanted.is_empty() && !a.git.is_empty() {
+        return Ok(());
+    }
     if wanted.is_empty() {
         eprintln!("{}", err.status(Tone::Note, "Deps", "nothing to fetch: no package sets `[package.metadata.cuda] cutlass`, and no --cutlass was given"));
         return Ok(());
     }
-    let store = store_dir(env)?;
     let (url, setting) = index_url(a.index_url.as_deref(), env);
     let make = || -> Result<Box<dyn Source>, Error> {
         let http = cuda_install::http::Http::new(env)?;
         Ok(Box::new(Index::new(&url, setting, http)))
     };
-    let progress = |msg: &str| eprintln!("{}", err.status(Tone::Note, "Deps", msg));
     for (who, version) in wanted {
         let (dep, fetched) = cuda_install::deps::fetch(
             &store,

@@ -149,3 +149,105 @@ pub fn fetch(
     dep.dir = dest;
     Ok((dep, true))
 }
+
+/// Whether `commit` is a full commit hash (40 hex digits, or 64 for SHA-256 repositories).
+pub fn is_full_commit(commit: &str) -> bool {
+    matches!(commit.len(), 40 | 64) && commit.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn git(args: &[&str], dir: Option<&Path>) -> Result<String, String> {
+    let mut cmd = std::process::Command::new("git");
+    if let Some(d) = dir {
+        cmd.arg("-C").arg(d);
+    }
+    cmd.args(args).env("GIT_TERMINAL_PROMPT", "0");
+    match cuda_build::process::run_command(&mut cmd, std::time::Duration::from_secs(600)) {
+        Ok(out) if out.status.success() => Ok(out.stdout.trim().to_string()),
+        Ok(out) => Err(out.combined().trim().to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Fetches `url` at exactly `commit` with the git CLI into
+/// `<store>/deps/git/<name>/<commit>/` (never into OUT_DIR), verified by
+/// commit; a no-op when it is already there.
+pub fn fetch_git(
+    store_dir: &Path,
+    name: &str,
+    url: &str,
+    commit: &str,
+    offline: bool,
+    progress: &dyn Fn(&str),
+) -> Result<(HeaderDep, bool), Error> {
+    if !is_full_commit(commit) {
+        return Err(Error::new(
+            "header-dep-bad-commit",
+            format!("header dependency `{name}`: `{commit}` is not a full commit hash"),
+        )
+        .with_help("pin the full 40-digit hash (`git rev-parse <ref>` prints it): a short hash can become ambiguous, and a branch or tag can move"));
+    }
+    if let Some(dep) = store::find_git_dep(store_dir, name, commit) {
+        return Ok((dep, false));
+    }
+    if offline {
+        return Err(Error::new(
+            "header-dep-missing",
+            format!("header dependency `{name}` ({url} at {commit}) is not in the store `{}`, and the network is off", store_dir.display()),
+        )
+        .with_help(format!("run `cargo cuda deps fetch --git {name}={url}@{commit}` once with network")));
+    }
+    let staging = store::deps_dir(store_dir).join(".tmp");
+    fs::create_dir_all(&staging).map_err(|e| store_error(store_dir, "create", &staging, &e))?;
+    let stage = tempfile::Builder::new()
+        .prefix(&format!("git-{name}-"))
+        .tempdir_in(&staging)
+        .map_err(|e| store_error(store_dir, "create a staging directory in", &staging, &e))?;
+    let dir = stage.path();
+    progress(&format!("fetching {url} at {commit}"));
+    let fail = |what: String| {
+        Error::new(
+            "header-dep-bad-commit",
+            format!("header dependency `{name}`: could not fetch commit {commit} from `{url}`"),
+        )
+        .with_detail(what)
+        .with_help("check that the commit is in that repository (pushed, not only local) and that the URL is right; nothing was stored")
+    };
+    git(&["init", "-q"], Some(dir)).map_err(fail)?;
+    git(&["fetch", "-q", "--depth", "1", url, commit], Some(dir)).map_err(fail)?;
+    git(&["checkout", "-q", "--detach", "FETCH_HEAD"], Some(dir)).map_err(fail)?;
+    let head = git(&["rev-parse", "HEAD"], Some(dir)).map_err(fail)?;
+    if !head.eq_ignore_ascii_case(commit) {
+        return Err(fail(format!("the fetched HEAD is {head}")));
+    }
+    let _ = fs::remove_dir_all(dir.join(".git"));
+    let include = if dir.join("include").is_dir() {
+        "include"
+    } else {
+        "."
+    };
+    let mut dep = HeaderDep {
+        package: format!("git:{url}"),
+        version: commit.to_ascii_lowercase(),
+        sha256: String::new(),
+        include_dirs: vec![include.into()],
+        dir: Default::default(),
+    };
+    fs::write(
+        dir.join("dep.json"),
+        serde_json::to_string_pretty(&dep).unwrap_or_default(),
+    )
+    .map_err(|e| store_error(store_dir, "write dep.json in", dir, &e))?;
+    let dest = store::git_dep_dir(store_dir, name, commit);
+    if let Some(parent) = dest.parent() {
+        fs::create_dir_all(parent).map_err(|e| store_error(store_dir, "create", parent, &e))?;
+    }
+    let staged = stage.keep();
+    if let Err(e) = fs::rename(&staged, &dest) {
+        let _ = fs::remove_dir_all(&staged);
+        if !dest.join("dep.json").is_file() {
+            return Err(store_error(store_dir, "move the dependency to", &dest, &e));
+        }
+    }
+    dep.dir = dest;
+    Ok((dep, true))
+}

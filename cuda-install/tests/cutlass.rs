@@ -190,3 +190,112 @@ fn fetch_from_a_local_index_then_offline_and_faults() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Runs git (test setup), panicking with its output on failure.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn git_dependency_from_a_local_bare_repository() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(src.join("include/mylib")).unwrap();
+    git(&src, &["init", "-q"]);
+    std::fs::write(
+        src.join("include/mylib/mylib.cuh"),
+        "#pragma once\n#define MYLIB 1\n",
+    )
+    .unwrap();
+    git(&src, &["add", "."]);
+    git(&src, &["commit", "-qm", "one"]);
+    let first = git(&src, &["rev-parse", "HEAD"]);
+    std::fs::write(
+        src.join("include/mylib/mylib.cuh"),
+        "#pragma once\n#define MYLIB 2\n",
+    )
+    .unwrap();
+    git(&src, &["commit", "-qam", "two"]);
+    let bare = tmp.path().join("mylib.git");
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            src.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    let url = format!("file://{}", bare.display());
+    let store = tmp.path().join("store");
+    let fetch =
+        |commit: &str| cuda_install::deps::fetch_git(&store, "mylib", &url, commit, false, &|_| {});
+
+    // A short hash, and a full one that is not in the repository.
+    assert_eq!(
+        fetch(&first[..8]).unwrap_err().code,
+        "header-dep-bad-commit"
+    );
+    let e = fetch(&"1".repeat(40)).unwrap_err();
+    assert_eq!(e.code, "header-dep-bad-commit", "{e}");
+    assert!(e.message.contains(&url), "{e}");
+    let staging: Vec<_> = std::fs::read_dir(store.join("deps/.tmp"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(staging.is_empty(), "{staging:?}");
+
+    // The older commit, exactly: its header says 1, and no .git is kept.
+    let (dep, fetched) = fetch(&first).unwrap();
+    assert!(fetched);
+    let header = std::fs::read_to_string(dep.include_paths()[0].join("mylib/mylib.cuh")).unwrap();
+    assert!(header.contains("MYLIB 1"), "{header}");
+    assert!(!dep.dir.join(".git").exists());
+    // Cached: the repository can go; a build script finds it in the store.
+    std::fs::remove_dir_all(&bare).unwrap();
+    assert!(!fetch(&first).unwrap().1);
+    let out = tempfile::tempdir().unwrap();
+    let source = cuda_build::compile::HeaderSource::Git {
+        url: url.clone(),
+        commit: first.clone(),
+    };
+    let env = Env::empty().set(Var::CargoCudaHome, &store);
+    let mut b = Build::new();
+    b.env(env.clone())
+        .header_dep("mylib", source)
+        .out_dir(out.path())
+        .emit_cargo(false);
+    assert!(b
+        .try_compile()
+        .err()
+        .map_or(true, |e| e.code != "header-dep-missing"
+            && e.code != "header-dep-bad-commit"));
+    let short = cuda_build::compile::HeaderSource::Git {
+        url,
+        commit: first[..12].to_string(),
+    };
+    let e = Build::new()
+        .env(env)
+        .header_dep("mylib", short)
+        .out_dir(out.path())
+        .emit_cargo(false)
+        .try_compile()
+        .unwrap_err();
+    assert_eq!(e.code, "header-dep-bad-commit");
+}

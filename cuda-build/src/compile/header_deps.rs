@@ -17,6 +17,14 @@ use crate::Error;
 pub enum HeaderSource {
     /// A local directory of headers (a vendored submodule); used as an include dir.
     Path(PathBuf),
+    /// A git repository at a full commit hash, read from the store
+    /// (`cargo cuda deps fetch --git NAME=URL@COMMIT` puts it there).
+    Git {
+        /// Repository URL.
+        url: String,
+        /// The full commit hash.
+        commit: String,
+    },
     /// A package on the index at a version (`4.2` matches 4.2.0.0), read from the store.
     Index {
         /// Package name, e.g. `nvidia-cutlass`.
@@ -58,6 +66,30 @@ pub(super) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
                 name: name.into(),
                 version: dir.display().to_string(),
                 includes: vec![dir.clone()],
+            })
+        }
+        HeaderSource::Git { url, commit } => {
+            let full =
+                matches!(commit.len(), 40 | 64) && commit.bytes().all(|b| b.is_ascii_hexdigit());
+            if !full {
+                return Err(Error::new(
+                    "header-dep-bad-commit",
+                    format!("header dependency `{name}`: `{commit}` is not a full commit hash"),
+                )
+                .with_help("pin the full 40-digit hash (`git rev-parse <ref>` prints it): a short hash can become ambiguous, and a branch or tag can move"));
+            }
+            let dep = store::root(env).and_then(|r| store::find_git_dep(&r, name, commit));
+            let Some(dep) = dep else {
+                return Err(Error::new(
+                    "header-dep-missing",
+                    format!("header dependency `{name}` ({url} at {commit}) is not in the store; build scripts never download"),
+                )
+                .with_help(format!("run `cargo cuda deps fetch --git {name}={url}@{commit}`")));
+            };
+            Ok(Resolved {
+                name: name.into(),
+                version: dep.version.clone(),
+                includes: dep.include_paths(),
             })
         }
         HeaderSource::Index { package, version } => {

@@ -315,6 +315,19 @@ Fix: drop `.std(\"14\")` (nvcc's default is C++17) and target sm_80+ only
 (CUDA_ARCHS=\"80;90\"), or compile the older archs from sources that do not use the dependency.",
     ),
     doc(
+        "header-dep-bad-commit",
+        BuildConfig,
+        "A git header dependency is not pinned to a full commit, or the commit cannot be fetched",
+        "\
+Git header dependencies are pinned by full commit hash (40 hex digits): a short hash can become
+ambiguous as the repository grows, and a branch or tag can move. The fetch fails when the commit
+is not in the repository at that URL (not pushed, or a typo).
+
+Confirm: `git ls-remote URL` and `git rev-parse <ref>` in a clone.
+
+Fix: pin the full hash that `git rev-parse` prints, and check the URL.",
+    ),
+    doc(
         "cuda-home-invalid",
         Environment,
         "CUDA_HOME (or a sibling variable) points at no toolkit",

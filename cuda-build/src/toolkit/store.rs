@@ -181,3 +181,20 @@ pub fn find_header_dep(store: &Path, package: &str, requested: &str) -> Option<H
     });
     found.pop()
 }
+
+/// Where a git header dependency at `commit` lives in a store.
+pub fn git_dep_dir(store: &Path, name: &str, commit: &str) -> PathBuf {
+    deps_dir(store)
+        .join("git")
+        .join(name)
+        .join(commit.to_ascii_lowercase())
+}
+
+/// A git header dependency fetched at exactly `commit`, if it is in the store.
+pub fn find_git_dep(store: &Path, name: &str, commit: &str) -> Option<HeaderDep> {
+    let dir = git_dep_dir(store, name, commit);
+    let text = std::fs::read_to_string(dir.join("dep.json")).ok()?;
+    let mut dep: HeaderDep = serde_json::from_str(&text).ok()?;
+    dep.dir = dir;
+    Some(dep)
+}
