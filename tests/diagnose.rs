@@ -237,6 +237,7 @@ fn every_code_raised_in_the_source_is_documented() {
     let mut stack = vec![
         root.join("cuda-build/src"),
         root.join("cargo-cuda/src"),
+        root.join("cuda-install/src"),
         root.join("kernels/src"),
         root.join("examples"),
     ];

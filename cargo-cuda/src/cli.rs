@@ -49,6 +49,115 @@ pub enum Command {
     Info(InfoArgs),
     /// Print the environment (CUDA_HOME, PATH, LD_LIBRARY_PATH) for the selected toolkit.
     Env(EnvArgs),
+    /// Install, list, remove verified CUDA compilers in the per-user store (CARGO_CUDA_HOME).
+    Toolkit(ToolkitArgs),
+    /// Fetch header-only dependencies (CUTLASS) into the store, for offline builds.
+    Deps(DepsArgs),
+}
+
+/// `cargo cuda deps`.
+#[derive(Debug, Args)]
+pub struct DepsArgs {
+    #[command(subcommand)]
+    pub command: DepsCommand,
+}
+
+/// `cargo cuda deps fetch`.
+#[derive(Debug, Subcommand)]
+pub enum DepsCommand {
+    /// Fetch every `[package.metadata.cuda]` header dependency of the workspace (and --cutlass) into the store.
+    Fetch(DepsFetchArgs),
+}
+
+/// `cargo cuda deps fetch`.
+#[derive(Debug, Args)]
+pub struct DepsFetchArgs {
+    /// Also fetch this CUTLASS version (`4.2`), whatever the workspace declares.
+    #[arg(long, value_name = "VERSION")]
+    pub cutlass: Option<String>,
+    /// Also fetch a git header dependency at a full commit: NAME=URL@COMMIT (repeatable).
+    #[arg(long, value_name = "NAME=URL@COMMIT")]
+    pub git: Vec<String>,
+    /// Path to Cargo.toml (default: the workspace around the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// The package index (a PEP 503/691 "simple" URL).
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Use only what is in the store (also CARGO_NET_OFFLINE=true).
+    #[arg(long)]
+    pub offline: bool,
+}
+
+/// `cargo cuda toolkit`.
+#[derive(Debug, Args)]
+pub struct ToolkitArgs {
+    #[command(subcommand)]
+    pub command: ToolkitCommand,
+}
+
+/// `cargo cuda toolkit install|list|remove|which`.
+#[derive(Debug, Subcommand)]
+pub enum ToolkitCommand {
+    /// Install a complete, one-release CUDA compiler from NVIDIA's wheels (no root, no Python); prints its root.
+    Install(ToolkitInstallArgs),
+    /// List the toolkits in the store.
+    List(ToolkitListArgs),
+    /// Remove a toolkit from the store (by the name `list` shows).
+    Remove(ToolkitRemoveArgs),
+    /// Print the root of the toolkit a project directory would use, and why.
+    Which(ToolkitWhichArgs),
+}
+
+/// `cargo cuda toolkit install`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The store is CARGO_CUDA_HOME, else $XDG_DATA_HOME/cargo-cuda, else ~/.local/share/cargo-cuda.\n\
+                  The index is --index-url, else UV_INDEX_URL, else PIP_INDEX_URL, else https://pypi.org/simple;\n\
+                  HTTPS_PROXY / HTTP_PROXY / NO_PROXY are honoured."
+)]
+pub struct ToolkitInstallArgs {
+    /// `latest`, `13`, `13.0` or `13.0.88`; with --unchecked: the wheels as NAME==VERSION.
+    #[arg(value_name = "VERSION", required = true)]
+    pub versions: Vec<String>,
+    /// Optional components, comma-separated: cublas, nvrtc, curand, nvjitlink.
+    #[arg(long, value_name = "LIST")]
+    pub with: Vec<String>,
+    /// The package index (a PEP 503/691 "simple" URL).
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Use only what is in the store (also CARGO_NET_OFFLINE=true).
+    #[arg(long)]
+    pub offline: bool,
+    /// Install exactly the NAME==VERSION wheels given, in pip's layout, with no release check (test fixtures).
+    #[arg(long, requires = "name")]
+    pub unchecked: bool,
+    /// The store name for an --unchecked set.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+/// `cargo cuda toolkit list`.
+#[derive(Debug, Args)]
+pub struct ToolkitListArgs {
+    /// Print the store's entries as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cargo cuda toolkit remove`.
+#[derive(Debug, Args)]
+pub struct ToolkitRemoveArgs {
+    /// The name `cargo cuda toolkit list` shows (e.g. `13.0.88`).
+    pub name: String,
+}
+
+/// `cargo cuda toolkit which`.
+#[derive(Debug, Args)]
+pub struct ToolkitWhichArgs {
+    /// The project directory (default: the current one).
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Options shared by commands that select a toolkit.
@@ -94,6 +203,9 @@ pub struct WrapArgs {
     /// Run every build script's nvcc under sccache (≥ 0.9; found on PATH), started once.
     #[arg(long)]
     pub sccache: bool,
+    /// Install the project's pinned toolkit (`[package.metadata.cuda] toolkit`) first when none matches.
+    #[arg(long)]
+    pub install: bool,
     /// Arguments passed to cargo unchanged.
     #[arg(
         trailing_var_arg = true,

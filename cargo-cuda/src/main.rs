@@ -6,6 +6,7 @@
 
 mod cb;
 mod cli;
+mod deps_cmd;
 mod doctor;
 mod explain;
 mod gpu;
@@ -16,6 +17,7 @@ mod session;
 mod shell;
 mod signals;
 mod style;
+mod toolkit_cmd;
 mod workspace;
 mod wrap;
 
@@ -68,6 +70,8 @@ fn main() {
         Command::Toolkits(a) => info::toolkits(&session, &overrides(&a.selection), a.json, &out),
         Command::Info(a) => info::info(&session, &overrides(&a.selection), a.json, &out),
         Command::Env(a) => info::env(&session, &overrides(&a.selection), &err),
+        Command::Toolkit(a) => toolkit_cmd::run(&session, a, &out, &err),
+        Command::Deps(a) => deps_cmd::run(&session, a, &err),
         Command::Build(_)
         | Command::Run(_)
         | Command::Test(_)

@@ -173,11 +173,14 @@ fn prepare_and_run(
         .map_or(true, |w| !w.cuda_packages.is_empty());
     let strict = uses_cuda || overrides.arch.is_some() || overrides.toolkit.is_some();
     let wants = project.wants?;
+    if args.install {
+        crate::toolkit_cmd::install_pinned(session, &wants, style)?;
+    }
 
     let setup = resolve(session, &overrides, &wants);
     let (toolkit, plan, context) = match setup {
         Ok(s) => s,
-        Err(e) if strict => return Err(e),
+        Err(e) if strict => return Err(crate::toolkit_cmd::with_install_hint(e, &wants)),
         Err(e) => {
             eprintln!(
                 "{}",

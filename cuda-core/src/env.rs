@@ -98,6 +98,28 @@ vars! {
     Home = "HOME";
     /// XDG cache directory, for the default cache location.
     XdgCacheHome = "XDG_CACHE_HOME";
+    /// Where `cargo cuda toolkit install` keeps toolkits (default: `$XDG_DATA_HOME/cargo-cuda`, else `~/.local/share/cargo-cuda`).
+    CargoCudaHome = "CARGO_CUDA_HOME";
+    /// XDG data directory, for the default toolkit store.
+    XdgDataHome = "XDG_DATA_HOME";
+    /// uv's package index; `cargo cuda toolkit install` downloads from it (wins over PIP_INDEX_URL).
+    UvIndexUrl = "UV_INDEX_URL";
+    /// pip's package index; `cargo cuda toolkit install` downloads from it.
+    PipIndexUrl = "PIP_INDEX_URL";
+    /// Proxy for https downloads (`cargo cuda toolkit install`).
+    HttpsProxy = "HTTPS_PROXY";
+    /// Proxy for https downloads, lowercase spelling.
+    HttpsProxyLower = "https_proxy";
+    /// Proxy for http downloads.
+    HttpProxy = "HTTP_PROXY";
+    /// Proxy for http downloads, lowercase spelling.
+    HttpProxyLower = "http_proxy";
+    /// Hosts reached without the proxy (comma-separated suffixes, or `*`).
+    NoProxy = "NO_PROXY";
+    /// Hosts reached without the proxy, lowercase spelling.
+    NoProxyLower = "no_proxy";
+    /// Cargo's offline mode: `cargo cuda toolkit install` then uses only what is already in the store.
+    CargoNetOffline = "CARGO_NET_OFFLINE";
     /// Colour control for `cargo cuda` output (always, never, auto).
     CargoTermColor = "CARGO_TERM_COLOR";
     /// Any value turns colour off.

@@ -20,6 +20,8 @@ pub struct CudaMetadata {
     pub arch: Option<String>,
     /// `fallback-arch`: targets used when no GPU is detected.
     pub fallback_arch: Option<String>,
+    /// `cutlass`: the CUTLASS version (`"4.2"`) that `cargo cuda deps fetch` puts in the store.
+    pub cutlass: Option<String>,
 }
 
 /// Reads `[package.metadata.cuda]` from `manifest_dir/Cargo.toml`.
@@ -119,6 +121,11 @@ fn parse(text: &str, path: &Path) -> Result<CudaMetadata, Error> {
         toolkit,
         arch: list("arch")?,
         fallback_arch: list("fallback-arch")?,
+        cutlass: match table.get("cutlass") {
+            None => None,
+            Some(toml::Value::String(s)) => Some(s.trim().to_string()),
+            Some(_) => return Err(bad("cutlass", "a string", "\"4.2\"")),
+        },
     })
 }
 

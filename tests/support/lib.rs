@@ -86,3 +86,8 @@ pub fn write_script(path: &std::path::Path, body: &str) {
     std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// The test command's `cargo cuda` store, with CUTLASS 4.2 fetched (`cargo cuda deps fetch --cutlass 4.2`).
+pub fn store_with_cutlass() -> Option<PathBuf> {
+    promised_path("CARGO_CUDA_TEST_STORE", "the store with CUTLASS 4.2")
+}

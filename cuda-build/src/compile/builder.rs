@@ -129,6 +129,9 @@ pub struct Build {
     pub(super) profile_flags: Option<bool>,
     pub(super) device_debug: Option<bool>,
     pub(super) layout: Layout,
+    pub(super) header_deps: Vec<super::header_deps::Resolved>,
+    pub(super) header_needs: Vec<super::header_deps::Needs>,
+    pub(super) setup_errors: Vec<Error>,
 }
 
 impl Default for Build {
@@ -173,6 +176,9 @@ impl Build {
             profile_flags: None,
             device_debug: None,
             layout: Layout::default(),
+            header_deps: Vec::new(),
+            header_needs: Vec::new(),
+            setup_errors: Vec::new(),
         }
     }
 
@@ -225,6 +231,45 @@ impl Build {
     pub fn flag(&mut self, flag: &str) -> &mut Self {
         self.flags.push(flag.to_string());
         self
+    }
+
+    /// A header-only dependency: its include dirs are added and its version
+    /// goes into the cache key. An index package is read from the store that
+    /// `cargo cuda deps fetch` fills; build scripts never download.
+    pub fn header_dep(&mut self, name: &str, source: super::HeaderSource) -> &mut Self {
+        let env = self.env.clone().unwrap_or_else(Env::from_process);
+        match super::header_deps::resolve(&env, name, &source) {
+            Ok(dep) => {
+                self.includes.extend(dep.includes.iter().cloned());
+                let macro_name = format!(
+                    "CUDA_BUILD_DEP_{}",
+                    name.to_ascii_uppercase()
+                        .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+                );
+                self.defines
+                    .push((macro_name, Some(format!("\"{}\"", dep.version))));
+                self.header_deps.push(dep);
+            }
+            Err(e) => self.setup_errors.push(e),
+        }
+        self
+    }
+
+    /// CUTLASS and CuTe from NVIDIA's `nvidia-cutlass` wheel (`"4.2"`), in the
+    /// store; also requires C++17 (set when `std` is not) and sm_80+ targets.
+    pub fn cutlass(&mut self, version: &str) -> &mut Self {
+        self.header_needs.push(super::header_deps::Needs {
+            who: format!("CUTLASS {version}"),
+            min_std: 17,
+            min_cc: (8, 0),
+        });
+        self.header_dep(
+            "cutlass",
+            super::HeaderSource::Index {
+                package: "nvidia-cutlass".into(),
+                version: version.into(),
+            },
+        )
     }
 
     /// The C++ standard: `17`, `c++17` or `c++20`.

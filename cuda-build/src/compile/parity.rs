@@ -86,6 +86,17 @@ impl Build {
     /// and flags settled; plus notes for `cargo:warning` and the
     /// per-target variable names to rerun on.
     pub(super) fn prepared(&self, env: &Env) -> Result<Prepared, Error> {
+        // A header dependency that could not be resolved when it was declared.
+        if let Some(e) = self.setup_errors.first() {
+            return Err(e.clone());
+        }
+        for needs in &self.header_needs {
+            if let Some(std) = &self.std {
+                if super::header_deps::std_number(std).is_some_and(|n| n < needs.min_std) {
+                    return Err(super::header_deps::std_error(needs, std));
+                }
+            }
+        }
         let mut b = self.clone();
         let mut notes = Vec::new();
         let (flags, arch_flag) = split_arch_flags(&b.flags, "Build::flag")?;
@@ -186,6 +197,16 @@ impl Build {
                     }
                 }
             }
+        }
+        // The crate can read which version it was built with: env!("CUDA_BUILD_DEP_CUTLASS").
+        for dep in &self.header_deps {
+            let var = format!(
+                "CUDA_BUILD_DEP_{}",
+                dep.name
+                    .to_ascii_uppercase()
+                    .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+            );
+            rerun.push(format!("rustc-env={var}={}", dep.version));
         }
         Ok(Prepared {
             build: b,

@@ -280,6 +280,32 @@ impl<'b> Run<'b> {
                 .map(|d| Cache::new(&d))
         };
         let default_plan = self.plan(&tk, &default_inputs, &mut manifest, cache.as_ref())?;
+        // CUTLASS 3.x/4.x and the like: checked against the plan before any compile.
+        for needs in &b.header_needs {
+            let low: Vec<String> = default_plan
+                .sass
+                .iter()
+                .chain(default_plan.ptx.iter())
+                .filter(|a| (a.cc.major, a.cc.minor) < needs.min_cc)
+                .map(|a| a.to_string())
+                .collect();
+            if !low.is_empty() {
+                return Err(Error::new(
+                    "header-dep-requirement",
+                    format!(
+                        "{} needs sm_{}{} or newer, but the arch plan includes {}",
+                        needs.who,
+                        needs.min_cc.0,
+                        needs.min_cc.1,
+                        low.join(", ")
+                    ),
+                )
+                .with_help(format!(
+                    "target sm_{0}{1}+ only, e.g. CUDA_ARCHS=\"80;90\" or `.arch(\"80;90\")`; or compile the older archs from other sources without this dependency",
+                    needs.min_cc.0, needs.min_cc.1
+                )));
+            }
+        }
         for w in &default_plan.warnings {
             self.warn(w.clone());
         }

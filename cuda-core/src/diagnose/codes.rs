@@ -75,6 +75,259 @@ Fix:
   - The driver alone (nvidia-smi works) is not a toolkit: it has no nvcc.",
     ),
     doc(
+        "install-unknown-version",
+        Toolkit,
+        "The package index has no CUDA compiler of that version",
+        "\
+`cargo cuda toolkit install VERSION` found no nvidia-cuda-nvcc wheel matching VERSION (for this
+platform) on the index, or an `--unchecked` pin names a version the index does not have.
+
+Confirm: `cargo cuda toolkit install latest` shows what the index resolves to; the error lists the
+releases there.
+
+Fix: the error lists the releases the index has; install one of them (`cargo cuda toolkit install
+latest`). Check --index-url / UV_INDEX_URL / PIP_INDEX_URL when the list looks wrong.",
+    ),
+    doc(
+        "install-partial-release",
+        Toolkit,
+        "The index has only part of that CUDA release",
+        "\
+The index carries some of the release's wheels but not a complete compiler: the 12.x and 11.x
+wheels (nvidia-cuda-nvcc-cu12/-cu11) ship ptxas, nvvm and the crt headers but no nvcc driver, or a
+13.x nvcc has no nvidia-nvvm / nvidia-cuda-crt of the same version. A compiler mixed from two
+releases fails in ptxas, so nothing is installed.
+
+Confirm: the error names the wheel that is there and the one that is missing.
+
+Fix: choose a complete release (`cargo cuda toolkit install latest`). For a complete 12.x use
+NVIDIA's redistributable archives (redistrib_12.X.Y.json), the runfile or distro packages, or
+conda's cuda-nvcc. For test fixtures, `--unchecked --name NAME PKG==VER...` installs exactly the
+wheels named.",
+    ),
+    doc(
+        "install-network",
+        Toolkit,
+        "A download from the package index failed",
+        "\
+The index or a file could not be fetched: no connection, a timeout, an HTTP error, or a
+connection that closed before the whole file arrived (`after N of M bytes`). Nothing was
+installed; partial downloads are deleted.
+
+Confirm: `curl -I` the URL the message names, with the same proxy variables.
+
+Fix: check the network and the index URL (the message names the setting it came from); behind a
+proxy set HTTPS_PROXY (NO_PROXY for exceptions). Then rerun the same command.",
+    ),
+    doc(
+        "install-sha256-mismatch",
+        Toolkit,
+        "A downloaded file does not match the index's sha256",
+        "\
+The bytes received differ from the sha256 the index publishes for the file: a proxy or mirror
+changed it, or the index is wrong. The file is deleted and nothing is installed.
+
+Confirm: the message shows both hashes; `sha256sum` of a file fetched by other means.
+
+Fix: retry; if it persists, use another index (--index-url) or check the proxy (HTTPS_PROXY).",
+    ),
+    doc(
+        "install-disk-full",
+        Toolkit,
+        "The disk holding the toolkit store is full",
+        "\
+Writing a download or unpacking a wheel failed with ENOSPC (or a quota). A CUDA 13.0 compiler
+needs about 100 MB of downloads and 270 MB unpacked. Nothing was installed.
+
+Confirm: `df -h` on the store's directory (`cargo cuda toolkit list` prints it).
+
+Fix: free space, or point CARGO_CUDA_HOME at a directory on a bigger disk.",
+    ),
+    doc(
+        "install-store-readonly",
+        Toolkit,
+        "The toolkit store is not writable",
+        "\
+The store (CARGO_CUDA_HOME, else $XDG_DATA_HOME/cargo-cuda, else ~/.local/share/cargo-cuda) is on
+a read-only file system or not writable by this user.
+
+Confirm: `touch $CARGO_CUDA_HOME/x`, or `mount | grep` the store's file system.
+
+Fix: set CARGO_CUDA_HOME to a writable directory.",
+    ),
+    doc(
+        "install-io",
+        Toolkit,
+        "An I/O error in the toolkit store",
+        "\
+A file operation in the store failed for another reason than a full or read-only disk. Nothing
+was installed; a later install starts clean.
+
+Confirm: the message names the path and the OS error.
+
+Fix: check the path the message names, then rerun.",
+    ),
+    doc(
+        "install-bad-index",
+        Toolkit,
+        "The package index did not answer like a package index",
+        "\
+The index URL answered with something that is not a PEP 691 JSON or PEP 503 HTML package page:
+typically a captive portal or proxy login page, or a URL that is not an index.
+
+Confirm: open the index URL in a browser, or `curl -H 'Accept: application/vnd.pypi.simple.v1+json'
+URL/nvidia-cuda-nvcc/`.
+
+Fix: check --index-url / UV_INDEX_URL / PIP_INDEX_URL (a \"simple\" URL such as
+https://pypi.org/simple) and the network (sign in, set HTTPS_PROXY).",
+    ),
+    doc(
+        "install-bad-proxy",
+        Toolkit,
+        "A proxy variable is not a proxy URL",
+        "\
+HTTPS_PROXY / HTTP_PROXY (or the lowercase forms) could not be parsed as a proxy URL.
+
+Confirm: `echo $HTTPS_PROXY $HTTP_PROXY`.
+
+Fix: set it to a URL such as http://proxy.example:3128, or unset it.",
+    ),
+    doc(
+        "install-bad-version",
+        Toolkit,
+        "The version argument is not a CUDA version",
+        "\
+`cargo cuda toolkit install` takes `latest`, a major (`13`), a minor (`13.0`) or an exact compiler
+version (`13.0.88`); with --unchecked, wheels as NAME==VERSION.
+
+Confirm: `cargo cuda toolkit install --help`.
+
+Fix: give the version in one of those forms.",
+    ),
+    doc(
+        "install-bad-component",
+        Toolkit,
+        "Unknown optional component in --with",
+        "\
+--with takes a comma-separated list of cublas, nvrtc, curand, nvjitlink.
+
+Confirm: `cargo cuda toolkit install --help`.
+
+Fix: use one of those names.",
+    ),
+    doc(
+        "install-bad-name",
+        Toolkit,
+        "Unusable store name for an --unchecked set",
+        "\
+--unchecked needs --name NAME: letters, digits, `.`, `_`, `-`, not starting with `.`.
+
+Confirm: `cargo cuda toolkit list` shows the names in use.
+
+Fix: pass a plain name such as `--name mixed`.",
+    ),
+    doc(
+        "install-bad-wheel",
+        Toolkit,
+        "A downloaded wheel is not a valid zip",
+        "\
+The file matched the index's sha256 but cannot be unpacked, so the index serves a broken file.
+Nothing was installed.
+
+Confirm: `unzip -l` on the file the message names.
+
+Fix: report it to the index's owner, or use another index (--index-url).",
+    ),
+    doc(
+        "install-incomplete",
+        Toolkit,
+        "The unpacked wheels are not a complete compiler",
+        "\
+After unpacking, a part every compile needs is missing (bin/nvcc, ptxas, fatbinary, nvlink,
+nvvm/bin/cicc, cuda_runtime.h, the crt or CCCL headers), or nvcc does not run or reports
+another version. Nothing was installed.
+
+Confirm: the message names the missing part or nvcc's answer.
+
+Fix: install another version (`cargo cuda toolkit install latest`).",
+    ),
+    doc(
+        "install-offline",
+        Toolkit,
+        "The toolkit is not in the store and the network is off",
+        "\
+--offline or CARGO_NET_OFFLINE=true allow only what the store already has.
+
+Confirm: `cargo cuda toolkit list`; `echo $CARGO_NET_OFFLINE`.
+
+Fix: run the same install once with network (for CI: in a step before the offline one), or
+prefetch on a connected machine and copy the store (CARGO_CUDA_HOME).",
+    ),
+    doc(
+        "toolkit-not-installed",
+        Toolkit,
+        "No toolkit of that name in the store",
+        "\
+`cargo cuda toolkit remove NAME` names no entry of the store.
+
+Confirm: `cargo cuda toolkit list`.
+
+Fix: use a name `cargo cuda toolkit list` shows.",
+    ),
+    doc(
+        "toolkit-store-unknown",
+        Toolkit,
+        "No toolkit store location",
+        "\
+CARGO_CUDA_HOME, XDG_DATA_HOME and HOME are all unset, so there is no default store.
+
+Confirm: `echo $CARGO_CUDA_HOME $XDG_DATA_HOME $HOME`.
+
+Fix: set CARGO_CUDA_HOME to the directory that should hold installed toolkits.",
+    ),
+    doc(
+        "header-dep-missing",
+        BuildConfig,
+        "A header-only dependency is not in the store",
+        "\
+Build::cutlass / Build::header_dep name a package that `cargo cuda deps fetch` has not fetched
+into the store (CARGO_CUDA_HOME, else $XDG_DATA_HOME/cargo-cuda, else ~/.local/share/cargo-cuda),
+or a local path that is not a directory. Build scripts never download, so offline builds
+(`cargo build --offline`, CARGO_NET_OFFLINE) and docs.rs behave the same as online ones.
+
+Confirm: `ls $CARGO_CUDA_HOME/deps` (or ~/.local/share/cargo-cuda/deps).
+
+Fix: run `cargo cuda deps fetch` once with network (CI: before the offline step), or
+`git submodule update --init` for a vendored path.",
+    ),
+    doc(
+        "header-dep-requirement",
+        BuildConfig,
+        "The build does not meet a header dependency's requirements",
+        "\
+CUTLASS 3.x/4.x needs C++17 and, for most of its paths, sm_80 or newer; the build sets an older
+C++ standard or its arch plan includes older targets.
+
+Confirm: the message names the C++ standard or the arch targets below the minimum;
+`cargo cuda info` shows the arch plan.
+
+Fix: drop `.std(\"14\")` (nvcc's default is C++17) and target sm_80+ only
+(CUDA_ARCHS=\"80;90\"), or compile the older archs from sources that do not use the dependency.",
+    ),
+    doc(
+        "header-dep-bad-commit",
+        BuildConfig,
+        "A git header dependency is not pinned to a full commit, or the commit cannot be fetched",
+        "\
+Git header dependencies are pinned by full commit hash (40 hex digits): a short hash can become
+ambiguous as the repository grows, and a branch or tag can move. The fetch fails when the commit
+is not in the repository at that URL (not pushed, or a typo).
+
+Confirm: `git ls-remote URL` and `git rev-parse <ref>` in a clone.
+
+Fix: pin the full hash that `git rev-parse` prints, and check the URL.",
+    ),
+    doc(
         "cuda-home-invalid",
         Environment,
         "CUDA_HOME (or a sibling variable) points at no toolkit",

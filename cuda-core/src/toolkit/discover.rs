@@ -149,6 +149,7 @@ fn run(env: &Env, opts: &DiscoverOptions, all: bool) -> Result<Discovery, Error>
             s.push(c);
         }
     }
+    s.search_store();
     s.search_path();
     s.search_fixed();
     for root in windows::program_files_roots(env) {
@@ -413,6 +414,28 @@ impl Search<'_> {
 
     fn which(&self, name: &OsStr) -> Option<PathBuf> {
         self.env.which(&name.to_string_lossy())
+    }
+
+    /// Toolkits from `cargo cuda toolkit install` (checked ones only: an
+    /// `--unchecked` set is a deliberate test fixture, not a toolchain).
+    fn search_store(&mut self) {
+        let Some(store) = super::store::root(self.env) else {
+            return;
+        };
+        self.looked
+            .push(super::store::toolkits_dir(&store).display().to_string());
+        for inst in super::store::installed(&store) {
+            let Some(home) = inst.cuda_home.filter(|_| inst.record.checked) else {
+                continue;
+            };
+            let c = self.candidate(
+                &home.join("bin").join("nvcc"),
+                FoundVia::Installed(store.clone()),
+                Extras::default(),
+                false,
+            );
+            self.push(c);
+        }
     }
 
     fn search_path(&mut self) {
@@ -1116,6 +1139,7 @@ pub(crate) fn via_name(via: &FoundVia) -> String {
     match via {
         FoundVia::Explicit => "explicit root".into(),
         FoundVia::EnvVar(name) => name.clone(),
+        FoundVia::Installed(store) => format!("cargo cuda toolkit install ({})", store.display()),
         FoundVia::Path(dir) => format!("PATH ({})", dir.display()),
         FoundVia::UsrLocalCuda(target) => format!("/usr/local/cuda → {}", target.display()),
         FoundVia::Versioned => "versioned install".into(),
@@ -1171,6 +1195,7 @@ impl Discovery {
         if self.candidates.is_empty() {
             return Err(Error::new("nvcc-not-found", "no CUDA toolkit (nvcc) was found")
                 .with_detail(self.reason.clone())
+                .with_help("without root or Python: `cargo cuda toolkit install 13.0` (a verified CUDA 13.0 compiler in the per-user store, found automatically)")
                 .with_help("install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads) and set CUDA_HOME to its root, e.g. /usr/local/cuda-13.0")
                 .with_help("or, in a Python venv: pip install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"));
         }
@@ -1189,7 +1214,10 @@ impl Discovery {
         Err(Error::new("toolkit-requirement", self.reason.clone())
             .with_detail(format!("toolkits found:\n{}", listing()))
             .with_help(
-                "install a toolkit that satisfies the requirement and set CUDA_HOME to its root",
+                "install one into the per-user store: `cargo cuda toolkit install <VERSION>` with a version that satisfies the requirement (or `cargo cuda build --install`)",
+            )
+            .with_help(
+                "or install a toolkit that satisfies the requirement and set CUDA_HOME to its root",
             )
             .with_help("or change `toolkit` under [package.metadata.cuda] in Cargo.toml"))
     }

@@ -9,17 +9,19 @@
 //! 1. an explicit root given in code ([`DiscoverOptions::explicit_root`]);
 //! 2. `NVCC` (a path to nvcc, or a bare name looked up on `PATH`);
 //! 3. `CUDA_HOME`, `CUDA_PATH`, `CUDA_ROOT`, `CUDA_TOOLKIT_ROOT_DIR`, `CUDAToolkit_ROOT`;
-//! 4. every `nvcc` on `PATH`, symlinks resolved (a distro `/usr/bin/nvcc`);
+//! 4. toolkits installed by `cargo cuda toolkit install` in the store
+//!    ([`store::root`]), newest first (only checked, one-release installs);
+//! 5. every `nvcc` on `PATH`, symlinks resolved (a distro `/usr/bin/nvcc`);
 //!    compiler-cache wrappers (`/usr/lib/ccache/nvcc → ccache`) are skipped;
-//! 5. `/usr/local/cuda` (reported with its symlink target);
-//! 6. every `/usr/local/cuda-X.Y`, newest first, then `/opt/cuda`;
-//! 7. Debian/Ubuntu's `/usr/lib/nvidia-cuda-toolkit` (headers in `/usr/include`);
-//! 8. Python wheels (`site-packages/nvidia/cu13`, or the split
+//! 6. `/usr/local/cuda` (reported with its symlink target);
+//! 7. every `/usr/local/cuda-X.Y`, newest first, then `/opt/cuda`;
+//! 8. Debian/Ubuntu's `/usr/lib/nvidia-cuda-toolkit` (headers in `/usr/include`);
+//! 9. Python wheels (`site-packages/nvidia/cu13`, or the split
 //!    `nvidia/cuda_nvcc` + `nvidia/cuda_runtime` + `nvidia/cuda_cccl` layout)
 //!    in `VIRTUAL_ENV`, `CONDA_PREFIX`, and — only when nothing was found so
 //!    far, or for [`discover_all`] — the active python's site-packages
 //!    (`CUDA_BUILD_PYTHON`, else `python3` on `PATH`);
-//! 9. a conda toolkit in `CONDA_PREFIX` (headers in `targets/x86_64-linux`).
+//! 10. a conda toolkit in `CONDA_PREFIX` (headers in `targets/x86_64-linux`).
 //!
 //! Windows layouts ([`windows`]) join these rules: `nvcc.exe` wherever
 //! `nvcc` is looked for, `CUDA_PATH_VX_Y` (after 3), the installer's
@@ -58,6 +60,7 @@
 mod discover;
 mod integrity;
 pub mod layout;
+pub mod store;
 pub mod version;
 pub mod windows;
 
@@ -73,6 +76,8 @@ pub enum FoundVia {
     Explicit,
     /// One of NVCC, CUDA_HOME, CUDA_PATH, CUDA_ROOT, CUDA_TOOLKIT_ROOT_DIR, CUDAToolkit_ROOT (the name).
     EnvVar(String),
+    /// Installed by `cargo cuda toolkit install` (the store directory).
+    Installed(PathBuf),
     /// nvcc found on PATH (the PATH entry it was found in).
     Path(PathBuf),
     /// The /usr/local/cuda symlink (its target).

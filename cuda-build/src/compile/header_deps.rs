@@ -1,0 +1,151 @@
+//! Header-only dependencies (CUTLASS/CuTe and others) for [`Build`](super::Build):
+//! where their headers are, and what they require of the build.
+//!
+//! cuda-build never fetches: an index package must already be in the store
+//! (`cargo cuda deps fetch` puts it there, sha256-verified), so builds work
+//! offline, under `cargo build --offline` and on docs.rs alike. A missing one
+//! is an error naming that command.
+
+use std::path::PathBuf;
+
+use crate::env::Env;
+use crate::toolkit::store;
+use crate::Error;
+
+/// Where a header-only dependency comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderSource {
+    /// A local directory of headers (a vendored submodule); used as an include dir.
+    Path(PathBuf),
+    /// A git repository at a full commit hash, read from the store
+    /// (`cargo cuda deps fetch --git NAME=URL@COMMIT` puts it there).
+    Git {
+        /// Repository URL.
+        url: String,
+        /// The full commit hash.
+        commit: String,
+    },
+    /// A package on the index at a version (`4.2` matches 4.2.0.0), read from the store.
+    Index {
+        /// Package name, e.g. `nvidia-cutlass`.
+        package: String,
+        /// Version or version prefix.
+        version: String,
+    },
+}
+
+/// A dependency resolved to include directories.
+#[derive(Debug, Clone)]
+pub(super) struct Resolved {
+    pub name: String,
+    /// The exact version, or the path for a local one (part of the cache key).
+    pub version: String,
+    pub includes: Vec<PathBuf>,
+}
+
+/// What a dependency needs of the build (CUTLASS 3.x/4.x: C++17 and sm_80+).
+#[derive(Debug, Clone)]
+pub(super) struct Needs {
+    pub who: String,
+    pub min_std: u32,
+    pub min_cc: (u32, u32),
+}
+
+/// Resolves one dependency against the store (no network).
+pub(super) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Resolved, Error> {
+    match source {
+        HeaderSource::Path(dir) => {
+            if !dir.is_dir() {
+                return Err(Error::new(
+                    "header-dep-missing",
+                    format!("header dependency `{name}`: `{}` is not a directory", dir.display()),
+                )
+                .with_help("pass the directory that holds the headers (for a submodule: run `git submodule update --init`)"));
+            }
+            Ok(Resolved {
+                name: name.into(),
+                version: dir.display().to_string(),
+                includes: vec![dir.clone()],
+            })
+        }
+        HeaderSource::Git { url, commit } => {
+            let full =
+                matches!(commit.len(), 40 | 64) && commit.bytes().all(|b| b.is_ascii_hexdigit());
+            if !full {
+                return Err(Error::new(
+                    "header-dep-bad-commit",
+                    format!("header dependency `{name}`: `{commit}` is not a full commit hash"),
+                )
+                .with_help("pin the full 40-digit hash (`git rev-parse <ref>` prints it): a short hash can become ambiguous, and a branch or tag can move"));
+            }
+            let dep = store::root(env).and_then(|r| store::find_git_dep(&r, name, commit));
+            let Some(dep) = dep else {
+                return Err(Error::new(
+                    "header-dep-missing",
+                    format!("header dependency `{name}` ({url} at {commit}) is not in the store; build scripts never download"),
+                )
+                .with_help(format!("run `cargo cuda deps fetch --git {name}={url}@{commit}`")));
+            };
+            Ok(Resolved {
+                name: name.into(),
+                version: dep.version.clone(),
+                includes: dep.include_paths(),
+            })
+        }
+        HeaderSource::Index { package, version } => {
+            let fetch = format!("run `cargo cuda deps fetch` (it fetches every `[package.metadata.cuda]` dependency of the workspace), or `cargo cuda deps fetch --{name} {version}`");
+            let Some(root) = store::root(env) else {
+                return Err(Error::new(
+                    "header-dep-missing",
+                    format!("header dependency `{name}` ({package} {version}): no store (CARGO_CUDA_HOME, XDG_DATA_HOME and HOME are unset)"),
+                )
+                .with_help("set CARGO_CUDA_HOME to the store that `cargo cuda deps fetch` fills"));
+            };
+            let Some(dep) = store::find_header_dep(&root, package, version) else {
+                let offline = env
+                    .get_nonempty(crate::env::Var::CargoNetOffline)
+                    .is_some_and(|v| v == "true" || v == "1");
+                let why = if offline {
+                    " (and the build is offline)"
+                } else {
+                    ""
+                };
+                return Err(Error::new(
+                    "header-dep-missing",
+                    format!(
+                        "header dependency `{name}` ({package} {version}) is not in the store `{}`{why}; build scripts never download",
+                        store::deps_dir(&root).display()
+                    ),
+                )
+                .with_help(fetch));
+            };
+            Ok(Resolved {
+                name: name.into(),
+                version: dep.version.clone(),
+                includes: dep.include_paths(),
+            })
+        }
+    }
+}
+
+/// The C++ standard number of `17`, `c++17`, `gnu++20`.
+pub(super) fn std_number(std: &str) -> Option<u32> {
+    std.trim_start_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .ok()
+}
+
+/// The error for a C++ standard below what a dependency needs.
+pub(super) fn std_error(needs: &Needs, std: &str) -> Error {
+    Error::new(
+        "header-dep-requirement",
+        format!(
+            "{} needs C++{} or newer, but the build sets `std(\"{std}\")`",
+            needs.who, needs.min_std
+        ),
+    )
+    .with_help(format!(
+        "use `.std(\"c++{}\")` (the default when std is not set)",
+        needs.min_std
+    ))
+}
