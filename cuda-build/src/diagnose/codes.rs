@@ -13,6 +13,142 @@
 
 use super::Layer;
 
+/// Declares [`Code`]: one variant per code the diagnosis engine gives, with
+/// its stable kebab-case spelling.
+macro_rules! diagnosis_codes {
+    ($($variant:ident = $text:literal,)*) => {
+        /// A code the diagnosis engine gives. Its spelling ([`Code::as_str`]) is
+        /// stable and names a [`CodeDoc`]; [`Code::Other`] carries a code of
+        /// cuda-build's own errors echoed in a log (`error[nvcc-failed]: ...`).
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $(
+                #[doc = concat!("`", $text, "`")]
+                $variant,
+            )*
+            /// A catalogued code of cuda-build's own errors, as written in the log.
+            Other(&'static str),
+        }
+
+        impl Code {
+            /// Every code the engine itself gives (without [`Code::Other`]).
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// The stable kebab-case spelling.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $text,)*
+                    Code::Other(s) => s,
+                }
+            }
+        }
+    };
+}
+
+diagnosis_codes! {
+    NvccNotFound = "nvcc-not-found",
+    CudaHomeInvalid = "cuda-home-invalid",
+    ToolkitIncomplete = "toolkit-incomplete",
+    PtxasTooOld = "ptxas-too-old",
+    ToolkitUnsupportedByCrate = "toolkit-unsupported-by-crate",
+    SccacheNvccFailed = "sccache-nvcc-failed",
+    ArchTooNewForNvcc = "arch-too-new-for-nvcc",
+    ArchDroppedByNvcc = "arch-dropped-by-nvcc",
+    ArchInvalid = "arch-invalid",
+    ArchFeatureNeedsHigherTarget = "arch-feature-needs-higher-target",
+    ArchNotDetected = "arch-not-detected",
+    ComputeCapQueryUnsupported = "compute-cap-query-unsupported",
+    HostCompilerUnsupported = "host-compiler-unsupported",
+    HostCompilerNotFound = "host-compiler-not-found",
+    NoKernelImageForDevice = "no-kernel-image-for-device",
+    PtxTooNewForDriver = "ptx-too-new-for-driver",
+    PtxJitFailed = "ptx-jit-failed",
+    PtxJitCompilerMissing = "ptx-jit-compiler-missing",
+    KernelNotFound = "kernel-not-found",
+    InvalidKernelImage = "invalid-kernel-image",
+    OutOfMemory = "out-of-memory",
+    IllegalAddress = "illegal-address",
+    LaunchOutOfResources = "launch-out-of-resources",
+    CudaInitFailed = "cuda-init-failed",
+    CudaUnknownError = "cuda-unknown-error",
+    DriverTooOld = "driver-too-old",
+    DriverNotLoaded = "driver-not-loaded",
+    DriverLibraryMismatch = "driver-library-mismatch",
+    LibcudaNotFound = "libcuda-not-found",
+    LibcudaStub = "libcuda-stub",
+    NvmlNotFound = "nvml-not-found",
+    ForwardCompatUnsupported = "forward-compat-unsupported",
+    SystemNotReady = "system-not-ready",
+    NoDeviceVisible = "no-device-visible",
+    InvalidDeviceOrdinal = "invalid-device-ordinal",
+    DeviceUnavailable = "device-unavailable",
+    CudaRuntimeLibNotFound = "cuda-runtime-lib-not-found",
+    DeviceFunctionUnresolved = "device-function-unresolved",
+    NvccUnknownOption = "nvcc-unknown-option",
+    CompilerKilled = "compiler-killed",
+}
+
+impl Code {
+    /// The code with this spelling (case-insensitive): an engine code, or
+    /// [`Code::Other`] for another catalogued code.
+    pub fn parse(s: &str) -> Option<Code> {
+        let s = s.trim();
+        if let Some(c) = Code::ALL
+            .iter()
+            .find(|c| c.as_str().eq_ignore_ascii_case(s))
+        {
+            return Some(*c);
+        }
+        lookup(s).map(|d| Code::Other(d.code))
+    }
+
+    /// Its documentation in the catalogue.
+    pub fn doc(self) -> Option<&'static CodeDoc> {
+        lookup(self.as_str())
+    }
+
+    /// The layer of the stack it is about.
+    pub fn layer(self) -> Layer {
+        self.doc().map_or(Layer::Runtime, |d| d.layer)
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl serde::Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for Code {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Code {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<Code> for &str {
+    fn eq(&self, other: &Code) -> bool {
+        *self == other.as_str()
+    }
+}
+
 /// The documentation of one diagnosis code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct CodeDoc {
@@ -602,6 +738,42 @@ Confirm: `dmesg | grep -i -E 'killed process|out of memory'`; watch `free -h` du
 
 Fix: build with fewer parallel jobs (CARGO_BUILD_JOBS=2, or NUM_JOBS for the build script),
 add RAM or swap, or split the largest .cu files; in containers raise the memory limit."),
+    doc("toolkit-unsupported-by-crate", Toolkit, "A Rust crate's build script does not support this CUDA toolkit version", "\
+A crate that ships its own CUDA bindings chose them by the installed toolkit's version and has
+none for it: cudarc's build script panics with `Unsupported cuda toolkit version: `12.6`. Please
+raise a github issue.` (the version may be written `12060`). The toolkit is newer (sometimes
+older) than the crate release that the dependency tree pins; the toolkit itself is fine.
+
+Confirm: `nvcc --version` for the toolkit; `cargo tree -i cudarc` for the crate release and who
+pulls it in; the crate's changelog for the first release that supports that CUDA version.
+
+Fix: update the crate (`cargo update -p cudarc`, or a newer candle / mistral.rs that depends on
+a newer cudarc); or build against a toolkit the crate supports (point CUDA_HOME at it, or
+`cargo cuda build`, which picks a detected toolkit and exports CUDA_HOME for build scripts);
+cudarc also reads CUDARC_CUDA_VERSION (e.g. 12040) to choose its bindings explicitly."),
+    doc("sccache-nvcc-failed", Environment, "sccache failed while wrapping nvcc", "\
+The compile went through sccache (as RUSTC_WRAPPER, CUDA_BUILD_WRAPPER or a build script's
+compiler wrapper), and sccache's own nvcc handling failed, not nvcc: `sccache: Compiler killed
+by signal 126`, or `sccache: error: Failed to open file for hashing:
+/tmp/sccache_nvccXXXX/x.module_id`. Older sccache releases run nvcc's stages themselves
+(`nvcc --dryrun`) and lose the intermediate files some CUDA versions write. nvcc is installed.
+
+Confirm: build once without the wrapper (`CUDA_BUILD_WRAPPER= cargo build`, or unset
+RUSTC_WRAPPER / SCCACHE for that build) and compare; `sccache --version`.
+
+Fix: unset CUDA_BUILD_WRAPPER (or the wrapper setting your build script honours) so nvcc runs
+directly, or upgrade sccache to a release with fixed nvcc support."),
+    doc("compute-cap-query-unsupported", Driver, "nvidia-smi is too old to report the compute capability", "\
+A build script asked nvidia-smi for the GPU's compute capability (`nvidia-smi
+--query-gpu=compute_cap --format=csv`, as candle's and bindgen_cuda's build scripts do) and
+nvidia-smi answered `Field \"compute_cap\" is not a valid field to query.`: the field exists only
+in drivers from the 510 branch on. The build script then cannot choose a GPU architecture.
+
+Confirm: `nvidia-smi --version` (driver below 510); `nvidia-smi -q | grep -i 'product name'`
+for the GPU, whose compute capability NVIDIA's tables give.
+
+Fix: set the architecture yourself: CUDA_COMPUTE_CAP=86 (what candle and bindgen_cuda read),
+or `cargo cuda build`, which sets CUDA_COMPUTE_CAP from the driver API; or upgrade the driver."),
     // ------------------------------------ raised by cuda-build's own modules
     doc("nvcc-failed", Toolkit, "nvcc failed, and no known cause was recognised", "\
 nvcc (or `nvcc --version`) exited with an error that matches none of the documented causes.
@@ -864,6 +1036,16 @@ mod tests {
                 d.code
             );
         }
+    }
+
+    #[test]
+    fn every_engine_code_is_documented_and_parses_back() {
+        for &c in Code::ALL {
+            assert!(c.doc().is_some(), "{c} has no CodeDoc");
+            assert_eq!(Code::parse(c.as_str()), Some(c));
+        }
+        assert_eq!(Code::parse("nvcc-failed"), Some(Code::Other("nvcc-failed")));
+        assert_eq!(Code::parse("no-such-code"), None);
     }
 
     #[test]
