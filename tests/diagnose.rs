@@ -879,6 +879,12 @@ fn ambiguous_evidence_lowers_confidence_and_lists_alternatives() {
                 .any(|a| a.contains("arch-too-new-for-nvcc")),
         "{d:?}"
     );
+    // The same nvcc rejecting -arch=native and a real arch is too old for both.
+    let found = diagnose(
+        "nvcc fatal   : Unsupported gpu architecture 'compute_native'\nnvcc fatal   : Unsupported gpu architecture 'compute_86'\n",
+        &Context::default(),
+    );
+    assert_eq!(found[0].code, "arch-too-new-for-nvcc", "{found:?}");
 }
 
 #[test]

@@ -86,6 +86,14 @@ diagnosis_codes! {
     DeviceFunctionUnresolved = "device-function-unresolved",
     NvccUnknownOption = "nvcc-unknown-option",
     CompilerKilled = "compiler-killed",
+    CudaBackendNotBuilt = "cuda-backend-not-built",
+    Bf16KernelUnavailable = "bf16-kernel-unavailable",
+    ContainerDeviceMissing = "container-device-missing",
+    ContainerRuntimeMissing = "container-runtime-missing",
+    TorchCudaVersionMismatch = "torch-cuda-version-mismatch",
+    NouveauHoldsGpu = "nouveau-holds-gpu",
+    GpuUnsupportedByDriver = "gpu-unsupported-by-driver",
+    MsbuildCudaIntegrationMissing = "msbuild-cuda-integration-missing",
 }
 
 impl Code {
@@ -774,6 +782,91 @@ for the GPU, whose compute capability NVIDIA's tables give.
 
 Fix: set the architecture yourself: CUDA_COMPUTE_CAP=86 (what candle and bindgen_cuda read),
 or `cargo cuda build`, which sets CUDA_COMPUTE_CAP from the driver API; or upgrade the driver."),
+    doc("cuda-backend-not-built", Environment, "The library in use was built without CUDA", "\
+The framework runs, but the binary it loaded has no CUDA support, so asking for the GPU fails:
+`Torch not compiled with CUDA enabled`, tch-rs's `Could not run 'aten::empty_strided' with
+arguments from the 'CUDA' backend` (a CPU-only libtorch), ort's `CUDA execution provider is not
+enabled in this build` (the CPU-only ONNX Runtime was downloaded). The driver and GPU may be fine.
+
+Confirm: which library file is loaded (LIBTORCH, `ldd`, ORT_DYLIB_PATH) and whether it is a CUDA
+build (libtorch_cuda.so next to libtorch.so; onnxruntime_providers_cuda).
+
+Fix: install or download the CUDA build of the library (libtorch for your CUDA version, ort with
+its `cuda` feature or a CUDA ONNX Runtime), and point the crate at it (LIBTORCH, ORT_DYLIB_PATH);
+for tch-rs also make sure libtorch_cuda is linked (`-Wl,--no-as-needed`)."),
+    doc("bf16-kernel-unavailable", Runtime, "A bf16 kernel is missing because the GPU is older than sm_80", "\
+A kernel that uses bfloat16 is not in the module loaded on this GPU: candle compiles its bf16
+kernels only for `__CUDA_ARCH__ >= 800`, so on a pre-Ampere GPU (T4 = 7.5, 2080 Ti = 7.5, P100 =
+6.0) loading `cast_f32_bf16` or `is_u32_bf16` fails with `DriverError(CUDA_ERROR_NOT_FOUND,
+\"named symbol not found\")`. A build for the lowest of several GPUs does the same.
+
+Confirm: `nvidia-smi --query-gpu=name,compute_cap --format=csv` (below 8.0); the kernel name in
+the message ends in bf16.
+
+Fix: run the model in f16 or f32 (`--dtype f16`), or use a GPU with compute capability 8.0 or
+newer; with mixed GPUs build for the newer one (CUDA_COMPUTE_CAP=89, or `cargo cuda build`)."),
+    doc("container-device-missing", Environment, "The GPU device nodes are missing for the container", "\
+The container runtime was asked to pass the GPU in and the device node does not exist on the
+host: `lstat /dev/nvidia0: no such file or directory`, `stat failed: /dev/nvidiactl`,
+`/dev/nvidia-uvm` missing. The nvidia kernel module creates these nodes; without a loaded driver
+(or on a Jetson, a WSL host, a machine without an NVIDIA GPU) they are absent.
+
+Confirm: `ls -l /dev/nvidia*` on the host; `nvidia-smi` on the host; `lsmod | grep nvidia`.
+
+Fix: install and load the NVIDIA driver on the host (`sudo modprobe nvidia nvidia-uvm`, or
+`nvidia-modprobe -u -c=0`), or stop passing devices the host does not have (drop the --device
+flags; on Jetson use the runtime's own device list)."),
+    doc("container-runtime-missing", Environment, "Docker has no NVIDIA runtime for --gpus", "\
+Docker was asked for GPUs (`--gpus all`, or a compose `deploy.resources` GPU reservation) and has
+no device driver for them: `could not select device driver \"\" with capabilities: [[gpu]]`. The
+NVIDIA Container Toolkit is not installed or not registered with Docker, or the machine has no
+NVIDIA GPU at all.
+
+Confirm: `nvidia-ctk --version`; `docker info | grep -i runtime`; `nvidia-smi` on the host.
+
+Fix: install the NVIDIA Container Toolkit and register it (`sudo nvidia-ctk runtime configure
+--runtime=docker && sudo systemctl restart docker`); on a machine without a GPU drop `--gpus`
+and use the CPU image."),
+    doc("torch-cuda-version-mismatch", Toolkit, "The CUDA toolkit differs from the one PyTorch was built with", "\
+A PyTorch C++/CUDA extension build (torch.utils.cpp_extension) found an nvcc whose CUDA version
+differs from the one PyTorch was compiled with, and refused: `The detected CUDA version (11.8)
+mismatches the version that was used to compile PyTorch (12.4)`.
+
+Confirm: `nvcc --version` and `python -c 'import torch; print(torch.version.cuda)'`.
+
+Fix: point CUDA_HOME at a toolkit of PyTorch's CUDA version (`cargo cuda toolkits` lists the
+installed ones), or install the PyTorch build for your toolkit's CUDA version."),
+    doc("nouveau-holds-gpu", Driver, "Another driver (nouveau) holds the GPU, so the nvidia module cannot use it", "\
+The kernel log shows the nvidia module loaded but unable to take the GPU: `NVRM: No NVIDIA
+graphics adapter probed!`, `NVRM: The NVIDIA probe routine was not called for 1 device(s)`,
+`NVRM: nouveau, rivafb, nvidiafb or rivatv was loaded and obtained ownership of the NVIDIA
+device(s)`, or the installer's `The Nouveau kernel driver is currently in use`.
+
+Confirm: `lsmod | grep nouveau`; `lspci -k -d 10de:` shows which driver is in use.
+
+Fix: blacklist nouveau (`/etc/modprobe.d/blacklist-nouveau.conf` with `blacklist nouveau` and
+`options nouveau modeset=0`), rebuild the initramfs (`sudo update-initramfs -u`), reboot."),
+    doc("gpu-unsupported-by-driver", Driver, "The loaded NVIDIA kernel driver does not support this GPU", "\
+The nvidia module loaded and refused the GPU: the open kernel modules need a GPU with a GSP
+(Turing and newer) and print `NVRM: ... is not supported by open nvidia.ko because it does not
+include the required GPU System Processor`; a legacy GPU on a driver branch that dropped it
+gives `NVRM: The NVIDIA ... GPU ... is supported through the NVIDIA ... Legacy drivers`.
+
+Confirm: `dmesg | grep NVRM`; `lspci -nn -d 10de:` for the GPU's PCI ID, and NVIDIA's
+supported-GPU list of the driver release.
+
+Fix: install the proprietary kernel module for pre-Turing GPUs (not the -open one), or the
+driver branch that still supports the GPU."),
+    doc("msbuild-cuda-integration-missing", Toolkit, "Visual Studio has no CUDA build integration", "\
+CMake's Visual Studio generator found the CUDA toolkit but not its MSBuild integration files:
+`No CUDA toolset found.` The CUDA installer copies them into Visual Studio's
+BuildCustomizations folder only for the Visual Studio versions installed at that time.
+
+Confirm: look for `CUDA 12.x.props` in `<VS>\\MSBuild\\Microsoft\\VC\\v170\\BuildCustomizations`.
+
+Fix: rerun the CUDA installer with the Visual Studio Integration component, or copy the files
+from `<CUDA>\\extras\\visual_studio_integration\\MSBuildExtensions`; or use the Ninja generator
+(`-G Ninja` with CUDACXX pointing at nvcc)."),
     // ------------------------------------ raised by cuda-build's own modules
     doc("nvcc-failed", Toolkit, "nvcc failed, and no known cause was recognised", "\
 nvcc (or `nvcc --version`) exited with an error that matches none of the documented causes.

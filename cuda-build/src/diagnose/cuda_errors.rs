@@ -299,6 +299,14 @@ pub(crate) fn find_in_line(line: &str, out: &mut Vec<(&'static CudaError, bool)>
             from = at;
         }
     }
+    // A distinctive enum name on its own (`Error: InvalidPtx`, cust's Debug form).
+    for err in ERRORS {
+        if let Some(name) = loose_enum_name(err) {
+            if has_word(line, name) {
+                push(out, err, false);
+            }
+        }
+    }
     for m in message_regex().find_iter(line) {
         if let Some(err) = ERRORS.iter().find(|e| e.messages.contains(&m.as_str())) {
             if !err.generic_message || context {
@@ -338,6 +346,47 @@ impl CudaError {
                 .collect(),
         )
     }
+}
+
+/// Enum names too common in other libraries' errors to count without a CUDA
+/// wrapper (`kind: NotFound` is an io::Error).
+const COMMON_ENUM_NAMES: &[&str] = &[
+    "OutOfMemory",
+    "NotInitialized",
+    "NoDevice",
+    "InvalidDevice",
+    "NotFound",
+    "Unknown",
+    "LaunchFailed",
+    "InvalidImage",
+];
+
+/// The enum name, if it is distinctive enough to count on its own.
+fn loose_enum_name(err: &CudaError) -> Option<&'static str> {
+    static NAMES: std::sync::OnceLock<Vec<Option<&'static str>>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        ERRORS
+            .iter()
+            .map(|e| {
+                e.enum_name()
+                    .filter(|n| !COMMON_ENUM_NAMES.contains(&n.as_str()))
+                    .map(|n| &*Box::leak(n.into_boxed_str()))
+            })
+            .collect()
+    });
+    let i = ERRORS.iter().position(|e| e == err)?;
+    names[i]
+}
+
+/// Whether `word` occurs as a whole identifier.
+fn has_word(line: &str, word: &str) -> bool {
+    let b = line.as_bytes();
+    line.match_indices(word).any(|(p, _)| {
+        let before = p.checked_sub(1).map(|i| b[i]);
+        let after = b.get(p + word.len()).copied();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+    })
 }
 
 /// The identifier that starts at byte `at`.
@@ -388,6 +437,7 @@ pub(crate) fn trigger_literals() -> &'static [&'static str] {
         v.extend(ENUM_WRAPPERS);
         v.extend(ERRORS.iter().flat_map(|e| e.messages.iter().copied()));
         v.extend(NUMBER_KEYS);
+        v.extend(ERRORS.iter().filter_map(loose_enum_name));
         v
     })
 }
@@ -495,7 +545,7 @@ fn number_regex() -> &'static regex::Regex {
           | \bcudaSuccess\ \((?P<e>\d{1,4})\ vs\.
           | \bcu(?:da)?[A-Z][A-Za-z0-9_]*(?:\([^()]{0,120}\))?\s*
               (?:returned|failed(?:\s+with)?(?:\s+error)?(?:\s+code)?|error(?:\s+code)?|=|->)
-              \s*[:=]?\s*\(?(?P<f>\d{1,4})",
+              \s*[:=]?\s*[(\#]?(?P<f>\d{1,4})",
         )
         .expect("the CUDA error number shapes form a valid regex")
     })
@@ -565,6 +615,11 @@ mod tests {
         // Numbers without CUDA context or in versions are not errors.
         assert!(find("error 209 in parser").is_empty());
         assert_eq!(find("cudaHostRegister error: 35"), vec![(35, true)]);
+        assert_eq!(
+            find("cudaRuntimeGetVersion() failed with error #35"),
+            vec![(35, true)]
+        );
+        assert_eq!(find("Error: InvalidPtx"), vec![(218, false)]);
         assert_eq!(
             find("cuda runtime error (2) : out of memory"),
             vec![(2, false)]

@@ -184,6 +184,7 @@ pub(crate) fn explain(scan: Scan, ctx: &Context) -> Vec<Diagnosis> {
 /// the log (which names only the symptom): a stub libcuda, a kernel module
 /// that does not match the driver's libraries.
 fn context_findings(view: &View, findings: &mut Vec<Finding>) {
+    log_version_mismatch(view, findings);
     let Some(platform) = view.platform() else {
         return;
     };
@@ -241,6 +242,36 @@ fn context_findings(view: &View, findings: &mut Vec<Finding>) {
     }
 }
 
+/// The log itself shows a kernel module of one driver version and user-space
+/// driver packages of another.
+fn log_version_mismatch(view: &View, findings: &mut Vec<Finding>) {
+    let (Some((k, k_line)), Some((u, u_line))) = (&view.scan.kernel_module, &view.scan.user_driver)
+    else {
+        return;
+    };
+    let (a, b) = (
+        facts::parse_driver_version(k),
+        facts::parse_driver_version(u),
+    );
+    let differ = matches!((a, b), (Some(a), Some(b)) if a.iter().zip(&b).any(|(x, y)| x != y));
+    if !differ
+        || findings
+            .iter()
+            .any(|f| f.code == Code::DriverLibraryMismatch)
+    {
+        return;
+    }
+    findings.push(Finding {
+        code: Code::DriverLibraryMismatch,
+        offset: 0,
+        evidence: vec![k_line.clone(), u_line.clone()],
+        facts: vec![Fact::Note(
+            "The log shows the loaded kernel module and the installed user-space driver packages at different versions: the driver was upgraded (or partly upgraded) without reloading the module.",
+        )],
+        confidence: 0.85,
+    });
+}
+
 /// Decides the code of facts that need the whole log or the context.
 fn resolve(hit: &Hit, view: &View) -> (Code, f32) {
     match &hit.fact {
@@ -256,6 +287,11 @@ fn resolve(hit: &Hit, view: &View) -> (Code, f32) {
             }
         }
         Fact::Arch { name, .. } => resolve_arch(name, view.nvcc_version()).0,
+        // candle compiles its bf16 kernels only for sm_80 and newer: a missing
+        // symbol in a bf16 / candle log is that kernel on an older GPU.
+        Fact::Cuda { err, .. } if err.code == Code::KernelNotFound && view.scan.bf16_context => {
+            (Code::Bf16KernelUnavailable, hit.confidence)
+        }
         _ => (hit.code, hit.confidence),
     }
 }
@@ -398,6 +434,7 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
         Code::ToolkitUnsupportedByCrate => toolkit_unsupported_by_crate(f, view, &mut d),
         Code::SccacheNvccFailed => sccache_nvcc(&mut d),
         Code::ComputeCapQueryUnsupported => compute_cap_query(view, &mut d),
+        Code::Bf16KernelUnavailable => bf16_kernel(view, &mut d),
         _ => {}
     }
     compute_cap_fixes(f, view, &mut d);
@@ -576,6 +613,25 @@ fn toolkit_unsupported_by_crate(f: &Finding, view: &View, d: &mut Diagnosis) {
     if krate == "cudarc" {
         d.fix.push("cudarc also reads CUDARC_CUDA_VERSION (e.g. 12040) to use the bindings of a release it supports".into());
     }
+}
+
+fn bf16_kernel(view: &View, d: &mut Diagnosis) {
+    d.cause = "A bf16 kernel is missing from the loaded module: candle (and crates built like it) compiles bf16 kernels only for sm_80 and newer, and this GPU, or the architecture the kernels were built for, is older.".into();
+    let old: Vec<String> = view
+        .gpus()
+        .iter()
+        .filter(|g| g.compute_capability.major < 8)
+        .map(|g| format!("{} (sm_{})", g.name, g.compute_capability.number()))
+        .collect();
+    if !old.is_empty() {
+        d.cause.push_str(&format!(" Here: {}.", old.join(", ")));
+    }
+    d.fix.push(
+        "run the model in f16 or f32 (e.g. `--dtype f16`) on GPUs below compute capability 8.0"
+            .into(),
+    );
+    d.fix.push("with several GPUs, build for the newest one: CUDA_COMPUTE_CAP=89 (or `cargo cuda build`, which sets it from the driver) and run on it (CUDA_VISIBLE_DEVICES)".into());
+    d.alternatives.push("kernel-not-found: a kernel that is not bf16 and missing for another reason (name mangling, wrong module).".into());
 }
 
 fn sccache_nvcc(d: &mut Diagnosis) {
@@ -1800,6 +1856,8 @@ fn cross_check(out: &mut [(usize, Diagnosis)]) {
         ),
         // An nvidia-smi without the compute_cap field is why detection failed.
         (Code::ComputeCapQueryUnsupported, &[Code::ArchNotDetected]),
+        // An empty or colon-joined CUDA_HOME is why nvcc was not found.
+        (Code::CudaHomeInvalid, &[Code::NvccNotFound]),
         // A too-old toolkit version is the cause; the crate's own
         // messages about it are not.
         (Code::ToolkitUnsupportedByCrate, &[Code::NvccNotFound]),

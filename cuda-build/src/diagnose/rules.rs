@@ -73,6 +73,9 @@ pub(crate) static RULES: &[Rule] = &[
     rule!("build-script", None,
         ["failed to run custom build command", "--- stderr", "nvcc error while compiling", "error occurred: Command", "process didn't exit successfully"],
         context_build_script, "error: failed to run custom build command for `candle-kernels v0.8.0`"),
+    rule!("driver-versions", None,
+        ["Kernel Module", "ii  nvidia-smi", "ii  libnvidia-compute", "ii  nvidia-utils", "ii  nvidia-driver"],
+        context_driver_versions, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  520.56.06  Thu Oct  6 21:38:55 UTC 2022"),
     rule!("jit-context", None, ["cuModuleLoad", "load_module", "cuLinkAddData", "application ptx input"],
         context_jit, "cuModuleLoadData failed"),
     // ------------------------------------------------- cuda-build's own errors
@@ -118,7 +121,8 @@ pub(crate) static RULES: &[Rule] = &[
         ["requires .target", "not supported on .target"], arch_feature,
         "ptxas error   : Feature 'cp.async.bulk' requires .target sm_90 or higher"),
     rule!("bf16-below-sm80", Some(Code::ArchFeatureNeedsHigherTarget),
-        ["incomplete type", "no suitable user-defined conversion from", "no suitable conversion function from"],
+        ["incomplete type", "no suitable user-defined conversion from", "no suitable conversion function from",
+         "is not allowed"],
         bf16_below_sm80, "error: no suitable user-defined conversion from \"nv_bfloat162\" to \"__half2\" exists"),
     // ------------------------------------------------------- host compiler
     rule!("host-unsupported", Some(Code::HostCompilerUnsupported),
@@ -142,7 +146,9 @@ pub(crate) static RULES: &[Rule] = &[
         header_missing, "fatal error: cuda_runtime.h: No such file or directory"),
     rule!("library-missing", Some(Code::CudaRuntimeLibNotFound),
         ["cannot open shared object file", "cannot find -l", "Could not load dynamic library", "dynamically load the",
-         "lib under the names", "nvcuda.dll", "libnvidia-ml.so", "NVML Shared Library Not Found"],
+         "lib under the names", "nvcuda.dll", "libnvidia-ml.so", "NVML Shared Library Not Found",
+         "cannot open input file", "unable to find library -l", "Unable to find `include/",
+         "LoadLibrary failed with error 126"],
         library_missing, "libcudart.so.12: cannot open shared object file: No such file or directory"),
     rule!("libcuda-stub", Some(Code::LibcudaStub), ["stubs/libcuda.so", "stubs\\libcuda", "stubs/libcuda"],
         libcuda_stub, "Loaded /usr/local/cuda/lib64/stubs/libcuda.so"),
@@ -150,7 +156,8 @@ pub(crate) static RULES: &[Rule] = &[
         ["nvcc: command not found", "nvcc: not found", "'nvcc' is not recognized", "No CMAKE_CUDA_COMPILER could be found",
          "CUDA_HOME environment variable is not set", "find nvcc", "nvcc not found", "nvcc cannot be found",
          "nvcc was not found", "find a cuda installation", "find a CUDA installation", "nvcc: No such file",
-         "nvcc: No file"],
+         "nvcc: No file", "nvcc binary could not be", "Is `nvcc` installed", "Cuda compiler not found",
+         "CUDA compiler not found"],
         nvcc_missing, "/bin/sh: 1: nvcc: not found"),
     rule!("program-not-found", Some(Code::NvccNotFound),
         ["kind: NotFound", "os error 2)", "Os { code: 2"],
@@ -159,7 +166,7 @@ pub(crate) static RULES: &[Rule] = &[
         ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", ":/usr/local/cuda", ":/opt/cuda"],
         cuda_home_list, "CUDA_HOME=/usr/local/cuda:/usr/local/cuda-12.1"),
     rule!("toolkit-unsupported-by-crate", Some(Code::ToolkitUnsupportedByCrate),
-        ["Unsupported cuda toolkit version", "Unsupported CUDA toolkit version"],
+        ["Unsupported cuda toolkit version", "Unsupported CUDA toolkit version", "Unsupported CUDA version"],
         toolkit_unsupported_by_crate, "Unsupported cuda toolkit version: `12.6`. Please raise a github issue."),
     // -------------------------------------------------- driver, nvidia-smi
     rule!("driver-not-running", Some(Code::DriverNotLoaded),
@@ -173,11 +180,37 @@ pub(crate) static RULES: &[Rule] = &[
         ["Driver/library version mismatch", "RM_VERSION_MISMATCH", "API mismatch"],
         driver_mismatch, "Failed to initialize NVML: Driver/library version mismatch"),
     rule!("driver-too-old", Some(Code::DriverTooOld),
-        ["NVIDIA driver on your system is too old", "unsupported CUDA version: driver", "unsatisfied condition: cuda>="],
+        ["NVIDIA driver on your system is too old", "unsupported CUDA version:", "unsatisfied condition: cuda>=",
+         "requirement error: unsatisfied"],
         driver_too_old, "nvidia-container-cli: requirement error: unsupported CUDA version: driver 11.4 < image 12.1"),
-    rule!("container-device", Some(Code::NoDeviceVisible),
-        ["/dev/nvidia0 does not exist", "No devices were found", "/dev/nvidiactl"],
-        container_device, "Error: /dev/nvidia0 does not exist"),
+    rule!("no-devices-found", Some(Code::NoDeviceVisible), ["No devices were found"],
+        no_devices_found, "No devices were found"),
+    rule!("container-device", Some(Code::ContainerDeviceMissing), ["/dev/nvidia"],
+        container_device, "lstat /dev/nvidia0: no such file or directory"),
+    rule!("container-runtime", Some(Code::ContainerRuntimeMissing),
+        ["could not select device driver", "unknown or invalid runtime name: nvidia", "unknown runtime specified nvidia"],
+        container_runtime, "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]]."),
+    rule!("cuda-backend-not-built", Some(Code::CudaBackendNotBuilt),
+        ["not compiled with CUDA enabled", "from the 'CUDA' backend", "execution provider is not enabled in this build",
+         "without ATen_cuda library"],
+        cuda_backend_not_built, "AssertionError: Torch not compiled with CUDA enabled"),
+    rule!("torch-cuda-mismatch", Some(Code::TorchCudaVersionMismatch),
+        ["mismatches the version that was used to compile"],
+        torch_cuda_mismatch, "The detected CUDA version (11.8) mismatches the version that was used to compile PyTorch (12.4). Please make sure to use the same CUDA versions."),
+    rule!("missing-symbol", Some(Code::DriverTooOld),
+        ["Expected symbol in library", "undefined symbol: cu", "undefined symbol: nvrtc"],
+        missing_symbol, "Expected symbol in library: DlSym { desc: \"/lib/x86_64-linux-gnu/libcuda.so.1: undefined symbol: cuLogsCurrent\" }"),
+    rule!("msbuild-cuda", Some(Code::MsbuildCudaIntegrationMissing), ["No CUDA toolset found"],
+        msbuild_cuda, "CMake Error: No CUDA toolset found."),
+    rule!("nvrtc-arch", Some(Code::ArchTooNewForNvcc), ["invalid value for --gpu-architecture"],
+        nvrtc_arch, "nvrtc: error: invalid value for --gpu-architecture (-arch)"),
+    rule!("half-intrinsic-below-sm80", Some(Code::ArchFeatureNeedsHigherTarget), ["identifier \"__hm"],
+        half_intrinsic, "compatibility.cuh(11): error: identifier \"__hmax\" is undefined"),
+    rule!("arch-named-file", Some(Code::ArchFeatureNeedsHigherTarget), ["errors detected in the compilation of"],
+        arch_named_file, "1 error detected in the compilation of \"kernels/flash_fwd_hdim256_bf16_sm80.cu\"."),
+    rule!("gcc11-std-function", Some(Code::HostCompilerUnsupported), ["parameter packs not expanded with"],
+        gcc11_std_function, "/usr/include/c++/11/bits/std_function.h:435:145: error: parameter packs not expanded with '...':"),
+    rule!("bf16-context", None, ["bf16", "candle"], context_bf16, "when loading cast_f32_bf16"),
     // ------------------------------------------------------------- CUDA errors
     Rule {
         name: "cuda-error",
@@ -196,6 +229,17 @@ pub(crate) fn quoted_after<'a>(line: &'a str, key: &str, quote: char) -> Option<
     let rest = &rest[rest.find(quote)? + quote.len_utf8()..];
     let end = rest.find(quote)?;
     Some(&rest[..end])
+}
+
+/// The word after `key` and a quote that a cut log never closed (`'compute_61`).
+fn unclosed_quote_after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let rest = &line[line.find(key)? + key.len()..];
+    let rest = &rest[rest.find('\'')? + 1..];
+    let n = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    (n > 0 && rest[n..].trim().is_empty()).then(|| &rest[..n])
 }
 
 /// `8.7` → (8, 7).
@@ -284,6 +328,7 @@ fn lib_code(lib: &str) -> Option<Code> {
         "cublas",
         "cublasLt",
         "nvrtc",
+        "nvvm",
         "cufft",
         "curand",
         "cusparse",
@@ -408,6 +453,51 @@ fn context_build_script(cx: &mut LineCx) {
     cx.state.in_build_error = true;
 }
 
+/// The kernel module's version (/proc/driver/nvidia/version) and the user
+/// space's (dpkg's nvidia-smi, libnvidia-compute): when both are in the log and
+/// differ, that is a driver/library mismatch.
+fn context_driver_versions(cx: &mut LineCx) {
+    let l = cx.line;
+    let version_after = |key: &str| -> Option<String> {
+        let p = l.find(key)? + key.len();
+        let v: String = l[p..]
+            .trim_start()
+            .chars()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        (v.matches('.').count() >= 1).then_some(v)
+    };
+    if l.contains("Kernel Module") {
+        if let Some(v) = version_after("Kernel Module") {
+            cx.scan.kernel_module = Some((v, super::scan::evidence(l)));
+        }
+    } else if let Some(key) = [
+        "ii  nvidia-smi",
+        "ii  libnvidia-compute",
+        "ii  nvidia-utils",
+        "ii  nvidia-driver",
+    ]
+    .iter()
+    .find(|k| l.starts_with(**k))
+    {
+        // `ii  nvidia-smi     525.85.12-1  amd64 ...`: the version is the second column.
+        let rest = &l[key.len()..];
+        // The package name may go on (`libnvidia-compute-525:amd64`).
+        let column = usize::from(!rest.starts_with(char::is_whitespace));
+        let v: String = rest
+            .split_whitespace()
+            .nth(column)
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        if v.contains('.') {
+            cx.scan.user_driver = Some((v, super::scan::evidence(l)));
+        }
+    }
+}
+
 fn context_jit(cx: &mut LineCx) {
     cx.scan.jit_context = true;
 }
@@ -480,7 +570,7 @@ fn compiler_killed(cx: &mut LineCx) {
     // A bare `Killed` (the shell's report for a child the OOM killer stopped),
     // as bindgen_cuda and cc print a failed nvcc's stderr. Alone it is weak:
     // inside a build script's error block it is the compiler.
-    let bare = l == "Killed"
+    let bare = l.trim_matches(['`', '"', '\'']) == "Killed"
         || l.ends_with(": Killed")
         || (has_word(l, "Killed")
             && ["nvcc", "cicc", "ptxas", "cc1plus", "cudafe"]
@@ -495,10 +585,13 @@ fn compiler_killed(cx: &mut LineCx) {
 
 fn nvcc_arch_rejected(cx: &mut LineCx) {
     let l = cx.line;
-    let found = if let Some(name) = quoted_after(l, "Unsupported gpu architecture", '\'') {
+    let found = if let Some(name) = quoted_after(l, "Unsupported gpu architecture", '\'')
+        .or_else(|| unclosed_quote_after(l, "Unsupported gpu architecture"))
+    {
         Some((name, "gpu-architecture"))
     } else if l.contains("is not defined for option 'gpu-") {
-        quoted_after(l, "Value", '\'').zip(quoted_after(l, "for option", '\''))
+        // nvcc writes `Value` or `value`.
+        quoted_after(l, "alue", '\'').zip(quoted_after(l, "for option", '\''))
     } else {
         None
     };
@@ -664,7 +757,10 @@ fn bf16_below_sm80(cx: &mut LineCx) {
     if !bf16 {
         return;
     }
-    let wmma_incomplete = l.contains("incomplete type") && l.contains("wmma");
+    // `incomplete type "nvcuda::wmma::fragment<..., __nv_bfloat16, ...>" is not
+    // allowed`, which long types wrap onto a second line.
+    let wmma_incomplete =
+        (l.contains("incomplete type") || l.contains("is not allowed")) && l.contains("wmma");
     let conversion = l.contains("no suitable user-defined conversion from")
         || l.contains("no suitable conversion function from");
     if wmma_incomplete || conversion {
@@ -810,10 +906,12 @@ fn library_missing(cx: &mut LineCx) {
     let l = cx.line;
     let mut found: Vec<(String, bool, f32)> = Vec::new();
     if let Some(p) = l.find(": cannot open shared object file") {
+        // `[libcuda.so](http://libcuda.so/)`: a log pasted through markdown.
         let lib = l[..p]
             .rsplit([' ', ':', '\'', '"', '('])
             .next()
             .unwrap_or("")
+            .trim_matches(|c| "[]()/\\".contains(c))
             .to_string();
         found.push((lib, false, 0.9));
     }
@@ -823,6 +921,42 @@ fn library_missing(cx: &mut LineCx) {
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || *c == '.')
             .collect();
         found.push((format!("lib{lib}"), true, 0.85));
+    }
+    // MSVC's linker (LNK1181) and lld.
+    if let Some(lib) = quoted_after(l, "cannot open input file", '\'') {
+        let lib = lib.trim_end_matches(".lib");
+        found.push((format!("lib{lib}"), true, 0.85));
+    }
+    if let Some(p) = l.find("unable to find library -l") {
+        let lib: String = l[p + 25..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || *c == '.')
+            .collect();
+        found.push((format!("lib{lib}"), true, 0.85));
+    }
+    // cudarc's build script looking for a header: Unable to find `include/cudnn.h` under any of.
+    if let Some(p) = l.find("Unable to find `include/") {
+        let name: String = l[p + 24..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        found.push((format!("lib{name}"), true, 0.85));
+    }
+    if l.contains("LoadLibrary failed with error 126") {
+        let name = l
+            .split(['"', '\'', ' ', '\\', '/'])
+            .find(|w| w.ends_with(".dll"))
+            .unwrap_or("a CUDA library");
+        if name.contains("cuda") || name.contains("cudnn") || name.contains("cublas") {
+            cx.hit_as(
+                Code::CudaRuntimeLibNotFound,
+                Fact::Library {
+                    name: name.to_string(),
+                    link_time: false,
+                },
+                0.8,
+            );
+        }
     }
     if let Some(lib) = quoted_after(l, "Could not load dynamic library", '\'') {
         found.push((lib.to_string(), false, 0.85));
@@ -874,8 +1008,18 @@ fn libcuda_stub(cx: &mut LineCx) {
         return;
     };
     let loader = [
-        "Mapped", "mapped", "Loaded", "loaded", "dlopen", "DlOpen", "Using", "using", "load",
-        "Load", "open",
+        "Mapped",
+        "mapped",
+        "Loaded",
+        "loaded",
+        "dlopen",
+        "DlOpen",
+        "Using",
+        "using",
+        "load",
+        "Load",
+        "open",
+        "undefined symbol",
     ]
     .iter()
     .any(|w| l.contains(w));
@@ -910,6 +1054,23 @@ fn nvcc_missing(cx: &mut LineCx) {
         cx.hit(Fact::Note("The build script found no CUDA toolkit (no CUDA_HOME / CUDA_PATH, no nvcc on PATH)."), 0.85);
         return;
     }
+    // The shell was given `$(CUDA_HOME)/bin/nvcc` with an empty or
+    // colon-joined CUDA_HOME: `/bin/nvcc`, `:/usr/local/cuda/bin/nvcc`.
+    for tail in [": not found", ": No such file", ": No file"] {
+        let Some(p) = l.find(&format!("nvcc{tail}")) else {
+            continue;
+        };
+        let path = l[..p + 4].rsplit([' ', '\'', '"']).next().unwrap_or("");
+        if path == "/bin/nvcc" || path.starts_with(':') || path.contains("::") {
+            let note = if path == "/bin/nvcc" {
+                "nvcc was run as `/bin/nvcc`: the toolkit variable in front of `/bin/nvcc` (CUDA_HOME, CUDA_PATH) was empty."
+            } else {
+                "nvcc was run by a path that starts with or contains `:`: CUDA_HOME holds several paths joined by colons (or a stray colon), and the build used it as one directory."
+            };
+            cx.hit_as(Code::CudaHomeInvalid, Fact::Note(note), 0.85);
+            return;
+        }
+    }
     // The shell could not start nvcc at the path it was given.
     if let Some(p) = l
         .find("nvcc: No such file")
@@ -931,6 +1092,10 @@ fn nvcc_missing(cx: &mut LineCx) {
         || l.contains("nvcc not found")
         || l.contains("nvcc cannot be found")
         || l.contains("nvcc was not found")
+        || l.contains("nvcc binary could not be")
+        || l.contains("Is `nvcc` installed")
+        || l.contains("Cuda compiler not found")
+        || l.contains("CUDA compiler not found")
         || (l.contains("find nvcc")
             && [
                 "Could not",
@@ -1001,31 +1166,45 @@ fn cuda_home_list(cx: &mut LineCx) {
     let l = cx.line;
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r#"(/[^\s:'"`;,]*cuda[^\s:'"`;,]*):(/[^\s'"`;,]+)"#).expect("valid regex")
+        regex::Regex::new(
+            r#"(?x)
+            \b(?:CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR)\s*[=:]\s*["'`]?
+                (?P<var>/[^\s:'"`;,]*:/[^\s'"`;,]*)
+          | (?P<tool>/[^\s:'"`;,]*cuda[^\s:'"`;,]*:/[^\s:'"`;,]*cuda[^\s:'"`;,]*/bin/nvcc)\b"#,
+        )
+        .expect("valid regex")
     });
     let Some(m) = re.captures(l) else { return };
-    let (first, second) = (&m[1], &m[2]);
-    // A list of toolkit roots, not `path:line` or a URL.
-    let names_var = [
-        "CUDA_HOME",
-        "CUDA_PATH",
-        "CUDA_ROOT",
-        "CUDA_TOOLKIT_ROOT_DIR",
-    ]
-    .iter()
-    .any(|v| l.contains(v));
-    let joined_with_tool = ["/bin/nvcc", "/include", "/lib64", "/bin"]
-        .iter()
-        .any(|t| second.contains(t))
-        && second.contains("cuda");
-    if names_var || joined_with_tool {
-        let note = format!("`{first}:{second}` is several paths joined by `:` (as in PATH), used as one toolkit directory: CUDA_HOME names exactly one toolkit root.");
-        cx.hit(Fact::Text(note), if names_var { 0.85 } else { 0.8 });
-    }
+    let (list, conf) = match (m.name("var"), m.name("tool")) {
+        (Some(v), _) => (v.as_str(), 0.85),
+        (None, Some(t)) => (t.as_str(), 0.8),
+        _ => return,
+    };
+    let note = format!("`{list}` is several paths joined by `:` (as in PATH), used as one toolkit directory: CUDA_HOME names exactly one toolkit root.");
+    cx.hit(Fact::Text(note), conf);
 }
 
 fn toolkit_unsupported_by_crate(cx: &mut LineCx) {
     let l = cx.line;
+    // `Unsupported CUDA version 10.1 < 11.4` from a build script's version
+    // check (sppark); the container runtime's lower-case form is the driver's.
+    if !l.contains("toolkit version") {
+        if !(cx.state.in_build_error && l.contains(" < ")) {
+            return;
+        }
+        let v: String = l[l.find("Unsupported CUDA version").map_or(0, |p| p + 24)..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let fact = if v.is_empty() {
+            Fact::None
+        } else {
+            Fact::Text(v)
+        };
+        cx.hit(fact, 0.85);
+        return;
+    }
     let version = quoted_after(l, "toolkit version", '`')
         .map(str::to_string)
         .or_else(|| {
@@ -1079,21 +1258,31 @@ fn kernel_log(cx: &mut LineCx) {
     if l.contains("API mismatch") {
         return; // driver-mismatch reads it
     }
-    let note = if l.contains("nouveau") {
-        "The kernel log shows nouveau, the open-source driver, holding the GPU, so the nvidia module cannot drive it: blacklist nouveau (and rebuild the initramfs), then reboot."
-    } else if l.contains("No NVIDIA graphics adapter probed")
-        || l.contains("No NVIDIA GPU found")
+    if l.contains("No NVIDIA graphics adapter found") || l.contains("No NVIDIA GPU found") {
+        cx.hit_as(
+            Code::NoDeviceVisible,
+            Fact::Note("The nvidia kernel module found no NVIDIA GPU on the PCI bus: the machine has none (or it is not passed through to this VM)."),
+            0.85,
+        );
+        return;
+    }
+    let (code, note) = if l.contains("nouveau")
+        || l.contains("No NVIDIA graphics adapter probed")
         || l.contains("No NVIDIA devices probed")
+        || l.contains("probe routine was not called")
     {
-        "The nvidia kernel module loaded but attached to no GPU: another driver (nouveau, vfio-pci) holds the device, this driver release does not support the GPU, or the GPU is not visible on the PCI bus."
+        (Code::NouveauHoldsGpu, "The kernel log shows the nvidia module loaded but not probing the GPU: another driver (nouveau, rivafb, nvidiafb) obtained it first.")
+    } else if l.contains("not supported by open")
+        || l.contains("Legacy drivers")
+        || l.contains("is not supported by the NVIDIA")
+    {
+        (Code::GpuUnsupportedByDriver, "The kernel log says the loaded nvidia module does not support this GPU (the open modules need a GSP, Turing or newer; legacy GPUs need a legacy branch).")
     } else if l.contains("probe routine failed") || l.contains("RmInitAdapter failed") {
-        "The nvidia kernel module failed to initialise the GPU (see the lines around it in dmesg): a driver that does not support the GPU, a GPU fallen off the bus, or a firmware problem."
-    } else if l.contains("not supported by the NVIDIA") || l.contains("is not supported by") {
-        "The kernel log says this driver release does not support the installed GPU: install the driver branch that supports it."
+        (Code::DriverNotLoaded, "The nvidia kernel module failed to initialise the GPU (see the lines around it in dmesg): a driver that does not support the GPU, a GPU fallen off the bus, or a firmware problem.")
     } else {
         return;
     };
-    cx.hit(Fact::Note(note), 0.85);
+    cx.hit_as(code, Fact::Note(note), 0.85);
 }
 
 fn driver_mismatch(cx: &mut LineCx) {
@@ -1109,24 +1298,166 @@ fn driver_too_old(cx: &mut LineCx) {
     let l = cx.line;
     if l.contains("NVIDIA driver on your system is too old") {
         cx.hit(Fact::None, 0.9);
-    } else if l.contains("unsupported CUDA version: driver")
+    } else if l.contains("unsupported CUDA version:")
         || l.contains("unsatisfied condition: cuda>=")
+        || l.contains("requirement error: unsatisfied")
     {
         cx.hit(Fact::Note("The container runtime refused to start the image: the image requires a newer CUDA than the host driver supports (the image's NVIDIA_REQUIRE_CUDA)."), 0.9);
     }
 }
 
+fn no_devices_found(cx: &mut LineCx) {
+    cx.hit(Fact::None, 0.75);
+}
+
+/// A GPU device node the container runtime (or a program) needs is missing.
 fn container_device(cx: &mut LineCx) {
     let l = cx.line;
-    if l.contains("No devices were found") {
-        cx.hit(Fact::None, 0.75);
-    } else if l.contains("/dev/nvidia0 does not exist")
-        || (l.contains("/dev/nvidiactl")
-            && (l.contains("no such file")
-                || l.contains("No such file")
-                || l.contains("does not exist")))
-    {
-        cx.hit(Fact::Note("The GPU's device node is missing where the program runs: the container was started without GPU access (--gpus all / the NVIDIA runtime), or on the host the nvidia module has not created /dev/nvidia* (driver not loaded)."), 0.8);
+    let missing = [
+        "no such file",
+        "No such file",
+        "does not exist",
+        "not found",
+    ]
+    .iter()
+    .any(|w| l.contains(w));
+    let node = [
+        "/dev/nvidia0",
+        "/dev/nvidiactl",
+        "/dev/nvidia-uvm",
+        "/dev/nvidia-modeset",
+    ]
+    .iter()
+    .any(|n| l.contains(n));
+    if missing && node {
+        cx.hit(Fact::Note("The GPU's device node is missing where the container runtime looked: on the host the nvidia module has not created /dev/nvidia* (no driver loaded, no NVIDIA GPU, or a Jetson/WSL host with other nodes), so it cannot be passed in."), 0.85);
+    }
+}
+
+fn container_runtime(cx: &mut LineCx) {
+    cx.hit(Fact::None, 0.9);
+}
+
+fn cuda_backend_not_built(cx: &mut LineCx) {
+    let l = cx.line;
+    let note = if l.contains("from the 'CUDA' backend") || l.contains("without ATen_cuda library") {
+        "libtorch has no CUDA kernels registered: a CPU-only libtorch, or libtorch_cuda was not linked (tch-rs needs it linked explicitly)."
+    } else if l.contains("execution provider") || l.contains("ONNX Runtime") {
+        "The ONNX Runtime library in use was built without the CUDA execution provider (ort downloaded or found a CPU-only build), or its CUDA provider library could not be loaded."
+    } else if l.contains("not compiled with CUDA enabled") {
+        "The library (PyTorch/libtorch) in use is a CPU-only build."
+    } else {
+        return;
+    };
+    cx.hit(Fact::Note(note), 0.85);
+}
+
+fn torch_cuda_mismatch(cx: &mut LineCx) {
+    cx.hit(Fact::None, 0.9);
+}
+
+/// A symbol missing from libcuda, libnvrtc or nvcuda.dll that a Rust binding
+/// (cudarc) expects: the driver or toolkit is older (or newer) than it needs.
+fn missing_symbol(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("stubs/") || l.contains("stubs\\") {
+        return; // the stub rule reads it
+    }
+    let symbol = l.find("undefined symbol: ").map(|p| {
+        l[p + 18..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect::<String>()
+    });
+    match symbol.as_deref() {
+        Some(s) if s.starts_with("nvrtc") => cx.hit_as(
+            Code::ToolkitUnsupportedByCrate,
+            Fact::Note("The crate's NVRTC bindings expect a function this toolkit's libnvrtc does not have: the toolkit is newer (CUDA 13 removed some) or older than the crate release supports."),
+            0.85,
+        ),
+        Some(s) if s.starts_with("cu") && (l.contains("libcuda") || l.contains("nvcuda")) => cx.hit(
+            Fact::Note("The binding expects a driver API function that this driver's libcuda lacks: the driver is older than the CUDA version the binding was built for."),
+            0.85,
+        ),
+        None if l.contains("GetProcAddress") && l.contains("code: 127") => cx.hit(
+            Fact::Note("Windows could not find a driver API function in nvcuda.dll (error 127): the driver is older than the CUDA version the binding was built for."),
+            0.75,
+        ),
+        _ => {}
+    }
+}
+
+fn msbuild_cuda(cx: &mut LineCx) {
+    cx.hit(Fact::None, 0.9);
+}
+
+fn nvrtc_arch(cx: &mut LineCx) {
+    cx.hit(Fact::Note("NVRTC, the runtime compiler, was asked to compile for the GPU's architecture and does not know it: the NVRTC (toolkit, or the one bundled with PyTorch) is older than the GPU."), 0.85);
+}
+
+/// `__hmax` / `__hmin` on half types exist only from sm_80 on.
+fn half_intrinsic(cx: &mut LineCx) {
+    let l = cx.line;
+    if !l.contains("is undefined") {
+        return;
+    }
+    let Some(name) = quoted_after(l, "identifier", '"') else {
+        return;
+    };
+    if name.starts_with("__hmax") || name.starts_with("__hmin") {
+        let fact = Fact::Feature {
+            feature: name.to_string(),
+            needs: "sm_80".to_string(),
+            arch_specific: false,
+            target: None,
+        };
+        cx.hit(fact, 0.8);
+    }
+}
+
+/// Kernels that name their architecture in the file name
+/// (`flash_fwd_hdim256_bf16_sm80.cu`) failing to compile: built for a lower target.
+fn arch_named_file(cx: &mut LineCx) {
+    let l = cx.line;
+    let Some(file) = quoted_after(l, "compilation of", '"') else {
+        return;
+    };
+    let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    let Some(p) = base.find("_sm") else { return };
+    let digits: String = base[p + 3..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    if digits.len() >= 2 && digits.parse::<u32>().is_ok_and(|n| n >= 70) {
+        let fact = Fact::Feature {
+            feature: format!("the kernels of {base}"),
+            needs: format!("sm_{digits}"),
+            arch_specific: false,
+            target: None,
+        };
+        cx.hit(fact, 0.7);
+    }
+}
+
+/// g++ 11's <functional> under nvcc 11.x: a known incompatibility between the
+/// two, fixed by another host compiler (or a newer CUDA).
+fn gcc11_std_function(cx: &mut LineCx) {
+    if cx.line.contains("std_function.h") {
+        cx.hit(
+            Fact::Host {
+                kind: HostKind::Gcc,
+                limit: None,
+            },
+            0.8,
+        );
+        cx.hit(Fact::Note("g++ 11's std_function.h does not compile under nvcc 11.x (\"parameter packs not expanded\"): this host compiler and nvcc do not work together."), 0.8);
+    }
+}
+
+fn context_bf16(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("bf16") || l.contains("candle") {
+        cx.scan.bf16_context = true;
     }
 }
 
@@ -1188,7 +1519,9 @@ mod tests {
                         && (s.nvcc_release.is_some()
                             || s.smi_driver.is_some()
                             || s.build_script.is_some()
-                            || s.jit_context),
+                            || s.jit_context
+                            || s.bf16_context
+                            || s.kernel_module.is_some()),
                     "context rule {} learnt nothing from its example",
                     rule.name
                 ),

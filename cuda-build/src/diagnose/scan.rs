@@ -102,6 +102,12 @@ pub(crate) struct Scan {
     pub build_script: Option<String>,
     /// The log shows a module being loaded / JIT-compiled (so ptxas messages are the driver's).
     pub jit_context: bool,
+    /// The log mentions bf16 or candle, whose bf16 kernels exist only from sm_80 on.
+    pub bf16_context: bool,
+    /// The kernel module's version and the line that shows it.
+    pub kernel_module: Option<(String, String)>,
+    /// A user-space driver package's version (dpkg) and its line.
+    pub user_driver: Option<(String, String)>,
     /// Hits kept per (code, fact kind), to bound memory on huge logs.
     kept: Vec<(Code, std::mem::Discriminant<Fact>, u32)>,
 }
@@ -360,6 +366,11 @@ pub(crate) fn normalise(raw: &str) -> String {
     } else {
         trimmed.to_string()
     }
+}
+
+/// A line as evidence (cut around its match when long).
+pub(crate) fn evidence(line: &str) -> String {
+    evidence_of(line)
 }
 
 fn evidence_of(line: &str) -> String {
