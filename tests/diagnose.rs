@@ -1073,6 +1073,126 @@ fn nothing_recognised_gives_nothing() {
     }
 }
 
+/// Bad input: binary garbage, invalid UTF-8 (as the CLI reads it, lossily),
+/// NUL bytes, a very long single line (a 64 MiB stand-in for 1 GB; the bench
+/// runs the big one), and 10^6 trigger words on one line: no panic, bounded
+/// output, and nothing found where nothing matches.
+#[test]
+fn bad_input_is_bounded_and_finds_nothing() {
+    let garbage: Vec<u8> = (0..1u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let text = String::from_utf8_lossy(&garbage);
+    assert!(
+        diagnose(&text, &Context::default())
+            .iter()
+            .all(|d| d.confidence < 0.5),
+        "garbage gave a confident diagnosis"
+    );
+    let nul = "\0".repeat(1 << 16) + "\0\0 exit status: 2 \0 /usr/local/cuda/lib64 \0";
+    assert!(diagnose(&nul, &Context::default()).is_empty());
+    // One 64 MiB line without a trigger, then the same with one in the middle.
+    let half = "x".repeat(32 << 20);
+    assert!(diagnose(&format!("{half}{half}"), &Context::default()).is_empty());
+    let found = diagnose(
+        &format!("{half} nvcc fatal   : Unsupported gpu architecture 'sm_35' {half}"),
+        &Context::default(),
+    );
+    assert_eq!(
+        found.first().map(|d| d.code.as_str()),
+        Some("arch-dropped-by-nvcc")
+    );
+    assert!(found[0].evidence.iter().all(|e| e.len() < 1024));
+    // 10^6 trigger words on one line: bounded evidence and diagnoses.
+    let soup = "CUDA_ERROR_ cudaError CUDA error unknown error ".repeat(250_000);
+    let found = diagnose(&soup, &Context::default());
+    assert!(found.len() < 8, "{}", found.len());
+    assert!(found
+        .iter()
+        .all(|d| d.evidence.len() <= 6 && d.evidence.iter().all(|e| e.len() < 1024)));
+}
+
+/// The message classes issue 11 lists, in the words the tools print: each
+/// gives its code first, and numbers are read only in CUDA's shapes.
+#[test]
+fn issue_11_message_classes() {
+    let cases: &[(&str, &str)] = &[
+        // Rust wrappers.
+        ("thread 'main' panicked at cudarc-0.11.9/src/driver/sys/mod.rs:51:9:\nUnable to find cuda lib under the names [\"cuda\", \"nvcuda\", \"cuda64\"]. Please open GitHub issue.", "libcuda-not-found"),
+        ("  Unsupported cuda toolkit version: `12.6`. Please raise a github issue.", "toolkit-unsupported-by-crate"),
+        ("error: failed to run custom build command for `candle-kernels v0.8.0`\n  --- stderr\n  thread 'main' panicked at bindgen_cuda-0.1.5/src/lib.rs:534:27:\n  `nvidia-smi` failed: Os { code: 2, kind: NotFound, message: \"No such file or directory\" }", "arch-not-detected"),
+        ("thread 'main' panicked at bindgen_cuda-0.1.5/src/lib.rs:560:9:\nnvcc cannot target gpu arch 89. Available nvcc targets are [35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87].", "arch-too-new-for-nvcc"),
+        ("Could not get Cuda compute cap: `nvidia-smi` failed. Ensure that you have CUDA installed and that `nvidia-smi` is in your PATH.", "arch-not-detected"),
+        ("Error: Failed to get compute cap", "arch-not-detected"),
+        ("Error: Cuda(NoBinaryForGpu)", "no-kernel-image-for-device"),
+        ("Error: Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80", "no-kernel-image-for-device"),
+        ("error: failed to run custom build command for `candle-flash-attn v0.8.0`\n  --- stderr\n  # stderr\n  Killed\n", "compiler-killed"),
+        // Strict numbers.
+        ("cudaHostRegister error: 35", "driver-too-old"),
+        // Wording variants.
+        ("NVIDIA-SMI has failed because it couldn\u{2018}t communicate with the NVIDIA driver.", "driver-not-loaded"),
+        ("fatal error: cuda_runtime.h: No file or directory", "toolkit-incomplete"),
+        ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized", "system-not-ready"),
+        // Layers.
+        ("[   12.345] NVRM: No NVIDIA graphics adapter probed!", "nouveau-holds-gpu"),
+        ("docker: Error response from daemon: failed to create shim: /dev/nvidia0 does not exist", "container-device-missing"),
+        ("nvidia-container-cli: requirement error: unsupported CUDA version: driver 11.4 < image 12.1", "driver-too-old"),
+        ("nvcc fatal   : nvcc cannot find a supported version of Microsoft Visual Studio. Only the versions 2017 to 2022 (inclusive) are supported!", "host-compiler-not-found"),
+        ("/bin/sh: /usr/local/cuda/bin/nvcc: No such file or directory", "nvcc-not-found"),
+        ("OSError: /usr/local/cuda/lib64/stubs/libcuda.so: cannot open shared object file: undefined symbol: cuInit", "libcuda-stub"),
+        ("Field \"compute_cap\" is not a valid field to query.", "compute-cap-query-unsupported"),
+        ("nvcc fatal   : Unsupported gpu architecture 'compute_'", "arch-not-detected"),
+        ("export CUDA_HOME=/usr/local/cuda:/usr/local/cuda-12.1", "cuda-home-invalid"),
+        // Source errors that mean the target is too low.
+        ("kernel.cu(12): error: incomplete type \"nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __nv_bfloat16, nvcuda::wmma::row_major>\" is not allowed", "arch-feature-needs-higher-target"),
+        ("kernel.cu(40): error: no suitable user-defined conversion from \"nv_bfloat162\" to \"__half2\" exists", "arch-feature-needs-higher-target"),
+        // sccache's nvcc handling (issue 13), not a missing nvcc.
+        ("sccache: error: Failed to open file for hashing: /tmp/sccache_nvccAbC/x.module_id: No such file or directory (os error 2)", "sccache-nvcc-failed"),
+        ("sccache: Compiler killed by signal 126", "sccache-nvcc-failed"),
+    ];
+    for (log, code) in cases {
+        let found = diagnose(log, &Context::default());
+        assert_eq!(
+            found.first().map(|d| d.code.as_str()),
+            Some(*code),
+            "{log}: {:?}",
+            codes_of(&found)
+        );
+    }
+    // Numbers that are not CUDA errors.
+    for log in [
+        "error[nvcc-failed]: nvcc failed (exit status: 2)",
+        "thread 'main' panicked: `nvidia-smi` failed: Os { code: 2, kind: NotFound }",
+        "src/cuda/kernels.rs:2:5: error: out of memory",
+        "Compiling cudarc v0.11.9: unknown error",
+    ] {
+        let found = diagnose(log, &Context::default());
+        assert!(
+            !codes_of(&found).contains(&"out-of-memory")
+                && !codes_of(&found).contains(&"cuda-unknown-error"),
+            "{log}: {:?}",
+            codes_of(&found)
+        );
+    }
+    // A build script's nvidia-smi failure names the cuda-build way around it.
+    let found = diagnose(cases[2].0, &Context::default());
+    assert!(
+        found[0].fix.iter().any(|f| f.contains("CUDA_COMPUTE_CAP"))
+            && found[0].fix.iter().any(|f| f.contains("cargo cuda build")),
+        "{:?}",
+        found[0].fix
+    );
+    let found = diagnose(cases[25].0, &Context::default());
+    assert!(
+        found[0]
+            .fix
+            .iter()
+            .any(|f| f.contains("CUDA_BUILD_WRAPPER")),
+        "{:?}",
+        found[0].fix
+    );
+}
+
 #[test]
 fn duplicates_collapse_into_one_diagnosis() {
     let line =

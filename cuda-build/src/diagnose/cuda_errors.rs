@@ -217,7 +217,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("CUDA_ERROR_SYSTEM_NOT_READY"),
         Some("cudaErrorSystemNotReady"),
         &["system not yet initialized"],
-        true,
+        false,
         Code::SystemNotReady,
     ),
     e(
