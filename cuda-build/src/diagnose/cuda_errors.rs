@@ -538,7 +538,7 @@ fn number_regex() -> &'static regex::Regex {
     RE.get_or_init(|| {
         regex::Regex::new(
             r"(?x)
-            \b(?i:cuda)[\ _](?i:error)(?:\s+code)?[\s:\#=(]{0,3}(?P<a>\d{1,4})
+            \b[Cc][Uu][Dd][Aa][\ _][Ee][Rr][Rr][Oo][Rr](?:\s+code)?[\s:\#=(]{0,3}(?P<a>\d{1,4})
           | \bcuda\ runtime\ error\ \((?P<b>\d{1,4})\)
           | \bcode=(?P<c>\d{1,4})\(
           | \bCUresult[\s:=(]{1,3}(?P<d>\d{1,4})
