@@ -300,11 +300,14 @@ pub(crate) fn find_in_line(line: &str, out: &mut Vec<(&'static CudaError, bool)>
         }
     }
     // A distinctive enum name on its own (`Error: InvalidPtx`, cust's Debug form).
-    for err in ERRORS {
-        if let Some(name) = loose_enum_name(err) {
-            if has_word(line, name) {
-                push(out, err, false);
-            }
+    let (names, automaton) = loose_enum_names();
+    for m in automaton.find_iter(line) {
+        let (_, err) = names[m.pattern().as_usize()];
+        let ident = |b: Option<&u8>| b.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+        let b = line.as_bytes();
+        let before = m.start().checked_sub(1).and_then(|i| b.get(i));
+        if !ident(before) && !ident(b.get(m.end())) {
+            push(out, err, false);
         }
     }
     for m in message_regex().find_iter(line) {
@@ -361,31 +364,31 @@ const COMMON_ENUM_NAMES: &[&str] = &[
     "InvalidImage",
 ];
 
-/// The enum name, if it is distinctive enough to count on its own.
-fn loose_enum_name(err: &CudaError) -> Option<&'static str> {
-    static NAMES: std::sync::OnceLock<Vec<Option<&'static str>>> = std::sync::OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        ERRORS
-            .iter()
-            .map(|e| {
-                e.enum_name()
-                    .filter(|n| !COMMON_ENUM_NAMES.contains(&n.as_str()))
-                    .map(|n| &*Box::leak(n.into_boxed_str()))
-            })
-            .collect()
-    });
-    let i = ERRORS.iter().position(|e| e == err)?;
-    names[i]
-}
+/// The enum names distinctive enough to count on their own, with their
+/// error, and an automaton that finds them in one pass.
+type EnumNames = (
+    Vec<(&'static str, &'static CudaError)>,
+    aho_corasick::AhoCorasick,
+);
 
-/// Whether `word` occurs as a whole identifier.
-fn has_word(line: &str, word: &str) -> bool {
-    let b = line.as_bytes();
-    line.match_indices(word).any(|(p, _)| {
-        let before = p.checked_sub(1).map(|i| b[i]);
-        let after = b.get(p + word.len()).copied();
-        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
-            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+fn loose_enum_names() -> &'static EnumNames {
+    static NAMES: std::sync::OnceLock<EnumNames> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let names: Vec<(&'static str, &'static CudaError)> = ERRORS
+            .iter()
+            .filter_map(|e| {
+                let name = e.enum_name()?;
+                if COMMON_ENUM_NAMES.contains(&name.as_str()) {
+                    return None;
+                }
+                // Leaked once: the table is static and small.
+                Some((&*Box::leak(name.into_boxed_str()), e))
+            })
+            .collect();
+        // A few dozen plain identifiers: building cannot fail.
+        let automaton = aho_corasick::AhoCorasick::new(names.iter().map(|(n, _)| n))
+            .expect("enum names form an automaton");
+        (names, automaton)
     })
 }
 
@@ -437,7 +440,7 @@ pub(crate) fn trigger_literals() -> &'static [&'static str] {
         v.extend(ENUM_WRAPPERS);
         v.extend(ERRORS.iter().flat_map(|e| e.messages.iter().copied()));
         v.extend(NUMBER_KEYS);
-        v.extend(ERRORS.iter().filter_map(loose_enum_name));
+        v.extend(loose_enum_names().0.iter().map(|(name, _)| *name));
         v
     })
 }

@@ -287,6 +287,13 @@ fn resolve(hit: &Hit, view: &View) -> (Code, f32) {
             }
         }
         Fact::Arch { name, .. } => resolve_arch(name, view.nvcc_version()).0,
+        // A kernel file named for an arch (`..._sm80.cu`) failing to compile
+        // means "built for a lower target" only when the log shows one.
+        Fact::Feature { feature, needs, .. } if feature.starts_with("the kernels of ") => {
+            let needs: u32 = needs.trim_start_matches("sm_").parse().unwrap_or(0);
+            let lower = view.scan.lowest_cmd_arch.is_some_and(|a| a < needs);
+            (hit.code, if lower { 0.8 } else { 0.4 })
+        }
         // candle compiles its bf16 kernels only for sm_80 and newer: a missing
         // symbol in a bf16 / candle log is that kernel on an older GPU.
         Fact::Cuda { err, .. } if err.code == Code::KernelNotFound && view.scan.bf16_context => {
@@ -497,7 +504,12 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
             d.code
         ));
     }
-    if let Some(crate_name) = &view.scan.build_script {
+    if let Some(crate_name) = view
+        .scan
+        .build_script
+        .as_ref()
+        .filter(|_| f.code != Code::ToolkitUnsupportedByCrate)
+    {
         if matches!(
             d.layer,
             Layer::Toolkit | Layer::BuildConfig | Layer::HostCompiler
@@ -549,8 +561,7 @@ fn rank_native_with_real_arch(findings: &mut [Finding]) {
 fn arch_from_build_script(f: &Finding, view: &View) -> bool {
     view.scan.build_script.is_some()
         || f.facts.iter().any(|x| {
-            matches!(x, Fact::Note(n) if n.contains("build script") || n.contains("nvidia-smi"))
-                || matches!(x, Fact::GpuArch(_))
+            matches!(x, Fact::Note(n) if n.contains("build script") || n.contains("nvidia-smi") || n.contains("candle"))
         })
 }
 

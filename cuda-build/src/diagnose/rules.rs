@@ -174,7 +174,7 @@ pub(crate) static RULES: &[Rule] = &[
          "Driver Not Loaded", "driver not loaded", "Key was rejected by service", "Module nvidia not found",
          "Found no NVIDIA driver", "Nouveau kernel driver"],
         driver_not_running, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running."),
-    rule!("kernel-log", Some(Code::DriverNotLoaded), ["NVRM:"], kernel_log,
+    rule!("kernel-log", Some(Code::NouveauHoldsGpu), ["NVRM:"], kernel_log,
         "NVRM: No NVIDIA graphics adapter probed!"),
     rule!("driver-mismatch", Some(Code::DriverLibraryMismatch),
         ["Driver/library version mismatch", "RM_VERSION_MISMATCH", "API mismatch"],
@@ -206,7 +206,7 @@ pub(crate) static RULES: &[Rule] = &[
         nvrtc_arch, "nvrtc: error: invalid value for --gpu-architecture (-arch)"),
     rule!("half-intrinsic-below-sm80", Some(Code::ArchFeatureNeedsHigherTarget), ["identifier \"__hm"],
         half_intrinsic, "compatibility.cuh(11): error: identifier \"__hmax\" is undefined"),
-    rule!("arch-named-file", Some(Code::ArchFeatureNeedsHigherTarget), ["errors detected in the compilation of"],
+    rule!("arch-named-file", Some(Code::ArchFeatureNeedsHigherTarget), ["detected in the compilation of", "--gpu-architecture=sm_", "-arch=sm_"],
         arch_named_file, "1 error detected in the compilation of \"kernels/flash_fwd_hdim256_bf16_sm80.cu\"."),
     rule!("gcc11-std-function", Some(Code::HostCompilerUnsupported), ["parameter packs not expanded with"],
         gcc11_std_function, "/usr/include/c++/11/bits/std_function.h:435:145: error: parameter packs not expanded with '...':"),
@@ -1419,6 +1419,19 @@ fn half_intrinsic(cx: &mut LineCx) {
 /// (`flash_fwd_hdim256_bf16_sm80.cu`) failing to compile: built for a lower target.
 fn arch_named_file(cx: &mut LineCx) {
     let l = cx.line;
+    // The targets the build's nvcc command lines ask for (the lowest counts).
+    for key in ["--gpu-architecture=sm_", "-arch=sm_"] {
+        for (p, _) in l.match_indices(key) {
+            let n: String = l[p + key.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
+            if let Ok(n) = n.parse::<u32>() {
+                let low = cx.scan.lowest_cmd_arch.map_or(n, |m| m.min(n));
+                cx.scan.lowest_cmd_arch = Some(low);
+            }
+        }
+    }
     let Some(file) = quoted_after(l, "compilation of", '"') else {
         return;
     };

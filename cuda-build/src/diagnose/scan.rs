@@ -1,7 +1,7 @@
 //! Pass 1: find the lines that matter and pull facts out of them.
 //!
-//! One linear pass: a single multi-literal regex built from every rule's
-//! triggers (the `regex` crate never backtracks) finds candidate lines; only
+//! One linear pass: a single multi-literal automaton (Aho-Corasick) built
+//! from every rule's triggers finds candidate lines; only
 //! those lines are normalised (ANSI colour codes, CR, NUL, indentation;
 //! curly quotes are left alone: rules avoid apostrophes) and handed to the rules whose triggers they contain (`rules.rs`).
 //! Lines longer than [`MAX_LINE`] are read in windows around each match, so
@@ -104,6 +104,8 @@ pub(crate) struct Scan {
     pub jit_context: bool,
     /// The log mentions bf16 or candle, whose bf16 kernels exist only from sm_80 on.
     pub bf16_context: bool,
+    /// The lowest `sm_XY` an nvcc command line in the log targets (as XY).
+    pub lowest_cmd_arch: Option<u32>,
     /// The kernel module's version and the line that shows it.
     pub kernel_module: Option<(String, String)>,
     /// A user-space driver package's version (dpkg) and its line.
@@ -112,42 +114,67 @@ pub(crate) struct Scan {
     kept: Vec<(Code, std::mem::Discriminant<Fact>, u32)>,
 }
 
-/// The prefilter: every rule's triggers in one literal automaton.
-fn trigger_regex() -> &'static regex::Regex {
-    static RE: OnceLock<regex::Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        let alternation: Vec<String> = RULES
-            .iter()
-            .flat_map(|r| r.triggers.literals())
-            .map(|t| regex::escape(t))
-            .collect();
-        // Only escaped literals: compiles to a literal automaton; cannot fail.
-        regex::Regex::new(&alternation.join("|")).expect("trigger literals form a valid regex")
+/// The prefilter: every rule's triggers in one literal automaton, and for
+/// each trigger the rules it belongs to.
+struct Prefilter {
+    automaton: aho_corasick::AhoCorasick,
+    /// Pattern id → indices into `RULES`.
+    rules_of: Vec<Vec<usize>>,
+}
+
+fn prefilter() -> &'static Prefilter {
+    static PRE: OnceLock<Prefilter> = OnceLock::new();
+    PRE.get_or_init(|| {
+        let mut literals: Vec<&'static str> = Vec::new();
+        let mut rules_of: Vec<Vec<usize>> = Vec::new();
+        for (i, rule) in RULES.iter().enumerate() {
+            for &t in rule.triggers.literals() {
+                match literals.iter().position(|l| *l == t) {
+                    Some(p) => rules_of[p].push(i),
+                    None => {
+                        literals.push(t);
+                        rules_of.push(vec![i]);
+                    }
+                }
+            }
+        }
+        // Plain literals, at most a few hundred: building cannot fail.
+        let automaton = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::Standard)
+            .build(&literals)
+            .expect("trigger literals form an automaton");
+        Prefilter {
+            automaton,
+            rules_of,
+        }
     })
 }
 
-/// Which rules a line goes to: one pattern per rule (its triggers).
-fn rule_set() -> &'static regex::RegexSet {
-    static SET: OnceLock<regex::RegexSet> = OnceLock::new();
-    SET.get_or_init(|| {
-        let patterns = RULES.iter().map(|r| {
-            r.triggers
-                .literals()
-                .iter()
-                .map(|t| regex::escape(t))
-                .collect::<Vec<_>>()
-                .join("|")
-        });
-        regex::RegexSet::new(patterns).expect("trigger literals form a valid regex set")
-    })
+/// The first trigger at or after `from`: (start, end).
+fn next_trigger(text: &str, from: usize) -> Option<(usize, usize)> {
+    let input = aho_corasick::Input::new(text).span(from..text.len());
+    prefilter()
+        .automaton
+        .find(input)
+        .map(|m| (m.start(), m.end()))
 }
 
-/// The indices (into `RULES`) of the rules a line is handed to.
+/// The indices (into `RULES`) of the rules a line is handed to: every rule
+/// one of whose triggers occurs in it (overlapping matches included), in
+/// table order.
 pub(crate) fn rules_for(line: &str) -> Vec<usize> {
-    if !trigger_regex().is_match(line) {
-        return Vec::new();
+    let pre = prefilter();
+    let mut wanted = vec![false; RULES.len()];
+    for m in pre.automaton.find_overlapping_iter(line) {
+        for &r in &pre.rules_of[m.pattern().as_usize()] {
+            wanted[r] = true;
+        }
     }
-    rule_set().matches(line).into_iter().collect()
+    wanted
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| w.then_some(i))
+        .collect()
 }
 
 /// The longest evidence line kept (long lines are cut around the match).
@@ -161,17 +188,16 @@ pub(crate) const MAX_LINE: usize = 16 * 1024;
 pub(crate) fn scan(text: &str) -> Scan {
     let mut scan = Scan::default();
     let mut state = LineState::default();
-    let re = trigger_regex();
     let mut next_unread = 0usize;
     while next_unread < text.len() {
-        let Some(m) = re.find_at(text, next_unread) else {
+        let Some((m_start, m_end)) = next_trigger(text, next_unread) else {
             break;
         };
-        let (start, end) = line_window(text, m.start(), m.end());
+        let (start, end) = line_window(text, m_start, m_end);
         next_unread = if end < text.len() && text.as_bytes()[end] == b'\n' {
             end + 1
         } else {
-            end.max(m.end())
+            end.max(m_end)
         };
         // A line seen before adds nothing (diagnoses collapse duplicates);
         // skipping it keeps logs that repeat one error fast.
@@ -202,7 +228,7 @@ pub(crate) fn scan(text: &str) -> Scan {
 /// The line around a match, or a window of at most [`MAX_LINE`] bytes of it
 /// (on char boundaries) when the line is longer.
 fn line_window(text: &str, m_start: usize, m_end: usize) -> (usize, usize) {
-    let lo = m_start.saturating_sub(MAX_LINE / 4);
+    let lo = floor_char_boundary(text, m_start.saturating_sub(MAX_LINE / 4));
     let start = text[lo..m_start].rfind('\n').map_or(lo, |p| lo + p + 1);
     let hi = (m_end + MAX_LINE).min(text.len());
     let mut hi = floor_char_boundary(text, hi);
@@ -377,7 +403,7 @@ fn evidence_of(line: &str) -> String {
     if line.len() <= MAX_EVIDENCE {
         return line.to_string();
     }
-    let at = trigger_regex().find(line).map_or(0, |m| m.start());
+    let at = next_trigger(line, 0).map_or(0, |(start, _)| start);
     let from = floor_char_boundary(line, at.saturating_sub(MAX_EVIDENCE / 4));
     let to = floor_char_boundary(line, (from + MAX_EVIDENCE).min(line.len()));
     let mut s = String::new();
@@ -438,6 +464,21 @@ mod tests {
         let ev = evidence_of(&line);
         assert!(ev.len() < MAX_EVIDENCE + 10);
         assert!(ev.contains("Unsupported gpu architecture"));
+    }
+
+    #[test]
+    fn long_multibyte_lines_are_cut_on_char_boundaries() {
+        for pad in 0..4 {
+            let line = format!(
+                "{}{}nvcc fatal   : Unsupported gpu architecture 'sm_70' {}",
+                "x".repeat(pad),
+                "é€😀".repeat(MAX_LINE),
+                "ü".repeat(MAX_LINE)
+            );
+            let s = scan(&line);
+            assert_eq!(s.hits.len(), 1, "pad {pad}");
+            assert!(s.hits[0].evidence.len() <= MAX_EVIDENCE + 8);
+        }
     }
 
     #[test]
