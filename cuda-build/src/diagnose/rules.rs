@@ -1130,6 +1130,7 @@ fn program_not_found(cx: &mut LineCx) {
     let Some(program) = program_before(l, at) else {
         return;
     };
+    let in_build = cx.state.in_build_error || l.contains("compute");
     let note_smi = "nvidia-smi could not be started (io::Error NotFound): the NVIDIA driver's utilities are not installed here or not on PATH.";
     match program.as_str() {
         "nvcc" => cx.hit_as(
@@ -1137,13 +1138,10 @@ fn program_not_found(cx: &mut LineCx) {
             Fact::Note("nvcc could not be started (io::Error NotFound, os error 2): it is not on PATH and no CUDA_HOME / NVCC names a toolkit."),
             0.85,
         ),
-        // Build scripts run nvidia-smi to read the compute capability.
-        "nvidia-smi" if cx.state.in_build_error || l.contains("compute") => {
-            // compute-cap-detection already explains it on this line.
-            if !cx.gave(Code::ArchNotDetected) {
-                cx.hit_as(Code::ArchNotDetected, Fact::Note(note_smi), 0.8);
-            }
-        }
+        // Build scripts run nvidia-smi to read the compute capability;
+        // compute-cap-detection may already have explained this line.
+        "nvidia-smi" if in_build && cx.gave(Code::ArchNotDetected) => {}
+        "nvidia-smi" if in_build => cx.hit_as(Code::ArchNotDetected, Fact::Note(note_smi), 0.8),
         "nvidia-smi" => cx.hit_as(Code::DriverNotLoaded, Fact::Note(note_smi), 0.6),
         "cicc" | "ptxas" | "fatbinary" | "nvlink" => cx.hit_as(
             Code::ToolkitIncomplete,
