@@ -588,14 +588,13 @@ fn compute_cap_fixes(f: &Finding, view: &View, d: &mut Diagnosis) {
         || "the build script".to_string(),
         |c| format!("the build script of `{c}`"),
     );
-    push_unique(
-        &mut d.fix,
+    // Another tool's build script chose the arch: its way round goes first.
+    let ours = [
         format!("set the GPU architecture for {what}: CUDA_COMPUTE_CAP={cc} (candle, bindgen_cuda, cudaforge and text-embeddings-inference read it instead of asking nvidia-smi)"),
-    );
-    push_unique(
-        &mut d.fix,
-        "or build with `cargo cuda build`, which reads the GPUs through the driver API and sets CUDA_COMPUTE_CAP and CUDA_ARCHS for every build script".into(),
-    );
+        "or build with `cargo cuda build`, which reads the GPUs through the driver API and sets CUDA_COMPUTE_CAP and CUDA_ARCHS for every build script".to_string(),
+    ];
+    d.fix.retain(|f| !ours.contains(f));
+    d.fix.splice(0..0, ours);
 }
 
 fn toolkit_unsupported_by_crate(f: &Finding, view: &View, d: &mut Diagnosis) {
