@@ -717,7 +717,7 @@ fn compile_check(
                     c.evidence
                         .push(format!("diagnosis [{}]: {}", d.code, d.cause));
                 }
-                c.code = Some(d.code);
+                c.code = Some(d.code.as_str());
                 if !d.fix.is_empty() {
                     c.fix = Some(d.fix.join("; "));
                 }
@@ -885,7 +885,7 @@ fn workload_check(opts: &Options, session: &Session, w: Workload<'_>) -> Check {
                     .map(str::to_string),
             );
             if let Some(d) = cb::diagnose(&text, &cb::Context::default()).first() {
-                c.code = Some(d.code);
+                c.code = Some(d.code.as_str());
                 c.fix = d.fix.first().cloned();
             }
             c

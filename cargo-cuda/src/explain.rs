@@ -2,7 +2,7 @@
 //! explanation out (like `rustc --explain`).
 
 use std::ffi::OsStr;
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 
 use serde_json::json;
@@ -108,7 +108,7 @@ pub fn run(arg: Option<&OsStr>, json: bool, ctx: &cb::Context, out: &Style, err:
                     "{}",
                     err.error(&format!("could not read standard input: {e}"))
                 );
-                return 1;
+                return 2;
             }
             explain_log(&String::from_utf8_lossy(&bytes), json, ctx, out)
         }
@@ -121,7 +121,7 @@ pub fn run(arg: Option<&OsStr>, json: bool, ctx: &cb::Context, out: &Style, err:
                 )
                 .with_help("pass a log file, `-` to read standard input, or a code such as `nvcc-not-found`");
                 eprintln!("{}", err.cuda_error(&e));
-                1
+                2
             }
         },
     }
@@ -131,11 +131,13 @@ fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
     if let Some(doc) = cb::lookup_code(code) {
         if json {
             let v = json!({"code": doc.code, "title": doc.title, "layer": doc.layer, "explanation": doc.explanation});
-            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            emit(&serde_json::to_string_pretty(&v).unwrap_or_default());
         } else {
-            println!("{}", out.bold(&format!("{}: {}", doc.code, doc.title)));
-            println!();
-            println!("{}", doc.explanation.trim_end());
+            emit(&format!(
+                "{}\n\n{}",
+                out.bold(&format!("{}: {}", doc.code, doc.title)),
+                doc.explanation.trim_end()
+            ));
         }
         return 0;
     }
@@ -159,32 +161,38 @@ fn explain_log(text: &str, json: bool, ctx: &cb::Context, out: &Style) -> i32 {
     if json {
         // Diagnosis serialises as the documented schema: code, title,
         // evidence, cause, fix, plus layer, confidence and alternatives.
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"diagnoses": found})).unwrap_or_default()
-        );
+        emit(&serde_json::to_string_pretty(&json!({"diagnoses": found})).unwrap_or_default());
     } else if found.is_empty() {
-        println!("no known CUDA failure found");
+        emit("no known CUDA failure found");
     } else {
-        for (i, d) in found.iter().enumerate() {
-            if i > 0 {
-                println!();
-            }
-            println!("{}", cb::render(d));
-        }
+        let mut text = found
+            .iter()
+            .map(cb::render)
+            .collect::<Vec<_>>()
+            .join("\n\n");
         if found.len() > 1 {
-            println!();
-            println!(
-                "{}",
-                out.status(Tone::Note, "Note", "diagnoses are listed most likely first")
-            );
+            text.push_str("\n\n");
+            text.push_str(&out.status(
+                Tone::Note,
+                "Note",
+                "diagnoses are listed most likely first",
+            ));
         }
+        emit(&text);
     }
     if found.is_empty() {
         1
     } else {
         0
     }
+}
+
+/// Writes `text` and a newline to standard output. A reader that went away
+/// (`cargo cuda explain log | head -1`) ends the output quietly, like other
+/// command-line tools, instead of a panic.
+fn emit(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
 }
 
 #[cfg(test)]

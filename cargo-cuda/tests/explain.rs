@@ -151,7 +151,8 @@ fn missing_log_file_is_a_clear_error() {
         .output()
         .unwrap();
     let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1));
+    // Bad input: 2 (1 means "read the log, found nothing").
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr.contains("could not read log file `/nonexistent/build.log`"),
         "{stderr}"
@@ -197,4 +198,52 @@ fn fixes_use_the_detected_toolkit_unless_told_not_to() {
     );
     let generic = run(&["--no-detect"]);
     assert!(!generic.contains("CUDA 13.0"), "{generic}");
+}
+
+/// A reader that stops early (`| head -1`) ends the output quietly: no panic
+/// message, and the exit code still says what was found.
+#[test]
+fn closed_stdout_pipe_ends_quietly() {
+    let log = "nvcc fatal   : Unsupported gpu architecture 'compute_70'\n".repeat(3)
+        + "CUDA error: no kernel image is available for execution on the device\n"
+        + "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n";
+    let mut child = cargo_cuda()
+        .args(["explain", "-", "--no-detect"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end of stdout before the command writes anything.
+    drop(child.stdout.take());
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(log.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+/// Binary garbage, invalid UTF-8 and NUL bytes are read as text: nothing
+/// found, exit 1, no panic.
+#[test]
+fn binary_input_finds_nothing() {
+    let mut bytes: Vec<u8> = (0..=255u8).cycle().take(1 << 16).collect();
+    bytes.extend_from_slice(b"\xff\xfe\x00\x00 \xc3\x28 plain words\n");
+    let mut child = cargo_cuda()
+        .args(["explain", "-", "--no-detect"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert_eq!(stdout.trim(), "no known CUDA failure found");
 }

@@ -52,11 +52,22 @@ fn main() {
     let noise = |_| NOISE.to_string();
     let triggers = |_| TRIGGERS.to_string();
     let long = |_| one_line.clone();
-    let shapes: [Shape; 4] = [
+    // Bad input: trigger words back to back on one line (10^6 at 12 MB), and
+    // binary garbage read lossily as the CLI does.
+    let soup = |_| "CUDA_ERROR_ ".repeat(1024);
+    let garbage = |i: usize| {
+        let bytes: Vec<u8> = (0..4096usize)
+            .map(|j| ((i * 4096 + j).wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let shapes: [Shape; 6] = [
         ("cargo noise, one error", &noise, true),
         ("repeated trigger lines", &triggers, true),
         ("distinct trigger lines", &distinct, true),
         ("one line, no newlines", &long, false),
+        ("one line of trigger words", &soup, false),
+        ("binary garbage", &garbage, false),
     ];
     println!(
         "{:<26} {:>8} {:>10} {:>10} {:>10}",

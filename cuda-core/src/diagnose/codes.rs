@@ -13,6 +13,150 @@
 
 use super::Layer;
 
+/// Declares [`Code`]: one variant per code the diagnosis engine gives, with
+/// its stable kebab-case spelling.
+macro_rules! diagnosis_codes {
+    ($($variant:ident = $text:literal,)*) => {
+        /// A code the diagnosis engine gives. Its spelling ([`Code::as_str`]) is
+        /// stable and names a [`CodeDoc`]; [`Code::Other`] carries a code of
+        /// cuda-build's own errors echoed in a log (`error[nvcc-failed]: ...`).
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $(
+                #[doc = concat!("`", $text, "`")]
+                $variant,
+            )*
+            /// A catalogued code of cuda-build's own errors, as written in the log.
+            Other(&'static str),
+        }
+
+        impl Code {
+            /// Every code the engine itself gives (without [`Code::Other`]).
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// The stable kebab-case spelling.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $text,)*
+                    Code::Other(s) => s,
+                }
+            }
+        }
+    };
+}
+
+diagnosis_codes! {
+    NvccNotFound = "nvcc-not-found",
+    CudaHomeInvalid = "cuda-home-invalid",
+    ToolkitIncomplete = "toolkit-incomplete",
+    PtxasTooOld = "ptxas-too-old",
+    ToolkitUnsupportedByCrate = "toolkit-unsupported-by-crate",
+    SccacheNvccFailed = "sccache-nvcc-failed",
+    ArchTooNewForNvcc = "arch-too-new-for-nvcc",
+    ArchDroppedByNvcc = "arch-dropped-by-nvcc",
+    ArchInvalid = "arch-invalid",
+    ArchFeatureNeedsHigherTarget = "arch-feature-needs-higher-target",
+    ArchNotDetected = "arch-not-detected",
+    ComputeCapQueryUnsupported = "compute-cap-query-unsupported",
+    HostCompilerUnsupported = "host-compiler-unsupported",
+    HostCompilerNotFound = "host-compiler-not-found",
+    NoKernelImageForDevice = "no-kernel-image-for-device",
+    PtxTooNewForDriver = "ptx-too-new-for-driver",
+    PtxJitFailed = "ptx-jit-failed",
+    PtxJitCompilerMissing = "ptx-jit-compiler-missing",
+    KernelNotFound = "kernel-not-found",
+    InvalidKernelImage = "invalid-kernel-image",
+    OutOfMemory = "out-of-memory",
+    IllegalAddress = "illegal-address",
+    LaunchOutOfResources = "launch-out-of-resources",
+    CudaInitFailed = "cuda-init-failed",
+    CudaUnknownError = "cuda-unknown-error",
+    DriverTooOld = "driver-too-old",
+    DriverNotLoaded = "driver-not-loaded",
+    DriverLibraryMismatch = "driver-library-mismatch",
+    LibcudaNotFound = "libcuda-not-found",
+    LibcudaStub = "libcuda-stub",
+    NvmlNotFound = "nvml-not-found",
+    ForwardCompatUnsupported = "forward-compat-unsupported",
+    SystemNotReady = "system-not-ready",
+    NoDeviceVisible = "no-device-visible",
+    InvalidDeviceOrdinal = "invalid-device-ordinal",
+    DeviceUnavailable = "device-unavailable",
+    CudaRuntimeLibNotFound = "cuda-runtime-lib-not-found",
+    DeviceFunctionUnresolved = "device-function-unresolved",
+    NvccUnknownOption = "nvcc-unknown-option",
+    CompilerKilled = "compiler-killed",
+    CudaBackendNotBuilt = "cuda-backend-not-built",
+    Bf16KernelUnavailable = "bf16-kernel-unavailable",
+    ContainerDeviceMissing = "container-device-missing",
+    ContainerRuntimeMissing = "container-runtime-missing",
+    TorchCudaVersionMismatch = "torch-cuda-version-mismatch",
+    NouveauHoldsGpu = "nouveau-holds-gpu",
+    GpuUnsupportedByDriver = "gpu-unsupported-by-driver",
+    MsbuildCudaIntegrationMissing = "msbuild-cuda-integration-missing",
+}
+
+impl Code {
+    /// The code with this spelling (case-insensitive): an engine code, or
+    /// [`Code::Other`] for another catalogued code.
+    pub fn parse(s: &str) -> Option<Code> {
+        let s = s.trim();
+        if let Some(c) = Code::ALL
+            .iter()
+            .find(|c| c.as_str().eq_ignore_ascii_case(s))
+        {
+            return Some(*c);
+        }
+        lookup(s).map(|d| Code::Other(d.code))
+    }
+
+    /// Its documentation in the catalogue.
+    pub fn doc(self) -> Option<&'static CodeDoc> {
+        lookup(self.as_str())
+    }
+
+    /// The layer of the stack it is about.
+    pub fn layer(self) -> Layer {
+        self.doc().map_or(Layer::Runtime, |d| d.layer)
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl serde::Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for Code {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Code {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<Code> for &str {
+    fn eq(&self, other: &Code) -> bool {
+        *self == other.as_str()
+    }
+}
+
 /// The documentation of one diagnosis code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct CodeDoc {
@@ -855,6 +999,127 @@ Confirm: `dmesg | grep -i -E 'killed process|out of memory'`; watch `free -h` du
 
 Fix: build with fewer parallel jobs (CARGO_BUILD_JOBS=2, or NUM_JOBS for the build script),
 add RAM or swap, or split the largest .cu files; in containers raise the memory limit."),
+    doc("toolkit-unsupported-by-crate", Toolkit, "A Rust crate's build script does not support this CUDA toolkit version", "\
+A crate that ships its own CUDA bindings chose them by the installed toolkit's version and has
+none for it: cudarc's build script panics with `Unsupported cuda toolkit version: `12.6`. Please
+raise a github issue.` (the version may be written `12060`). The toolkit is newer (sometimes
+older) than the crate release that the dependency tree pins; the toolkit itself is fine.
+
+Confirm: `nvcc --version` for the toolkit; `cargo tree -i cudarc` for the crate release and who
+pulls it in; the crate's changelog for the first release that supports that CUDA version.
+
+Fix: update the crate (`cargo update -p cudarc`, or a newer candle / mistral.rs that depends on
+a newer cudarc); or build against a toolkit the crate supports (point CUDA_HOME at it, or
+`cargo cuda build`, which picks a detected toolkit and exports CUDA_HOME for build scripts);
+cudarc also reads CUDARC_CUDA_VERSION (e.g. 12040) to choose its bindings explicitly."),
+    doc("sccache-nvcc-failed", Environment, "sccache failed while wrapping nvcc", "\
+The compile went through sccache (as RUSTC_WRAPPER, CUDA_BUILD_WRAPPER or a build script's
+compiler wrapper), and sccache's own nvcc handling failed, not nvcc: `sccache: Compiler killed
+by signal 126`, or `sccache: error: Failed to open file for hashing:
+/tmp/sccache_nvccXXXX/x.module_id`. Older sccache releases run nvcc's stages themselves
+(`nvcc --dryrun`) and lose the intermediate files some CUDA versions write. nvcc is installed.
+
+Confirm: build once without the wrapper (`CUDA_BUILD_WRAPPER= cargo build`, or unset
+RUSTC_WRAPPER / SCCACHE for that build) and compare; `sccache --version`.
+
+Fix: unset CUDA_BUILD_WRAPPER (or the wrapper setting your build script honours) so nvcc runs
+directly, or upgrade sccache to a release with fixed nvcc support."),
+    doc("compute-cap-query-unsupported", Driver, "nvidia-smi is too old to report the compute capability", "\
+A build script asked nvidia-smi for the GPU's compute capability (`nvidia-smi
+--query-gpu=compute_cap --format=csv`, as candle's and bindgen_cuda's build scripts do) and
+nvidia-smi answered `Field \"compute_cap\" is not a valid field to query.`: the field exists only
+in drivers from the 510 branch on. The build script then cannot choose a GPU architecture.
+
+Confirm: `nvidia-smi --version` (driver below 510); `nvidia-smi -q | grep -i 'product name'`
+for the GPU, whose compute capability NVIDIA's tables give.
+
+Fix: set the architecture yourself: CUDA_COMPUTE_CAP=86 (what candle and bindgen_cuda read),
+or `cargo cuda build`, which sets CUDA_COMPUTE_CAP from the driver API; or upgrade the driver."),
+    doc("cuda-backend-not-built", Environment, "The library in use was built without CUDA", "\
+The framework runs, but the binary it loaded has no CUDA support, so asking for the GPU fails:
+`Torch not compiled with CUDA enabled`, tch-rs's `Could not run 'aten::empty_strided' with
+arguments from the 'CUDA' backend` (a CPU-only libtorch), ort's `CUDA execution provider is not
+enabled in this build` (the CPU-only ONNX Runtime was downloaded). The driver and GPU may be fine.
+
+Confirm: which library file is loaded (LIBTORCH, `ldd`, ORT_DYLIB_PATH) and whether it is a CUDA
+build (libtorch_cuda.so next to libtorch.so; onnxruntime_providers_cuda).
+
+Fix: install or download the CUDA build of the library (libtorch for your CUDA version, ort with
+its `cuda` feature or a CUDA ONNX Runtime), and point the crate at it (LIBTORCH, ORT_DYLIB_PATH);
+for tch-rs also make sure libtorch_cuda is linked (`-Wl,--no-as-needed`)."),
+    doc("bf16-kernel-unavailable", Runtime, "A bf16 kernel is missing because the GPU is older than sm_80", "\
+A kernel that uses bfloat16 is not in the module loaded on this GPU: candle compiles its bf16
+kernels only for `__CUDA_ARCH__ >= 800`, so on a pre-Ampere GPU (T4 = 7.5, 2080 Ti = 7.5, P100 =
+6.0) loading `cast_f32_bf16` or `is_u32_bf16` fails with `DriverError(CUDA_ERROR_NOT_FOUND,
+\"named symbol not found\")`. A build for the lowest of several GPUs does the same.
+
+Confirm: `nvidia-smi --query-gpu=name,compute_cap --format=csv` (below 8.0); the kernel name in
+the message ends in bf16.
+
+Fix: run the model in f16 or f32 (`--dtype f16`), or use a GPU with compute capability 8.0 or
+newer; with mixed GPUs build for the newer one (CUDA_COMPUTE_CAP=89, or `cargo cuda build`)."),
+    doc("container-device-missing", Environment, "The GPU device nodes are missing for the container", "\
+The container runtime was asked to pass the GPU in and the device node does not exist on the
+host: `lstat /dev/nvidia0: no such file or directory`, `stat failed: /dev/nvidiactl`,
+`/dev/nvidia-uvm` missing. The nvidia kernel module creates these nodes; without a loaded driver
+(or on a Jetson, a WSL host, a machine without an NVIDIA GPU) they are absent.
+
+Confirm: `ls -l /dev/nvidia*` on the host; `nvidia-smi` on the host; `lsmod | grep nvidia`.
+
+Fix: install and load the NVIDIA driver on the host (`sudo modprobe nvidia nvidia-uvm`, or
+`nvidia-modprobe -u -c=0`), or stop passing devices the host does not have (drop the --device
+flags; on Jetson use the runtime's own device list)."),
+    doc("container-runtime-missing", Environment, "Docker has no NVIDIA runtime for --gpus", "\
+Docker was asked for GPUs (`--gpus all`, or a compose `deploy.resources` GPU reservation) and has
+no device driver for them: `could not select device driver \"\" with capabilities: [[gpu]]`. The
+NVIDIA Container Toolkit is not installed or not registered with Docker, or the machine has no
+NVIDIA GPU at all.
+
+Confirm: `nvidia-ctk --version`; `docker info | grep -i runtime`; `nvidia-smi` on the host.
+
+Fix: install the NVIDIA Container Toolkit and register it (`sudo nvidia-ctk runtime configure
+--runtime=docker && sudo systemctl restart docker`); on a machine without a GPU drop `--gpus`
+and use the CPU image."),
+    doc("torch-cuda-version-mismatch", Toolkit, "The CUDA toolkit differs from the one PyTorch was built with", "\
+A PyTorch C++/CUDA extension build (torch.utils.cpp_extension) found an nvcc whose CUDA version
+differs from the one PyTorch was compiled with, and refused: `The detected CUDA version (11.8)
+mismatches the version that was used to compile PyTorch (12.4)`.
+
+Confirm: `nvcc --version` and `python -c 'import torch; print(torch.version.cuda)'`.
+
+Fix: point CUDA_HOME at a toolkit of PyTorch's CUDA version (`cargo cuda toolkits` lists the
+installed ones), or install the PyTorch build for your toolkit's CUDA version."),
+    doc("nouveau-holds-gpu", Driver, "Another driver (nouveau) holds the GPU, so the nvidia module cannot use it", "\
+The kernel log shows the nvidia module loaded but unable to take the GPU: `NVRM: No NVIDIA
+graphics adapter probed!`, `NVRM: The NVIDIA probe routine was not called for 1 device(s)`,
+`NVRM: nouveau, rivafb, nvidiafb or rivatv was loaded and obtained ownership of the NVIDIA
+device(s)`, or the installer's `The Nouveau kernel driver is currently in use`.
+
+Confirm: `lsmod | grep nouveau`; `lspci -k -d 10de:` shows which driver is in use.
+
+Fix: blacklist nouveau (`/etc/modprobe.d/blacklist-nouveau.conf` with `blacklist nouveau` and
+`options nouveau modeset=0`), rebuild the initramfs (`sudo update-initramfs -u`), reboot."),
+    doc("gpu-unsupported-by-driver", Driver, "The loaded NVIDIA kernel driver does not support this GPU", "\
+The nvidia module loaded and refused the GPU: the open kernel modules need a GPU with a GSP
+(Turing and newer) and print `NVRM: ... is not supported by open nvidia.ko because it does not
+include the required GPU System Processor`; a legacy GPU on a driver branch that dropped it
+gives `NVRM: The NVIDIA ... GPU ... is supported through the NVIDIA ... Legacy drivers`.
+
+Confirm: `dmesg | grep NVRM`; `lspci -nn -d 10de:` for the GPU's PCI ID, and NVIDIA's
+supported-GPU list of the driver release.
+
+Fix: install the proprietary kernel module for pre-Turing GPUs (not the -open one), or the
+driver branch that still supports the GPU."),
+    doc("msbuild-cuda-integration-missing", Toolkit, "Visual Studio has no CUDA build integration", "\
+CMake's Visual Studio generator found the CUDA toolkit but not its MSBuild integration files:
+`No CUDA toolset found.` The CUDA installer copies them into Visual Studio's
+BuildCustomizations folder only for the Visual Studio versions installed at that time.
+
+Confirm: look for `CUDA 12.x.props` in `<VS>\\MSBuild\\Microsoft\\VC\\v170\\BuildCustomizations`.
+
+Fix: rerun the CUDA installer with the Visual Studio Integration component, or copy the files
+from `<CUDA>\\extras\\visual_studio_integration\\MSBuildExtensions`; or use the Ninja generator
+(`-G Ninja` with CUDACXX pointing at nvcc)."),
     // ------------------------------------ raised by cuda-build's own modules
     doc("nvcc-failed", Toolkit, "nvcc failed, and no known cause was recognised", "\
 nvcc (or `nvcc --version`) exited with an error that matches none of the documented causes.
@@ -1117,6 +1382,16 @@ mod tests {
                 d.code
             );
         }
+    }
+
+    #[test]
+    fn every_engine_code_is_documented_and_parses_back() {
+        for &c in Code::ALL {
+            assert!(c.doc().is_some(), "{c} has no CodeDoc");
+            assert_eq!(Code::parse(c.as_str()), Some(c));
+        }
+        assert_eq!(Code::parse("nvcc-failed"), Some(Code::Other("nvcc-failed")));
+        assert_eq!(Code::parse("no-such-code"), None);
     }
 
     #[test]

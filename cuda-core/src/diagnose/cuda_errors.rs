@@ -1,6 +1,15 @@
 //! CUresult / cudaError_t: numbers, names and message strings of the errors
 //! that point at a toolchain, driver or environment cause (shared/cuda-facts.md
 //! §7; the strings are what cuGetErrorString / cudaGetErrorString return).
+//!
+//! Evidence is strict: a name (`CUDA_ERROR_NO_DEVICE`, `cudaErrorNoDevice`, a
+//! Rust enum form `Cuda(NoDevice)`), a specific message, or a number in a known
+//! shape only (`CUDA error 100`, `code=209(`, `cuInit returned 100`,
+//! `cudaHostRegister error: 35`). Generic messages ("out of memory") count only
+//! with real CUDA context on the line, not the letters "cuda" in a path or a
+//! crate name.
+
+use super::codes::Code;
 
 /// One CUDA error, in its driver and runtime spellings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,7 +26,7 @@ pub(crate) struct CudaError {
     /// also mention CUDA before it counts.
     pub generic_message: bool,
     /// The diagnosis code it maps to.
-    pub code: &'static str,
+    pub code: Code,
 }
 
 const fn e(
@@ -26,7 +35,7 @@ const fn e(
     runtime: Option<&'static str>,
     messages: &'static [&'static str],
     generic_message: bool,
-    code: &'static str,
+    code: Code,
 ) -> CudaError {
     CudaError {
         num,
@@ -46,7 +55,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorMemoryAllocation"),
         &["out of memory"],
         true,
-        "out-of-memory",
+        Code::OutOfMemory,
     ),
     e(
         3,
@@ -54,7 +63,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInitializationError"),
         &["initialization error"],
         true,
-        "cuda-init-failed",
+        Code::CudaInitFailed,
     ),
     e(
         34,
@@ -62,7 +71,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorStubLibrary"),
         &["CUDA driver is a stub library"],
         false,
-        "libcuda-stub",
+        Code::LibcudaStub,
     ),
     e(
         35,
@@ -70,7 +79,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInsufficientDriver"),
         &["CUDA driver version is insufficient for CUDA runtime version"],
         false,
-        "driver-too-old",
+        Code::DriverTooOld,
     ),
     e(
         36,
@@ -78,7 +87,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorCallRequiresNewerDriver"),
         &["API call requires a newer CUDA driver"],
         false,
-        "driver-too-old",
+        Code::DriverTooOld,
     ),
     e(
         46,
@@ -86,7 +95,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorDevicesUnavailable"),
         &["CUDA-capable device(s) is/are busy or unavailable"],
         false,
-        "device-unavailable",
+        Code::DeviceUnavailable,
     ),
     e(
         98,
@@ -94,7 +103,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInvalidDeviceFunction"),
         &["invalid device function"],
         true,
-        "no-kernel-image-for-device",
+        Code::NoKernelImageForDevice,
     ),
     e(
         100,
@@ -105,7 +114,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
             "no CUDA-capable devices were detected",
         ],
         false,
-        "no-device-visible",
+        Code::NoDeviceVisible,
     ),
     e(
         101,
@@ -113,7 +122,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInvalidDevice"),
         &["invalid device ordinal"],
         false,
-        "invalid-device-ordinal",
+        Code::InvalidDeviceOrdinal,
     ),
     e(
         200,
@@ -121,7 +130,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInvalidKernelImage"),
         &["device kernel image is invalid"],
         false,
-        "invalid-kernel-image",
+        Code::InvalidKernelImage,
     ),
     e(
         209,
@@ -129,7 +138,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorNoKernelImageForDevice"),
         &["no kernel image is available for execution on the device"],
         false,
-        "no-kernel-image-for-device",
+        Code::NoKernelImageForDevice,
     ),
     e(
         218,
@@ -137,7 +146,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInvalidPtx"),
         &["a PTX JIT compilation failed"],
         false,
-        "ptx-jit-failed",
+        Code::PtxJitFailed,
     ),
     e(
         221,
@@ -145,7 +154,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorJitCompilerNotFound"),
         &["PTX JIT compiler library not found"],
         false,
-        "ptx-jit-compiler-missing",
+        Code::PtxJitCompilerMissing,
     ),
     e(
         222,
@@ -153,7 +162,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorUnsupportedPtxVersion"),
         &["the provided PTX was compiled with an unsupported toolchain"],
         false,
-        "ptx-too-new-for-driver",
+        Code::PtxTooNewForDriver,
     ),
     e(
         223,
@@ -161,7 +170,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorJitCompilationDisabled"),
         &["PTX JIT compilation was disabled"],
         false,
-        "ptx-jit-failed",
+        Code::PtxJitFailed,
     ),
     e(
         500,
@@ -169,7 +178,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorSymbolNotFound"),
         &["named symbol not found"],
         true,
-        "kernel-not-found",
+        Code::KernelNotFound,
     ),
     e(
         700,
@@ -177,7 +186,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorIllegalAddress"),
         &["an illegal memory access was encountered"],
         false,
-        "illegal-address",
+        Code::IllegalAddress,
     ),
     e(
         701,
@@ -185,7 +194,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorLaunchOutOfResources"),
         &["too many resources requested for launch"],
         false,
-        "launch-out-of-resources",
+        Code::LaunchOutOfResources,
     ),
     e(
         716,
@@ -193,7 +202,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorMisalignedAddress"),
         &["misaligned address"],
         true,
-        "illegal-address",
+        Code::IllegalAddress,
     ),
     e(
         719,
@@ -201,15 +210,15 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorLaunchFailure"),
         &["unspecified launch failure"],
         false,
-        "illegal-address",
+        Code::IllegalAddress,
     ),
     e(
         802,
         Some("CUDA_ERROR_SYSTEM_NOT_READY"),
         Some("cudaErrorSystemNotReady"),
         &["system not yet initialized"],
-        true,
-        "system-not-ready",
+        false,
+        Code::SystemNotReady,
     ),
     e(
         803,
@@ -217,7 +226,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorSystemDriverMismatch"),
         &["system has unsupported display driver / cuda driver combination"],
         false,
-        "driver-library-mismatch",
+        Code::DriverLibraryMismatch,
     ),
     e(
         804,
@@ -225,7 +234,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorCompatNotSupportedOnDevice"),
         &["forward compatibility was attempted on non supported HW"],
         false,
-        "forward-compat-unsupported",
+        Code::ForwardCompatUnsupported,
     ),
     e(
         999,
@@ -233,7 +242,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorUnknown"),
         &["unknown error"],
         true,
-        "cuda-unknown-error",
+        Code::CudaUnknownError,
     ),
 ];
 
@@ -260,42 +269,151 @@ impl CudaError {
     }
 }
 
-/// Finds the CUDA errors named on one line (by CUresult/cudaError name, by
-/// message string, or by a number next to CUDA words), each once.
-/// `by_number_only` is true for errors found only by their number.
+/// Finds the CUDA errors named on one line (by CUresult/cudaError name, a
+/// Rust enum form, a message string, or a number in a known shape), each once.
+/// The flag is true for errors found only by their number.
 pub(crate) fn find_in_line(line: &str, out: &mut Vec<(&'static CudaError, bool)>) {
-    let mentions_cuda = mentions_cuda(line);
-    // Names: scan identifiers that start with CUDA_ERROR_ or cudaError.
+    // cuda-build's own error lines quote other tools (`exit status: 2`): only
+    // names and messages count there, never numbers.
+    let own_error = line.trim_start().starts_with("error[");
+    let context = mentions_cuda(line);
     for prefix in ["CUDA_ERROR_", "cudaError"] {
-        let mut from = 0;
-        while let Some(pos) = line[from..].find(prefix) {
-            let start = from + pos;
-            let end = start
-                + line[start..]
-                    .bytes()
-                    .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
-                    .count();
-            if let Some(err) = by_name(&line[start..end]) {
+        for word in words_with_prefix(line, prefix) {
+            if let Some(err) = by_name(word) {
                 push(out, err, false);
             }
-            from = end.max(start + 1);
         }
     }
-    // Message strings: one pass of a literal automaton over the line.
+    // Rust enum forms: `Cuda(NoBinaryForGpu)`, `CudaError::NoBinaryForGpu`.
+    for wrapper in ENUM_WRAPPERS {
+        let mut from = 0;
+        while let Some(p) = line[from..].find(wrapper) {
+            let at = from + p + wrapper.len();
+            let word: &str = ident_at(line, at);
+            if let Some(err) = ERRORS
+                .iter()
+                .find(|e| e.enum_name().as_deref() == Some(word))
+            {
+                push(out, err, false);
+            }
+            from = at;
+        }
+    }
+    // A distinctive enum name on its own (`Error: InvalidPtx`, cust's Debug form).
+    let (names, automaton) = loose_enum_names();
+    for m in automaton.find_iter(line) {
+        let (_, err) = names[m.pattern().as_usize()];
+        let ident = |b: Option<&u8>| b.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+        let b = line.as_bytes();
+        let before = m.start().checked_sub(1).and_then(|i| b.get(i));
+        if !ident(before) && !ident(b.get(m.end())) {
+            push(out, err, false);
+        }
+    }
     for m in message_regex().find_iter(line) {
         if let Some(err) = ERRORS.iter().find(|e| e.messages.contains(&m.as_str())) {
-            if !err.generic_message || mentions_cuda {
+            if !err.generic_message || context {
                 push(out, err, false);
             }
         }
     }
-    if mentions_cuda && out.is_empty() {
-        if let Some(num) = error_number(line) {
-            if let Some(err) = by_number(num) {
-                push(out, err, true);
-            }
+    if out.is_empty() && !own_error {
+        if let Some(err) = error_number(line).and_then(by_number) {
+            push(out, err, true);
         }
     }
+}
+
+/// What a Rust wrapper writes before a CUDA error's enum name.
+const ENUM_WRAPPERS: &[&str] = &[
+    "Cuda(",
+    "DriverError(",
+    "CudaError::",
+    "CudaError(",
+    "CUresult::",
+    "cudaError_enum::",
+];
+
+impl CudaError {
+    /// The name a Rust enum gives it: CUDA_ERROR_NO_BINARY_FOR_GPU → NoBinaryForGpu.
+    pub fn enum_name(&self) -> Option<String> {
+        let name = self.driver?.strip_prefix("CUDA_ERROR_")?;
+        Some(
+            name.split('_')
+                .map(|w| {
+                    let mut c = w.chars();
+                    c.next().map_or_else(String::new, |f| {
+                        f.to_string() + &c.as_str().to_ascii_lowercase()
+                    })
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Enum names too common in other libraries' errors to count without a CUDA
+/// wrapper (`kind: NotFound` is an io::Error).
+const COMMON_ENUM_NAMES: &[&str] = &[
+    "OutOfMemory",
+    "NotInitialized",
+    "NoDevice",
+    "InvalidDevice",
+    "NotFound",
+    "Unknown",
+    "LaunchFailed",
+    "InvalidImage",
+];
+
+/// The enum names distinctive enough to count on their own, with their
+/// error, and an automaton that finds them in one pass.
+type EnumNames = (
+    Vec<(&'static str, &'static CudaError)>,
+    aho_corasick::AhoCorasick,
+);
+
+fn loose_enum_names() -> &'static EnumNames {
+    static NAMES: std::sync::OnceLock<EnumNames> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let names: Vec<(&'static str, &'static CudaError)> = ERRORS
+            .iter()
+            .filter_map(|e| {
+                let name = e.enum_name()?;
+                if COMMON_ENUM_NAMES.contains(&name.as_str()) {
+                    return None;
+                }
+                // Leaked once: the table is static and small.
+                Some((&*Box::leak(name.into_boxed_str()), e))
+            })
+            .collect();
+        // A few dozen plain identifiers: building cannot fail.
+        let automaton = aho_corasick::AhoCorasick::new(names.iter().map(|(n, _)| n))
+            .expect("enum names form an automaton");
+        (names, automaton)
+    })
+}
+
+/// The identifier that starts at byte `at`.
+fn ident_at(line: &str, at: usize) -> &str {
+    let rest = &line[at.min(line.len())..];
+    let n = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    &rest[..n]
+}
+
+/// Whole identifiers that start with `prefix` (not inside a longer word).
+fn words_with_prefix<'a>(line: &'a str, prefix: &'a str) -> impl Iterator<Item = &'a str> {
+    let mut from = 0;
+    std::iter::from_fn(move || loop {
+        let pos = from + line.get(from..)?.find(prefix)?;
+        let word = ident_at(line, pos);
+        from = pos + word.len().max(1);
+        let before = line[..pos].bytes().next_back();
+        if !before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Some(word);
+        }
+    })
 }
 
 fn message_regex() -> &'static regex::Regex {
@@ -311,64 +429,151 @@ fn message_regex() -> &'static regex::Regex {
     })
 }
 
+/// The literal texts that can start CUDA-error evidence on a line: the names,
+/// the enum wrappers, the messages and the numeric shapes' keywords. The
+/// scanner's prefilter takes them from here, so the table and the prefilter
+/// cannot drift apart.
+pub(crate) fn trigger_literals() -> &'static [&'static str] {
+    static LITS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    LITS.get_or_init(|| {
+        let mut v: Vec<&'static str> = vec!["CUDA_ERROR_", "cudaError", "CUresult"];
+        v.extend(ENUM_WRAPPERS);
+        v.extend(ERRORS.iter().flat_map(|e| e.messages.iter().copied()));
+        v.extend(NUMBER_KEYS);
+        v.extend(loose_enum_names().0.iter().map(|(name, _)| *name));
+        v
+    })
+}
+
+/// Keywords of the numeric shapes (`CUDA error 2`, `code=209(`, a driver or
+/// runtime call name before `returned`/`failed`/`error`).
+const NUMBER_KEYS: &[&str] = &[
+    "CUDA error",
+    "CUDA Error",
+    "cuda error",
+    "CUDA ERROR",
+    "cuda runtime error",
+    "code=",
+    "cudaSuccess (",
+    "cuInit",
+    "cuDevice",
+    "cuCtx",
+    "cuModule",
+    "cuLaunch",
+    "cuMem",
+    "cuStream",
+    "cuEvent",
+    "cuLink",
+    "cuFunc",
+    "cuGraph",
+    "cudaMalloc",
+    "cudaMemcpy",
+    "cudaMemset",
+    "cudaFree",
+    "cudaGetDevice",
+    "cudaSetDevice",
+    "cudaDevice",
+    "cudaHost",
+    "cudaStream",
+    "cudaEvent",
+    "cudaLaunch",
+    "cudaFunc",
+    "cudaGraph",
+    "cudaGetLastError",
+    "cudaPeekAtLastError",
+    "cudaRuntimeGetVersion",
+    "cudaDriverGetVersion",
+];
+
 fn push(out: &mut Vec<(&'static CudaError, bool)>, err: &'static CudaError, by_number: bool) {
     if !out.iter().any(|(e, _)| e.num == err.num) {
         out.push((err, by_number));
     }
 }
 
-/// Whether a line talks about CUDA at all (so "out of memory" means GPU memory).
+/// Whether a line talks about CUDA itself, so a generic message ("out of
+/// memory", "unknown error") is CUDA's: the word CUDA on its own (not inside
+/// a path, a crate or package name like `cudarc`, `candle-cuda`,
+/// `/usr/local/cuda/lib64`), a driver or runtime call, or a CUDA error type.
 pub(crate) fn mentions_cuda(line: &str) -> bool {
+    if [
+        "CUresult",
+        "CUDA_ERROR_",
+        "cudaError",
+        "DriverError(",
+        "Cuda(",
+        "CudaError",
+    ]
+    .iter()
+    .any(|k| line.contains(k))
+    {
+        return true;
+    }
     let b = line.as_bytes();
-    b.windows(4).any(|w| w.eq_ignore_ascii_case(b"cuda"))
-        || line.contains("CUresult")
-        || line.contains("cuInit")
-        || line.contains("cuModule")
-        || line.contains("cuLaunch")
-        || line.contains("cuMem")
-        || line.contains("cuCtx")
+    let mut i = 0;
+    while i + 4 <= b.len() {
+        if b[i..i + 4].eq_ignore_ascii_case(b"cuda") {
+            let before = i.checked_sub(1).map(|j| b[j]);
+            let after = b.get(i + 4).copied();
+            let path_char = |c: u8| matches!(c, b'/' | b'\\' | b'-' | b'_' | b'.');
+            let word_before = before.is_some_and(|c| c.is_ascii_alphanumeric() || path_char(c));
+            // `cudaMalloc`: a runtime call; `cudarc`, `cuda-12`, `cuda/`: not CUDA context.
+            let call = after.is_some_and(|c| c.is_ascii_uppercase()) && &b[i..i + 4] == b"cuda";
+            let word_after = after.is_some_and(|c| c.is_ascii_alphanumeric() || path_char(c));
+            if !word_before && (call || !word_after) {
+                return true;
+            }
+            i += 4;
+        } else {
+            i += 1;
+        }
+    }
+    // Driver API calls: cuInit, cuMemAlloc, cuModuleLoadData, ...
+    [
+        "cuInit", "cuDevice", "cuCtx", "cuModule", "cuLaunch", "cuMem", "cuStream", "cuLink",
+    ]
+    .iter()
+    .any(|k| line.contains(k))
 }
 
-/// A number that follows "error", "code", "result", "status", "returned" or
-/// "failed" (`CUDA error 209`, `error code 222`, `code=209`, `returned 100`,
-/// `CUresult 222`, `cuModuleLoadData failed: 222`), or glog's
-/// `error == cudaSuccess (35 vs. 0)`.
+fn number_regex() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?x)
+            \b[Cc][Uu][Dd][Aa][\ _][Ee][Rr][Rr][Oo][Rr](?:\s+code)?[\s:\#=(]{0,3}(?P<a>\d{1,4})
+          | \bcuda\ runtime\ error\ \((?P<b>\d{1,4})\)
+          | \bcode=(?P<c>\d{1,4})\(
+          | \bCUresult[\s:=(]{1,3}(?P<d>\d{1,4})
+          | \bcudaSuccess\ \((?P<e>\d{1,4})\ vs\.
+          | \bcu(?:da)?[A-Z][A-Za-z0-9_]*(?:\([^()]{0,120}\))?\s*
+              (?:returned|failed(?:\s+with)?(?:\s+error)?(?:\s+code)?|error(?:\s+code)?|=|->)
+              \s*[:=]?\s*[(\#]?(?P<f>\d{1,4})",
+        )
+        .expect("the CUDA error number shapes form a valid regex")
+    })
+}
+
+/// A number in one of the known shapes of a CUDA error report: `CUDA error
+/// 209`, `cuda runtime error (2)`, `code=209(`, `CUresult 222`, glog's
+/// `error == cudaSuccess (35 vs. 0)`, or a driver/runtime call beside it
+/// (`cuInit returned 100`, `cuModuleLoadData failed: 222`,
+/// `cudaHostRegister error: 35`). Never a bare number near "status", a path's
+/// line number, or a version (`CUDA error 12.2` is not error 12).
 fn error_number(line: &str) -> Option<u32> {
-    let lower = line.to_ascii_lowercase();
-    for key in [
-        "error code",
-        "error",
-        "code",
-        "result",
-        "status",
-        "returned",
-        "failed",
-        "cuda_error",
-        "cudasuccess",
-    ] {
-        let mut from = 0;
-        while let Some(pos) = lower[from..].find(key) {
-            let after = from + pos + key.len();
-            let rest = &lower[after..];
-            let digits_start = rest
-                .bytes()
-                .take_while(|b| matches!(b, b' ' | b':' | b'=' | b'(' | b'[' | b'#'))
-                .count();
-            let digits: String = rest[digits_start..]
-                .chars()
-                .take_while(|c| c.is_ascii_digit())
-                .take(4)
-                .collect();
-            if !digits.is_empty() && digits_start <= 3 {
-                let next = rest[digits_start + digits.len()..].chars().next();
-                // "error 209" but not "error 2.5" or "error 20x".
-                if !matches!(next, Some(c) if c.is_ascii_alphanumeric() || c == '.') {
-                    if let Ok(n) = digits.parse() {
-                        return Some(n);
-                    }
-                }
-            }
-            from = after;
+    for caps in number_regex().captures_iter(line) {
+        let Some(m) = ["a", "b", "c", "d", "e", "f"]
+            .iter()
+            .find_map(|n| caps.name(n))
+        else {
+            continue;
+        };
+        let next = line[m.end()..].chars().next();
+        if matches!(next, Some(c) if c.is_ascii_alphanumeric() || c == '.' || c == '_') {
+            continue;
+        }
+        if let Ok(n) = m.as_str().parse() {
+            return Some(n);
         }
     }
     None
@@ -412,6 +617,24 @@ mod tests {
         );
         // Numbers without CUDA context or in versions are not errors.
         assert!(find("error 209 in parser").is_empty());
+        assert_eq!(find("cudaHostRegister error: 35"), vec![(35, true)]);
+        assert_eq!(
+            find("cudaRuntimeGetVersion() failed with error #35"),
+            vec![(35, true)]
+        );
+        assert_eq!(find("Error: InvalidPtx"), vec![(218, false)]);
+        assert_eq!(
+            find("cuda runtime error (2) : out of memory"),
+            vec![(2, false)]
+        );
+        assert_eq!(find("Error: Cuda(NoBinaryForGpu)"), vec![(209, false)]);
+        // Not CUDA evidence: exit statuses, io::Error codes, paths, crate names.
+        assert!(find("error[nvcc-failed]: nvcc failed (exit status: 2)").is_empty());
+        assert!(find("`nvidia-smi` failed: Os { code: 2, kind: NotFound }").is_empty());
+        assert!(find("/usr/local/cuda/include/x.h:2: out of memory").is_empty());
+        assert!(find("cudarc panicked: out of memory").is_empty());
+        assert!(find("candle-cuda: unknown error").is_empty());
+        assert!(find("status 2 after cuda build").is_empty());
         assert!(find("CUDA version 12.2").is_empty());
     }
 

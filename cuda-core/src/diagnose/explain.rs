@@ -3,8 +3,9 @@
 //! [`Context`]): the toolkit that ran, other installed toolkits, the driver,
 //! the GPUs, the platform.
 
+use super::codes::Code;
 use super::scan::{Fact, Hit, HostKind, Scan};
-use super::{codes, Context, Diagnosis, Layer};
+use super::{Context, Diagnosis, Layer};
 use crate::arch::{Arch, ComputeCapability, Variant};
 use crate::facts::{self, CudaVersion};
 use crate::probe::{GpuInfo, Platform};
@@ -15,7 +16,7 @@ const MAX_EVIDENCE_LINES: usize = 6;
 
 /// All hits of one code.
 struct Finding {
-    code: &'static str,
+    code: Code,
     offset: usize,
     evidence: Vec<String>,
     facts: Vec<Fact>,
@@ -165,6 +166,7 @@ pub(crate) fn explain(scan: Scan, ctx: &Context) -> Vec<Diagnosis> {
         }
     }
     context_findings(&view, &mut findings);
+    rank_native_with_real_arch(&mut findings);
     let mut out: Vec<(usize, Diagnosis)> = findings
         .iter()
         .map(|f| (f.offset, build(f, &view)))
@@ -182,17 +184,20 @@ pub(crate) fn explain(scan: Scan, ctx: &Context) -> Vec<Diagnosis> {
 /// the log (which names only the symptom): a stub libcuda, a kernel module
 /// that does not match the driver's libraries.
 fn context_findings(view: &View, findings: &mut Vec<Finding>) {
+    log_version_mismatch(view, findings);
     let Some(platform) = view.platform() else {
         return;
     };
     let symptom = findings.iter().any(|f| {
-        codes::lookup(f.code)
-            .is_some_and(|d| matches!(d.layer, Layer::Driver | Layer::Runtime | Layer::Environment))
+        matches!(
+            f.code.layer(),
+            Layer::Driver | Layer::Runtime | Layer::Environment
+        )
     });
     if !symptom {
         return;
     }
-    let mut add = |code: &'static str, evidence: String| {
+    let mut add = |code: Code, evidence: String| {
         if let Some(f) = findings.iter_mut().find(|f| f.code == code) {
             push_unique(&mut f.evidence, evidence);
             f.confidence = f.confidence.max(0.9);
@@ -212,7 +217,7 @@ fn context_findings(view: &View, findings: &mut Vec<Finding>) {
             .as_ref()
             .map_or_else(|| "libcuda".to_string(), |p| p.display().to_string());
         add(
-            "libcuda-stub",
+            Code::LibcudaStub,
             format!("(probe) the libcuda loaded here, {path}, is the toolkit's stub"),
         );
     }
@@ -230,28 +235,70 @@ fn context_findings(view: &View, findings: &mut Vec<Finding>) {
         let differ = matches!((a, b), (Some(a), Some(b)) if a.iter().zip(&b).any(|(x, y)| x != y));
         if differ {
             add(
-                "driver-library-mismatch",
+                Code::DriverLibraryMismatch,
                 format!("(probe) kernel module {k}, driver libraries {n_driver}"),
             );
         }
     }
 }
 
+/// The log itself shows a kernel module of one driver version and user-space
+/// driver packages of another.
+fn log_version_mismatch(view: &View, findings: &mut Vec<Finding>) {
+    let (Some((k, k_line)), Some((u, u_line))) = (&view.scan.kernel_module, &view.scan.user_driver)
+    else {
+        return;
+    };
+    let (a, b) = (
+        facts::parse_driver_version(k),
+        facts::parse_driver_version(u),
+    );
+    let differ = matches!((a, b), (Some(a), Some(b)) if a.iter().zip(&b).any(|(x, y)| x != y));
+    if !differ
+        || findings
+            .iter()
+            .any(|f| f.code == Code::DriverLibraryMismatch)
+    {
+        return;
+    }
+    findings.push(Finding {
+        code: Code::DriverLibraryMismatch,
+        offset: 0,
+        evidence: vec![k_line.clone(), u_line.clone()],
+        facts: vec![Fact::Note(
+            "The log shows the loaded kernel module and the installed user-space driver packages at different versions: the driver was upgraded (or partly upgraded) without reloading the module.",
+        )],
+        confidence: 0.85,
+    });
+}
+
 /// Decides the code of facts that need the whole log or the context.
-fn resolve(hit: &Hit, view: &View) -> (&'static str, f32) {
+fn resolve(hit: &Hit, view: &View) -> (Code, f32) {
     match &hit.fact {
         Fact::PtxVersion { jit, nvcc_tmp, .. } | Fact::PtxTarget { jit, nvcc_tmp, .. } => {
             if *jit {
-                ("ptx-too-new-for-driver", 0.95)
+                (Code::PtxTooNewForDriver, 0.95)
             } else if view.scan.jit_context && !*nvcc_tmp {
-                ("ptx-too-new-for-driver", 0.85)
+                (Code::PtxTooNewForDriver, 0.85)
             } else if *nvcc_tmp {
-                ("toolkit-incomplete", 0.9)
+                (Code::ToolkitIncomplete, 0.9)
             } else {
-                ("ptxas-too-old", 0.8)
+                (Code::PtxasTooOld, 0.8)
             }
         }
         Fact::Arch { name, .. } => resolve_arch(name, view.nvcc_version()).0,
+        // A kernel file named for an arch (`..._sm80.cu`) failing to compile
+        // means "built for a lower target" only when the log shows one.
+        Fact::Feature { feature, needs, .. } if feature.starts_with("the kernels of ") => {
+            let needs: u32 = needs.trim_start_matches("sm_").parse().unwrap_or(0);
+            let lower = view.scan.lowest_cmd_arch.is_some_and(|a| a < needs);
+            (hit.code, if lower { 0.8 } else { 0.4 })
+        }
+        // candle compiles its bf16 kernels only for sm_80 and newer: a missing
+        // symbol in a bf16 / candle log is that kernel on an older GPU.
+        Fact::Cuda { err, .. } if err.code == Code::KernelNotFound && view.scan.bf16_context => {
+            (Code::Bf16KernelUnavailable, hit.confidence)
+        }
         _ => (hit.code, hit.confidence),
     }
 }
@@ -294,45 +341,45 @@ fn parse_arch_name(name: &str) -> Option<Arch> {
     Arch::parse(bare).ok()
 }
 
-fn resolve_arch(name: &str, nvcc: Option<CudaVersion>) -> ((&'static str, f32), ArchVerdict) {
+fn resolve_arch(name: &str, nvcc: Option<CudaVersion>) -> ((Code, f32), ArchVerdict) {
     let Some(arch) = parse_arch_name(name) else {
-        return (("arch-invalid", 0.85), ArchVerdict::Unknown);
+        return ((Code::ArchInvalid, 0.85), ArchVerdict::Unknown);
     };
     let Some((first, last)) = facts::arch_variant_first_last(arch) else {
         // Fermi (sm_2x) and older predate the tables: removed in CUDA 9.0.
         if arch.cc.major < 3 && arch.variant == Variant::Plain {
             return (
-                ("arch-dropped-by-nvcc", 0.85),
+                (Code::ArchDroppedByNvcc, 0.85),
                 ArchVerdict::Dropped { last: FERMI_LAST },
             );
         }
-        return (("arch-too-new-for-nvcc", 0.6), ArchVerdict::Unknown);
+        return ((Code::ArchTooNewForNvcc, 0.6), ArchVerdict::Unknown);
     };
     match nvcc {
         Some(v) if v < first => (
-            ("arch-too-new-for-nvcc", 0.95),
+            (Code::ArchTooNewForNvcc, 0.95),
             ArchVerdict::TooNew { first },
         ),
         Some(v) if last.is_some_and(|l| v > l) => (
-            ("arch-dropped-by-nvcc", 0.95),
+            (Code::ArchDroppedByNvcc, 0.95),
             ArchVerdict::Dropped {
                 last: last.unwrap_or(v),
             },
         ),
         Some(_) => {
             let code = if last.is_some() {
-                "arch-dropped-by-nvcc"
+                Code::ArchDroppedByNvcc
             } else {
-                "arch-too-new-for-nvcc"
+                Code::ArchTooNewForNvcc
             };
             ((code, 0.5), ArchVerdict::Contradiction)
         }
         None if last.is_some() => (
-            ("arch-dropped-by-nvcc", 0.75),
+            (Code::ArchDroppedByNvcc, 0.75),
             ArchVerdict::Either { first, last },
         ),
         None => (
-            ("arch-too-new-for-nvcc", 0.8),
+            (Code::ArchTooNewForNvcc, 0.8),
             ArchVerdict::Either { first, last },
         ),
     }
@@ -343,9 +390,9 @@ fn arch_list_hint() -> &'static str {
 }
 
 fn base(f: &Finding) -> Diagnosis {
-    let doc = codes::lookup(f.code);
+    let doc = f.code.doc();
     Diagnosis {
-        code: doc.map_or(f.code, |d| d.code),
+        code: f.code,
         title: doc.map_or_else(|| f.code.to_string(), |d| d.title.to_string()),
         evidence: f.evidence.clone(),
         cause: String::new(),
@@ -365,39 +412,48 @@ fn push_unique(v: &mut Vec<String>, s: String) {
 fn build(f: &Finding, view: &View) -> Diagnosis {
     let mut d = base(f);
     match f.code {
-        "arch-too-new-for-nvcc" | "arch-dropped-by-nvcc" | "arch-invalid" => {
+        Code::ArchTooNewForNvcc | Code::ArchDroppedByNvcc | Code::ArchInvalid => {
             arch_rejected(f, view, &mut d)
         }
-        "arch-feature-needs-higher-target" => feature(f, view, &mut d),
-        "arch-not-detected" => arch_not_detected(f, view, &mut d),
-        "toolkit-incomplete" => toolkit_incomplete(f, view, &mut d),
-        "ptxas-too-old" => ptxas_too_old(f, view, &mut d),
-        "host-compiler-unsupported" => host_unsupported(f, view, &mut d),
-        "host-compiler-not-found" => host_not_found(f, &mut d),
-        "nvcc-not-found" | "cuda-home-invalid" => nvcc_not_found(f, view, &mut d),
-        "no-kernel-image-for-device" => no_kernel_image(f, view, &mut d),
-        "ptx-too-new-for-driver" => ptx_too_new(f, view, &mut d),
-        "ptx-jit-failed" => ptx_jit_failed(f, view, &mut d),
-        "driver-too-old" => driver_too_old(f, view, &mut d),
-        "driver-not-loaded" => driver_not_loaded(f, view, &mut d),
-        "driver-library-mismatch" => driver_mismatch(f, view, &mut d),
-        "libcuda-not-found" | "nvml-not-found" | "ptx-jit-compiler-missing" => {
+        Code::ArchFeatureNeedsHigherTarget => feature(f, view, &mut d),
+        Code::ArchNotDetected => arch_not_detected(f, view, &mut d),
+        Code::ToolkitIncomplete => toolkit_incomplete(f, view, &mut d),
+        Code::PtxasTooOld => ptxas_too_old(f, view, &mut d),
+        Code::HostCompilerUnsupported => host_unsupported(f, view, &mut d),
+        Code::HostCompilerNotFound => host_not_found(f, &mut d),
+        Code::NvccNotFound => nvcc_not_found(f, view, &mut d),
+        Code::CudaHomeInvalid => cuda_home_invalid(f, view, &mut d),
+        Code::NoKernelImageForDevice => no_kernel_image(f, view, &mut d),
+        Code::PtxTooNewForDriver => ptx_too_new(f, view, &mut d),
+        Code::PtxJitFailed => ptx_jit_failed(f, view, &mut d),
+        Code::DriverTooOld => driver_too_old(f, view, &mut d),
+        Code::DriverNotLoaded => driver_not_loaded(f, view, &mut d),
+        Code::DriverLibraryMismatch => driver_mismatch(f, view, &mut d),
+        Code::LibcudaNotFound | Code::NvmlNotFound | Code::PtxJitCompilerMissing => {
             lib_missing(f, view, &mut d)
         }
-        "libcuda-stub" => libcuda_stub(f, view, &mut d),
-        "no-device-visible" => no_device(view, &mut d),
-        "cuda-unknown-error" => unknown_error(view, &mut d),
-        "cuda-runtime-lib-not-found" => runtime_lib(f, view, &mut d),
-        "device-function-unresolved" => unresolved(f, &mut d),
-        "nvcc-unknown-option" => unknown_option(f, &mut d),
+        Code::LibcudaStub => libcuda_stub(f, view, &mut d),
+        Code::NoDeviceVisible => no_device(view, &mut d),
+        Code::CudaUnknownError => unknown_error(view, &mut d),
+        Code::CudaRuntimeLibNotFound => runtime_lib(f, view, &mut d),
+        Code::DeviceFunctionUnresolved => unresolved(f, &mut d),
+        Code::NvccUnknownOption => unknown_option(f, &mut d),
+        Code::ToolkitUnsupportedByCrate => toolkit_unsupported_by_crate(f, view, &mut d),
+        Code::SccacheNvccFailed => sccache_nvcc(&mut d),
+        Code::ComputeCapQueryUnsupported => compute_cap_query(view, &mut d),
+        Code::Bf16KernelUnavailable => bf16_kernel(view, &mut d),
         _ => {}
     }
+    compute_cap_fixes(f, view, &mut d);
     // Facts every code shares: notes, CUDA error names, cuda-build's own errors.
     let mut by_number_only = true;
     let mut any_cuda = false;
     for fact in &f.facts {
         match fact {
             Fact::Note(n) if d.cause.is_empty() => d.cause = n.to_string(),
+            Fact::Text(t) if d.cause.is_empty() && f.code == Code::CudaHomeInvalid => {
+                d.cause = t.clone()
+            }
             Fact::Note(n) => push_unique(&mut d.alternatives, n.to_string()),
             Fact::Cuda { err, by_number } => {
                 any_cuda = true;
@@ -448,7 +504,12 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
             d.code
         ));
     }
-    if let Some(crate_name) = &view.scan.build_script {
+    if let Some(crate_name) = view
+        .scan
+        .build_script
+        .as_ref()
+        .filter(|_| f.code != Code::ToolkitUnsupportedByCrate)
+    {
         if matches!(
             d.layer,
             Layer::Toolkit | Layer::BuildConfig | Layer::HostCompiler
@@ -460,37 +521,192 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
     d
 }
 
+/// One nvcc rejecting `-arch=native` and a real architecture (`compute_86`)
+/// is an nvcc too old for both: that outranks "invalid spelling".
+fn rank_native_with_real_arch(findings: &mut [Finding]) {
+    let native_only = |f: &Finding| {
+        f.facts.iter().all(|x| match x {
+            Fact::Arch { name, .. } => name.contains("native"),
+            _ => true,
+        })
+    };
+    let Some(inv) = findings
+        .iter()
+        .position(|f| f.code == Code::ArchInvalid && native_only(f))
+    else {
+        return;
+    };
+    let Some(new) = findings
+        .iter()
+        .position(|f| f.code == Code::ArchTooNewForNvcc)
+    else {
+        return;
+    };
+    let evidence = findings[inv].evidence.clone();
+    findings[inv].confidence *= 0.6;
+    let f = &mut findings[new];
+    f.confidence = f.confidence.max(0.9);
+    for e in evidence {
+        if f.evidence.len() < MAX_EVIDENCE_LINES && !f.evidence.contains(&e) {
+            f.evidence.push(e);
+        }
+    }
+    if !f.facts.iter().any(|x| matches!(x, Fact::Note(_))) {
+        f.facts.push(Fact::Note("The same nvcc rejected `-arch=native` (added in CUDA 11.6) and a real architecture: this nvcc is too old for both."));
+    }
+}
+
+/// Whether the log shows a build script (bindgen_cuda, candle-kernels,
+/// cudaforge, TEI) choosing the GPU architecture itself.
+fn arch_from_build_script(f: &Finding, view: &View) -> bool {
+    view.scan.build_script.is_some()
+        || f.facts.iter().any(|x| {
+            matches!(x, Fact::Note(n) if n.contains("build script") || n.contains("nvidia-smi") || n.contains("candle"))
+        })
+}
+
+/// The cuda-build way around another tool's arch detection: CUDA_COMPUTE_CAP,
+/// which `cargo cuda build` sets from the driver API (no nvidia-smi needed).
+fn compute_cap_fixes(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let relevant = match f.code {
+        Code::ArchNotDetected | Code::ComputeCapQueryUnsupported => true,
+        Code::ArchTooNewForNvcc | Code::NoKernelImageForDevice => {
+            f.facts.iter().any(|x| matches!(x, Fact::GpuArch(_))) && arch_from_build_script(f, view)
+        }
+        _ => false,
+    };
+    if !relevant || !arch_from_build_script(f, view) && f.code != Code::ComputeCapQueryUnsupported {
+        return;
+    }
+    let cc = view
+        .gpus()
+        .iter()
+        .map(|g| g.compute_capability.number())
+        .max()
+        .map_or_else(|| "86".to_string(), |n| n.to_string());
+    let what = view.scan.build_script.as_deref().map_or_else(
+        || "the build script".to_string(),
+        |c| format!("the build script of `{c}`"),
+    );
+    // Another tool's build script chose the arch: its way round goes first.
+    let ours = [
+        format!("set the GPU architecture for {what}: CUDA_COMPUTE_CAP={cc} (candle, bindgen_cuda, cudaforge and text-embeddings-inference read it instead of asking nvidia-smi)"),
+        "or build with `cargo cuda build`, which reads the GPUs through the driver API and sets CUDA_COMPUTE_CAP and CUDA_ARCHS for every build script".to_string(),
+    ];
+    d.fix.retain(|f| !ours.contains(f));
+    d.fix.splice(0..0, ours);
+}
+
+fn toolkit_unsupported_by_crate(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let version = f.facts.iter().find_map(|x| match x {
+        Fact::Text(v) => Some(v.as_str()),
+        _ => None,
+    });
+    // cudarc writes 12.6 or 12060.
+    let shown = version.map(|v| match v.parse::<u32>() {
+        Ok(n) if n >= 1000 => format!("{}.{}", n / 1000, (n % 1000) / 10),
+        _ => v.to_string(),
+    });
+    let krate = view
+        .scan
+        .build_script
+        .as_deref()
+        .and_then(|c| c.split_whitespace().next())
+        .unwrap_or("cudarc");
+    d.cause = format!(
+        "The build script of `{krate}` has no bindings for CUDA {}: the installed toolkit is newer (or older) than that crate release supports. The toolkit is fine; the crate is too old for it.",
+        shown.as_deref().unwrap_or("(this version)")
+    );
+    d.fix.push(format!("update the crate: `cargo update -p {krate}` (or a newer candle / mistral.rs release that depends on a newer {krate})"));
+    d.fix.extend(view.use_toolkit_fixes(|_| true, ""));
+    d.fix.push("or build against a toolkit the crate supports: point CUDA_HOME at it, or `cargo cuda build`, which picks a detected toolkit and exports CUDA_HOME for build scripts".into());
+    if krate == "cudarc" {
+        d.fix.push("cudarc also reads CUDARC_CUDA_VERSION (e.g. 12040) to use the bindings of a release it supports".into());
+    }
+}
+
+fn bf16_kernel(view: &View, d: &mut Diagnosis) {
+    d.cause = "A bf16 kernel is missing from the loaded module: candle (and crates built like it) compiles bf16 kernels only for sm_80 and newer, and this GPU, or the architecture the kernels were built for, is older.".into();
+    let old: Vec<String> = view
+        .gpus()
+        .iter()
+        .filter(|g| g.compute_capability.major < 8)
+        .map(|g| format!("{} (sm_{})", g.name, g.compute_capability.number()))
+        .collect();
+    if !old.is_empty() {
+        d.cause.push_str(&format!(" Here: {}.", old.join(", ")));
+    }
+    d.fix.push(
+        "run the model in f16 or f32 (e.g. `--dtype f16`) on GPUs below compute capability 8.0"
+            .into(),
+    );
+    d.fix.push("with several GPUs, build for the newest one: CUDA_COMPUTE_CAP=89 (or `cargo cuda build`, which sets it from the driver) and run on it (CUDA_VISIBLE_DEVICES)".into());
+    d.alternatives.push("kernel-not-found: a kernel that is not bf16 and missing for another reason (name mangling, wrong module).".into());
+}
+
+fn sccache_nvcc(d: &mut Diagnosis) {
+    d.fix.push("unset CUDA_BUILD_WRAPPER (or stop the build script from running nvcc through sccache) so nvcc runs directly; nvcc itself is installed".into());
+    d.fix.push(
+        "or upgrade sccache: releases with fixed nvcc support keep nvcc's intermediate files"
+            .into(),
+    );
+    d.alternatives.push("If the same build fails without sccache, read that log instead: it shows nvcc's own error.".into());
+}
+
+fn compute_cap_query(view: &View, d: &mut Diagnosis) {
+    d.cause = "nvidia-smi here is too old to report the compute capability (`--query-gpu=compute_cap` needs the 510 driver branch or newer), so the build script that asked it could not choose a GPU architecture.".into();
+    if let Some(v) = view.driver_version() {
+        push_unique(&mut d.alternatives, format!("The driver here is {v}."));
+    }
+    d.fix.push(
+        "or upgrade the driver to the 510 branch or newer, whose nvidia-smi reports compute_cap"
+            .into(),
+    );
+}
+
+fn cuda_home_invalid(f: &Finding, view: &View, d: &mut Diagnosis) {
+    let list = f.facts.iter().find_map(|x| match x {
+        Fact::Text(t) => Some(t.as_str()),
+        _ => None,
+    });
+    if let Some(t) = list {
+        d.cause = t.to_string();
+        d.fix.push("set CUDA_HOME to exactly one toolkit root (e.g. CUDA_HOME=/usr/local/cuda-12.1); put the other paths on PATH or LD_LIBRARY_PATH instead".into());
+    }
+    nvcc_not_found(f, view, d);
+}
+
 /// The cause when the evidence says no more than the code.
-fn default_cause(code: &str) -> Option<&'static str> {
+fn default_cause(code: Code) -> Option<&'static str> {
     Some(match code {
-        "nvcc-not-found" => "nvcc is not on PATH, and no CUDA_HOME / NVCC names a toolkit.",
-        "compiler-killed" => "A compiler stage was killed with signal 9, which during a build almost always means the out-of-memory killer stopped it.",
-        "driver-not-loaded" => "Nothing can talk to the NVIDIA kernel driver: the nvidia module is not loaded (Secure Boot refused an unsigned module, the kernel was updated without rebuilding it, or nouveau holds the GPU).",
-        "no-device-visible" => "The CUDA driver shows this program no GPU: CUDA_VISIBLE_DEVICES hides them, the container was started without GPUs, /dev/nvidia* is not accessible, or there is none.",
+        Code::NvccNotFound => "nvcc is not on PATH, and no CUDA_HOME / NVCC names a toolkit.",
+        Code::CompilerKilled => "A compiler stage was killed with signal 9, which during a build almost always means the out-of-memory killer stopped it.",
+        Code::DriverNotLoaded => "Nothing can talk to the NVIDIA kernel driver: the nvidia module is not loaded (Secure Boot refused an unsigned module, the kernel was updated without rebuilding it, or nouveau holds the GPU).",
+        Code::NoDeviceVisible => "The CUDA driver shows this program no GPU: CUDA_VISIBLE_DEVICES hides them, the container was started without GPUs, /dev/nvidia* is not accessible, or there is none.",
         _ => return None,
     })
 }
 
 /// Fixes for codes whose fix does not depend on what was detected.
-fn default_fixes(code: &str) -> &'static [&'static str] {
+fn default_fixes(code: Code) -> &'static [&'static str] {
     match code {
-        "forward-compat-unsupported" => &[
+        Code::ForwardCompatUnsupported => &[
             "remove the cuda-compat directory (/usr/local/cuda/compat) from LD_LIBRARY_PATH and /etc/ld.so.conf.d, so the host driver's libcuda is used",
             "upgrade the host driver to one that supports the program's CUDA version (`nvidia-smi` shows it)",
         ],
-        "compiler-killed" => &[
+        Code::CompilerKilled => &[
             "build with fewer parallel jobs (CARGO_BUILD_JOBS=2, or NUM_JOBS for the build script): each nvcc stage can need gigabytes",
             "add RAM or swap (or raise the container's memory limit), or split the largest .cu files",
         ],
-        "system-not-ready" => &["start the NVIDIA Fabric Manager of exactly the driver's version: `sudo systemctl enable --now nvidia-fabricmanager`"],
-        "out-of-memory" => &["allocate less (smaller batches or buffers), free device memory earlier, or stop other processes using the GPU (`nvidia-smi`)"],
-        "illegal-address" => &["run the program under `compute-sanitizer` to find the kernel, thread and address; check index bounds and the buffer sizes passed to the kernel"],
-        "launch-out-of-resources" => &["launch fewer threads per block, or cap registers with __launch_bounds__ / -maxrregcount (`-Xptxas -v` shows the usage)"],
-        "cuda-init-failed" => &["initialise CUDA after fork() (or use spawn), and check that `nvidia-smi` works in the same environment"],
-        "kernel-not-found" => &["declare the kernel `extern \"C\" __global__` (C++ mangles the name), or load it by its mangled name; the generated module's ENTRIES lists the names"],
-        "invalid-kernel-image" => &["load the image cuda-build generated (IMAGE in the generated module), rebuilt for this GPU"],
-        "device-unavailable" => &["wait for or stop the process holding the GPU, or set the compute mode back: `sudo nvidia-smi -c DEFAULT`"],
-        "invalid-device-ordinal" => &["use a device index below the number of visible GPUs (`nvidia-smi -L`); CUDA_VISIBLE_DEVICES renumbers them from 0"],
+        Code::SystemNotReady => &["start the NVIDIA Fabric Manager of exactly the driver's version: `sudo systemctl enable --now nvidia-fabricmanager`"],
+        Code::OutOfMemory => &["allocate less (smaller batches or buffers), free device memory earlier, or stop other processes using the GPU (`nvidia-smi`)"],
+        Code::IllegalAddress => &["run the program under `compute-sanitizer` to find the kernel, thread and address; check index bounds and the buffer sizes passed to the kernel"],
+        Code::LaunchOutOfResources => &["launch fewer threads per block, or cap registers with __launch_bounds__ / -maxrregcount (`-Xptxas -v` shows the usage)"],
+        Code::CudaInitFailed => &["initialise CUDA after fork() (or use spawn), and check that `nvidia-smi` works in the same environment"],
+        Code::KernelNotFound => &["declare the kernel `extern \"C\" __global__` (C++ mangles the name), or load it by its mangled name; the generated module's ENTRIES lists the names"],
+        Code::InvalidKernelImage => &["load the image cuda-build generated (IMAGE in the generated module), rebuilt for this GPU"],
+        Code::DeviceUnavailable => &["wait for or stop the process holding the GPU, or set the compute mode back: `sudo nvidia-smi -c DEFAULT`"],
+        Code::InvalidDeviceOrdinal => &["use a device index below the number of visible GPUs (`nvidia-smi -L`); CUDA_VISIBLE_DEVICES renumbers them from 0"],
         _ => &[],
     }
 }
@@ -521,7 +737,7 @@ fn arch_rejected(f: &Finding, view: &View, d: &mut Diagnosis) {
     let arch = parse_arch_name(name);
     let cc = arch.map(|a| a.cc);
     let sm = arch.map_or_else(|| name.to_string(), |a| a.sm_name());
-    if d.code == "arch-invalid" && name.contains("native") {
+    if d.code == Code::ArchInvalid && name.contains("native") {
         d.cause = format!("This nvcc does not understand `-arch=native` and took it as the architecture name `{name}`: older releases lack the option.");
         d.fix.push(format!(
             "name the architecture explicitly (CUDA_ARCHS=86, or `80;86;90`) via {}",
@@ -531,7 +747,7 @@ fn arch_rejected(f: &Finding, view: &View, d: &mut Diagnosis) {
             .push("or use a newer toolkit, whose nvcc accepts -arch=native".into());
         return;
     }
-    if d.code == "arch-invalid" {
+    if d.code == Code::ArchInvalid {
         d.cause = format!("`{name}` is not an architecture name: nvcc wants sm_XY, compute_XY or lto_XY (e.g. sm_86, compute_90a).");
         d.fix.push(format!(
             "fix the value that produced `{name}`: CUDA_ARCHS=80;86+PTX (cuda-build turns it into proper -gencode flags), or `-gencode arch=compute_80,code=[sm_80,compute_80]` for nvcc directly"
@@ -1400,7 +1616,7 @@ fn library_fact(f: &Finding) -> (Option<String>, bool) {
 
 fn lib_missing(f: &Finding, view: &View, d: &mut Diagnosis) {
     let (lib, link_time) = library_fact(f);
-    if link_time && d.code == "libcuda-not-found" {
+    if link_time && d.code == Code::LibcudaNotFound {
         d.cause = "The linker could not find libcuda.so: it comes with the driver, and this machine has none (or not on the linker's path).".into();
         let stubs = view.toolkit().map_or_else(
             || "<toolkit>/lib64/stubs".to_string(),
@@ -1443,7 +1659,7 @@ fn lib_missing(f: &Finding, view: &View, d: &mut Diagnosis) {
         d.confidence = d.confidence.min(0.7);
     }
     d.fix.push("install the NVIDIA driver (`nvidia-smi` must work); `ldconfig -p | grep -E 'libcuda|nvidia-ml'` shows what the loader sees".into());
-    if d.code == "ptx-jit-compiler-missing" {
+    if d.code == Code::PtxJitCompilerMissing {
         d.fix
             .push("or build SASS for the GPU so no PTX JIT is needed".into());
     }
@@ -1475,7 +1691,7 @@ fn libcuda_stub(f: &Finding, view: &View, d: &mut Diagnosis) {
 }
 
 fn no_device(view: &View, d: &mut Diagnosis) {
-    d.cause = default_cause("no-device-visible")
+    d.cause = default_cause(Code::NoDeviceVisible)
         .unwrap_or_default()
         .into();
     if let Some(p) = view.platform() {
@@ -1597,41 +1813,66 @@ fn unknown_option(f: &Finding, d: &mut Diagnosis) {
 
 /// Lowers the confidence of codes that are probably consequences of another.
 fn cross_check(out: &mut [(usize, Diagnosis)]) {
-    let has = |code: &str, out: &[(usize, Diagnosis)]| out.iter().any(|(_, d)| d.code == code);
-    let rules: &[(&str, &[&str])] = &[
+    let has = |code: Code, out: &[(usize, Diagnosis)]| out.iter().any(|(_, d)| d.code == code);
+    let rules: &[(Code, &[Code])] = &[
         (
-            "driver-library-mismatch",
+            Code::DriverLibraryMismatch,
             &[
-                "no-device-visible",
-                "cuda-init-failed",
-                "cuda-unknown-error",
-                "driver-not-loaded",
-                "nvml-not-found",
+                Code::NoDeviceVisible,
+                Code::CudaInitFailed,
+                Code::CudaUnknownError,
+                Code::DriverNotLoaded,
+                Code::NvmlNotFound,
             ],
         ),
         (
-            "ptx-too-new-for-driver",
-            &["ptx-jit-failed", "no-kernel-image-for-device"],
+            Code::PtxTooNewForDriver,
+            &[Code::PtxJitFailed, Code::NoKernelImageForDevice],
         ),
         (
-            "libcuda-stub",
-            &["no-device-visible", "driver-not-loaded", "cuda-init-failed"],
-        ),
-        (
-            "libcuda-not-found",
-            &["driver-not-loaded", "no-device-visible", "cuda-init-failed"],
-        ),
-        (
-            "driver-not-loaded",
+            Code::LibcudaStub,
             &[
-                "no-device-visible",
-                "cuda-init-failed",
-                "cuda-unknown-error",
+                Code::NoDeviceVisible,
+                Code::DriverNotLoaded,
+                Code::CudaInitFailed,
             ],
         ),
-        ("host-compiler-not-found", &["toolkit-incomplete"]),
+        (
+            Code::LibcudaNotFound,
+            &[
+                Code::DriverNotLoaded,
+                Code::NoDeviceVisible,
+                Code::CudaInitFailed,
+            ],
+        ),
+        (
+            Code::DriverNotLoaded,
+            &[
+                Code::NoDeviceVisible,
+                Code::CudaInitFailed,
+                Code::CudaUnknownError,
+            ],
+        ),
+        (Code::HostCompilerNotFound, &[Code::ToolkitIncomplete]),
+        // sccache's nvcc handling fails with messages that look like a
+        // missing or killed nvcc.
+        (
+            Code::SccacheNvccFailed,
+            &[
+                Code::NvccNotFound,
+                Code::CompilerKilled,
+                Code::ToolkitIncomplete,
+            ],
+        ),
+        // An nvidia-smi without the compute_cap field is why detection failed.
+        (Code::ComputeCapQueryUnsupported, &[Code::ArchNotDetected]),
+        // An empty or colon-joined CUDA_HOME is why nvcc was not found.
+        (Code::CudaHomeInvalid, &[Code::NvccNotFound]),
+        // A too-old toolkit version is the cause; the crate's own
+        // messages about it are not.
+        (Code::ToolkitUnsupportedByCrate, &[Code::NvccNotFound]),
     ];
-    for (cause, effects) in rules {
+    for &(cause, effects) in rules {
         if !has(cause, out) {
             continue;
         }
@@ -1648,8 +1889,14 @@ fn cross_check(out: &mut [(usize, Diagnosis)]) {
     // Wrappers ("nvcc failed", "compile failed") step back when the log also
     // shows what made them fail.
     let wrappers = ["nvcc-failed", "compile-failed", "cargo-failed"];
-    if out.iter().any(|(_, d)| !wrappers.contains(&d.code)) {
-        for (_, d) in out.iter_mut().filter(|(_, d)| wrappers.contains(&d.code)) {
+    if out
+        .iter()
+        .any(|(_, d)| !wrappers.contains(&d.code.as_str()))
+    {
+        for (_, d) in out
+            .iter_mut()
+            .filter(|(_, d)| wrappers.contains(&d.code.as_str()))
+        {
             d.confidence *= 0.4;
             push_unique(
                 &mut d.alternatives,

@@ -19,8 +19,10 @@ pub mod codes;
 mod cuda_errors;
 mod explain;
 mod render;
+mod rules;
 mod scan;
 
+pub use codes::Code;
 pub use render::render;
 
 use crate::probe::ProbeReport;
@@ -66,8 +68,8 @@ pub enum Layer {
 /// One explained failure.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Diagnosis {
-    /// Stable kebab-case code.
-    pub code: &'static str,
+    /// Stable code; `code.as_str()` is its kebab-case spelling.
+    pub code: Code,
     /// Short title.
     pub title: String,
     /// The line(s) of input that matched.

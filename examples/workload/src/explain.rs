@@ -147,7 +147,7 @@ mod tests {
         ];
         for (text, code) in cases {
             let first = diagnose::diagnose(text, &Context::default());
-            assert_eq!(first.first().map(|d| d.code), Some(code), "{text}");
+            assert_eq!(first.first().map(|d| d.code.as_str()), Some(code), "{text}");
             let e = explain_code(code, "  sm_75: SASS for CC 7.x does not run on CC 9.0");
             assert_eq!(e.code, code);
             assert!(e.text.contains(code), "{}", e.text);

@@ -1,0 +1,1566 @@
+//! The rules: one entry per message pattern, as data.
+//!
+//! A rule names its code, the literal texts that make a line worth reading
+//! (its triggers), the extractor that reads such a line, and a real example
+//! line. The scanner's prefilter is built from every rule's triggers, and a
+//! line is handed only to the rules whose triggers it contains, so a rule
+//! cannot be silently dead; a unit test runs every rule on its example.
+//! The layer comes from the code ([`Code::layer`]); the explainer that turns
+//! a code's facts into causes and fixes is chosen by the code in `explain`.
+//!
+//! Adding a pattern: one entry here (a new code also goes in `codes.rs`),
+//! plus a corpus case in tests/corpus.
+
+use super::codes::Code;
+use super::cuda_errors;
+use super::scan::{Fact, HostKind, LineCx};
+
+/// Where a rule's trigger literals come from.
+pub(crate) enum Triggers {
+    /// Listed in the rule.
+    Listed(&'static [&'static str]),
+    /// Derived from another table (the CUDA error names and messages).
+    Derived(fn() -> &'static [&'static str]),
+}
+
+impl Triggers {
+    pub(crate) fn literals(&self) -> &'static [&'static str] {
+        match self {
+            Triggers::Listed(l) => l,
+            Triggers::Derived(f) => f(),
+        }
+    }
+}
+
+/// One pattern.
+pub(crate) struct Rule {
+    /// A short name for test messages.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub name: &'static str,
+    /// The code it gives; `None` for rules that only record context (versions,
+    /// the build script). Some rules refine it from the line (the library
+    /// named, the program not found).
+    pub code: Option<Code>,
+    /// Literal texts, one of which a line must contain (case-sensitive).
+    pub triggers: Triggers,
+    /// Reads a normalised line; records hits through the context.
+    pub extract: fn(&mut LineCx),
+    /// A real line this rule recognises (a unit test runs it).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub example: &'static str,
+}
+
+use Triggers::Listed;
+
+macro_rules! rule {
+    ($name:literal, $code:expr, [$($t:literal),+ $(,)?], $extract:expr, $example:literal $(,)?) => {
+        Rule {
+            name: $name,
+            code: $code,
+            triggers: Listed(&[$($t),+]),
+            extract: $extract,
+            example: $example,
+        }
+    };
+}
+
+/// Every rule, in the order they read a line: context first, then causes,
+/// then the CUDA error table (which skips a code a rule above already gave).
+pub(crate) static RULES: &[Rule] = &[
+    // ------------------------------------------------------------- context
+    rule!("versions", None, ["Cuda compilation tools, release", "Driver Version:", "KMD Version:"],
+        context_versions, "| NVIDIA-SMI 535.129.03   Driver Version: 535.129.03   CUDA Version: 12.2 |"),
+    rule!("build-script", None,
+        ["failed to run custom build command", "--- stderr", "nvcc error while compiling", "error occurred: Command", "process didn't exit successfully"],
+        context_build_script, "error: failed to run custom build command for `candle-kernels v0.8.0`"),
+    rule!("driver-versions", None,
+        ["Kernel Module", "ii  nvidia-smi", "ii  libnvidia-compute", "ii  nvidia-utils", "ii  nvidia-driver"],
+        context_driver_versions, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  520.56.06  Thu Oct  6 21:38:55 UTC 2022"),
+    rule!("jit-context", None, ["cuModuleLoad", "load_module", "cuLinkAddData", "application ptx input"],
+        context_jit, "cuModuleLoadData failed"),
+    // ------------------------------------------------- cuda-build's own errors
+    rule!("own-error", Some(Code::Other("nvcc-failed")), ["error["], own_error,
+        "error[nvcc-not-found]: no CUDA toolkit found"),
+    // ---------------------------------------------------- wrappers (sccache)
+    rule!("sccache-nvcc", Some(Code::SccacheNvccFailed),
+        ["sccache: Compiler killed by signal", "Failed to open file for hashing", "sccache_nvcc"],
+        sccache_nvcc, "sccache: error: Failed to open file for hashing: /tmp/sccache_nvccXYZ/x.module_id: No such file or directory (os error 2)"),
+    // ------------------------------------------------- device link, options
+    rule!("unresolved-extern", Some(Code::DeviceFunctionUnresolved), ["Unresolved extern function"],
+        unresolved_extern, "ptxas fatal   : Unresolved extern function '_Z6helperf'"),
+    rule!("nvlink-undefined", Some(Code::DeviceFunctionUnresolved), ["Undefined reference to"],
+        nvlink_undefined, "nvlink error   : Undefined reference to '_Z6helperf' in 'a.o'"),
+    rule!("nvcc-unknown-option", Some(Code::NvccUnknownOption), ["Unknown option"],
+        nvcc_unknown_option, "nvcc fatal   : Unknown option '-Wall'"),
+    rule!("compiler-killed", Some(Code::CompilerKilled),
+        ["died due to signal", "Killed signal terminated program", "Killed"],
+        compiler_killed, "nvcc error   : 'cicc' died due to signal 9 (Kill signal)"),
+    // ------------------------------------------------------- architectures
+    rule!("nvcc-arch-rejected", Some(Code::ArchInvalid),
+        ["Unsupported gpu architecture", "is not defined for option 'gpu-"],
+        nvcc_arch_rejected, "nvcc fatal   : Unsupported gpu architecture 'compute_89'"),
+    rule!("arch-native-no-gpu", Some(Code::ArchNotDetected), ["Cannot find valid GPU for"],
+        arch_native_no_gpu, "nvcc warning : Cannot find valid GPU for '-arch=native', default arch is used"),
+    rule!("cmake-arch", Some(Code::ArchNotDetected),
+        ["CMAKE_CUDA_ARCHITECTURES must be non-empty", "Failed to detect a default CUDA architecture"],
+        cmake_arch, "CMAKE_CUDA_ARCHITECTURES must be non-empty if set."),
+    rule!("compute-cap-detection", Some(Code::ArchNotDetected),
+        ["compute cap", "Compute cap", "`nvidia-smi` failed", "nvidia-smi failed", "compute_cap"],
+        compute_cap_detection, "Could not get Cuda compute cap: `nvidia-smi` failed. Ensure that you have CUDA installed and that `nvidia-smi` is in your PATH."),
+    rule!("nvcc-cannot-target", Some(Code::ArchTooNewForNvcc), ["cannot target gpu arch"],
+        nvcc_cannot_target, "nvcc cannot target gpu arch 89. Available nvcc targets are [35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87]."),
+    rule!("compute-cap-mismatch", Some(Code::NoKernelImageForDevice),
+        ["is not compatible with compile time compute cap", "is not compatible with the current PyTorch installation"],
+        compute_cap_mismatch, "Runtime compute cap 75 is not compatible with compile time compute cap 80"),
+    // --------------------------------------------------------------- ptxas
+    rule!("ptx-version", Some(Code::PtxasTooOld), ["Unsupported .version"], ptx_version,
+        "ptxas fatal   : Unsupported .version 9.0; current version is '8.4'"),
+    rule!("ptx-target", Some(Code::PtxasTooOld), ["Unsupported .target"], ptx_target,
+        "ptxas fatal   : Unsupported .target 'sm_90'"),
+    rule!("arch-feature", Some(Code::ArchFeatureNeedsHigherTarget),
+        ["requires .target", "not supported on .target"], arch_feature,
+        "ptxas error   : Feature 'cp.async.bulk' requires .target sm_90 or higher"),
+    rule!("bf16-below-sm80", Some(Code::ArchFeatureNeedsHigherTarget),
+        ["incomplete type", "no suitable user-defined conversion from", "no suitable conversion function from",
+         "is not allowed"],
+        bf16_below_sm80, "error: no suitable user-defined conversion from \"nv_bfloat162\" to \"__half2\" exists"),
+    // ------------------------------------------------------- host compiler
+    rule!("host-unsupported", Some(Code::HostCompilerUnsupported),
+        ["unsupported GNU version", "unsupported clang version", "unsupported Microsoft Visual Studio version", "unsupported Intel ICX"],
+        host_unsupported, "#error -- unsupported GNU version! gcc versions later than 12 are not supported!"),
+    rule!("host-preprocess", Some(Code::HostCompilerNotFound), ["Failed to preprocess host compiler properties"],
+        host_preprocess, "nvcc fatal   : Failed to preprocess host compiler properties."),
+    rule!("host-not-found", Some(Code::HostCompilerNotFound),
+        ["Cannot find compiler", "Could not set up the environment for Microsoft Visual Studio", "cannot find a supported version of Microsoft Visual Studio"],
+        host_not_found, "nvcc fatal   : Cannot find compiler 'cl.exe' in PATH"),
+    rule!("host-tool-missing", Some(Code::HostCompilerNotFound),
+        ["++: not found", "gcc: not found", "++: command not found", "gcc: command not found"],
+        host_tool_missing, "sh: 1: x86_64-linux-gnu-g++: not found"),
+    // ------------------------------------------------------------- toolkit
+    rule!("toolkit-tool-missing", Some(Code::ToolkitIncomplete),
+        ["cicc: not found", "ptxas: not found", "fatbinary: not found", "nvlink: not found", "cudafe++: not found",
+         "cicc: command not found", "is not recognized"],
+        toolkit_tool_missing, "sh: 1: cicc: not found"),
+    rule!("header-missing", Some(Code::ToolkitIncomplete),
+        ["No such file or directory", "No file or directory", "file not found", "Cannot open include file", "cannot open source file"],
+        header_missing, "fatal error: cuda_runtime.h: No such file or directory"),
+    rule!("library-missing", Some(Code::CudaRuntimeLibNotFound),
+        ["cannot open shared object file", "cannot find -l", "Could not load dynamic library", "dynamically load the",
+         "lib under the names", "nvcuda.dll", "libnvidia-ml.so", "NVML Shared Library Not Found",
+         "cannot open input file", "unable to find library -l", "Unable to find `include/",
+         "LoadLibrary failed with error 126"],
+        library_missing, "libcudart.so.12: cannot open shared object file: No such file or directory"),
+    rule!("libcuda-stub", Some(Code::LibcudaStub), ["stubs/libcuda.so", "stubs\\libcuda", "stubs/libcuda"],
+        libcuda_stub, "Loaded /usr/local/cuda/lib64/stubs/libcuda.so"),
+    rule!("nvcc-missing", Some(Code::NvccNotFound),
+        ["nvcc: command not found", "nvcc: not found", "'nvcc' is not recognized", "No CMAKE_CUDA_COMPILER could be found",
+         "CUDA_HOME environment variable is not set", "find nvcc", "nvcc not found", "nvcc cannot be found",
+         "nvcc was not found", "find a cuda installation", "find a CUDA installation", "nvcc: No such file",
+         "nvcc: No file", "nvcc binary could not be", "Is `nvcc` installed", "Cuda compiler not found",
+         "CUDA compiler not found"],
+        nvcc_missing, "/bin/sh: 1: nvcc: not found"),
+    rule!("program-not-found", Some(Code::NvccNotFound),
+        ["kind: NotFound", "os error 2)", "Os { code: 2"],
+        program_not_found, "thread 'main' panicked at build.rs:10:5: `nvcc` failed: Os { code: 2, kind: NotFound, message: \"No such file or directory\" }"),
+    rule!("cuda-home-list", Some(Code::CudaHomeInvalid),
+        ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", ":/usr/local/cuda", ":/opt/cuda"],
+        cuda_home_list, "CUDA_HOME=/usr/local/cuda:/usr/local/cuda-12.1"),
+    rule!("toolkit-unsupported-by-crate", Some(Code::ToolkitUnsupportedByCrate),
+        ["Unsupported cuda toolkit version", "Unsupported CUDA toolkit version", "Unsupported CUDA version"],
+        toolkit_unsupported_by_crate, "Unsupported cuda toolkit version: `12.6`. Please raise a github issue."),
+    // -------------------------------------------------- driver, nvidia-smi
+    rule!("driver-not-running", Some(Code::DriverNotLoaded),
+        ["kernel driver does not appear to be running", "communicate with the NVIDIA driver", "DRIVER_NOT_LOADED",
+         "Driver Not Loaded", "driver not loaded", "Key was rejected by service", "Module nvidia not found",
+         "Found no NVIDIA driver", "Nouveau kernel driver"],
+        driver_not_running, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running."),
+    rule!("kernel-log", Some(Code::NouveauHoldsGpu), ["NVRM:"], kernel_log,
+        "NVRM: No NVIDIA graphics adapter probed!"),
+    rule!("driver-mismatch", Some(Code::DriverLibraryMismatch),
+        ["Driver/library version mismatch", "RM_VERSION_MISMATCH", "API mismatch"],
+        driver_mismatch, "Failed to initialize NVML: Driver/library version mismatch"),
+    rule!("driver-too-old", Some(Code::DriverTooOld),
+        ["NVIDIA driver on your system is too old", "unsupported CUDA version:", "unsatisfied condition: cuda>=",
+         "requirement error: unsatisfied"],
+        driver_too_old, "nvidia-container-cli: requirement error: unsupported CUDA version: driver 11.4 < image 12.1"),
+    rule!("no-devices-found", Some(Code::NoDeviceVisible), ["No devices were found"],
+        no_devices_found, "No devices were found"),
+    rule!("container-device", Some(Code::ContainerDeviceMissing), ["/dev/nvidia"],
+        container_device, "lstat /dev/nvidia0: no such file or directory"),
+    rule!("container-runtime", Some(Code::ContainerRuntimeMissing),
+        ["could not select device driver", "unknown or invalid runtime name: nvidia", "unknown runtime specified nvidia"],
+        container_runtime, "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]]."),
+    rule!("cuda-backend-not-built", Some(Code::CudaBackendNotBuilt),
+        ["not compiled with CUDA enabled", "from the 'CUDA' backend", "execution provider is not enabled in this build",
+         "without ATen_cuda library"],
+        cuda_backend_not_built, "AssertionError: Torch not compiled with CUDA enabled"),
+    rule!("torch-cuda-mismatch", Some(Code::TorchCudaVersionMismatch),
+        ["mismatches the version that was used to compile"],
+        torch_cuda_mismatch, "The detected CUDA version (11.8) mismatches the version that was used to compile PyTorch (12.4). Please make sure to use the same CUDA versions."),
+    rule!("missing-symbol", Some(Code::DriverTooOld),
+        ["Expected symbol in library", "undefined symbol: cu", "undefined symbol: nvrtc"],
+        missing_symbol, "Expected symbol in library: DlSym { desc: \"/lib/x86_64-linux-gnu/libcuda.so.1: undefined symbol: cuLogsCurrent\" }"),
+    rule!("msbuild-cuda", Some(Code::MsbuildCudaIntegrationMissing), ["No CUDA toolset found"],
+        msbuild_cuda, "CMake Error: No CUDA toolset found."),
+    rule!("nvrtc-arch", Some(Code::ArchTooNewForNvcc), ["invalid value for --gpu-architecture"],
+        nvrtc_arch, "nvrtc: error: invalid value for --gpu-architecture (-arch)"),
+    rule!("half-intrinsic-below-sm80", Some(Code::ArchFeatureNeedsHigherTarget), ["identifier \"__hm"],
+        half_intrinsic, "compatibility.cuh(11): error: identifier \"__hmax\" is undefined"),
+    rule!("arch-named-file", Some(Code::ArchFeatureNeedsHigherTarget), ["detected in the compilation of", "--gpu-architecture=sm_", "-arch=sm_"],
+        arch_named_file, "1 error detected in the compilation of \"kernels/flash_fwd_hdim256_bf16_sm80.cu\"."),
+    rule!("gcc11-std-function", Some(Code::HostCompilerUnsupported), ["parameter packs not expanded with"],
+        gcc11_std_function, "/usr/include/c++/11/bits/std_function.h:435:145: error: parameter packs not expanded with '...':"),
+    rule!("bf16-context", None, ["bf16", "candle"], context_bf16, "when loading cast_f32_bf16"),
+    // ------------------------------------------------------------- CUDA errors
+    Rule {
+        name: "cuda-error",
+        code: Some(Code::CudaUnknownError),
+        triggers: Triggers::Derived(cuda_errors::trigger_literals),
+        extract: cuda_error,
+        example: "Error: DriverError(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, \"the provided PTX was compiled with an unsupported toolchain.\")",
+    },
+];
+
+// ---------------------------------------------------------------- helpers
+
+/// The text between the first `quote` after `key` and the next one.
+pub(crate) fn quoted_after<'a>(line: &'a str, key: &str, quote: char) -> Option<&'a str> {
+    let rest = &line[line.find(key)? + key.len()..];
+    let rest = &rest[rest.find(quote)? + quote.len_utf8()..];
+    let end = rest.find(quote)?;
+    Some(&rest[..end])
+}
+
+/// The word after `key` and a quote that a cut log never closed (`'compute_61`).
+fn unclosed_quote_after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let rest = &line[line.find(key)? + key.len()..];
+    let rest = &rest[rest.find('\'')? + 1..];
+    let n = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    (n > 0 && rest[n..].trim().is_empty()).then(|| &rest[..n])
+}
+
+/// `8.7` → (8, 7).
+pub(crate) fn parse_version(s: &str) -> Option<(u32, u32)> {
+    let s = s.trim().trim_matches(|c| c == '\'' || c == '"' || c == '`');
+    let (a, b) = s.split_once('.')?;
+    let b: String = b.chars().take_while(|c| c.is_ascii_digit()).collect();
+    Some((a.trim().parse().ok()?, b.parse().ok()?))
+}
+
+fn number_after(line: &str, key: &str) -> Option<u32> {
+    let rest = line[line.find(key)? + key.len()..].trim_start();
+    let digits: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .take(6)
+        .collect();
+    digits.parse().ok()
+}
+
+/// Whether `word` occurs in `line` as a whole word.
+fn has_word(line: &str, word: &str) -> bool {
+    let b = line.as_bytes();
+    line.match_indices(word).any(|(p, _)| {
+        let before = p.checked_sub(1).map(|i| b[i]);
+        let after = b.get(p + word.len()).copied();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+    })
+}
+
+/// Header names that belong to the CUDA toolkit (so a missing one means the
+/// toolkit, not the user's project, is incomplete).
+fn is_cuda_header(h: &str) -> bool {
+    let h = h.trim_start_matches("./");
+    [
+        "nv/",
+        "cuda/",
+        "cub/",
+        "thrust/",
+        "crt/",
+        "cuda_",
+        "cuda.h",
+        "cudaTypedefs",
+        "cooperative_groups",
+        "cublas",
+        "cufft",
+        "curand",
+        "cusparse",
+        "cusolver",
+        "nvrtc",
+        "nvtx3/",
+        "nvToolsExt",
+        "nvJitLink",
+    ]
+    .iter()
+    .any(|p| h.starts_with(p))
+        || [
+            "mma.h",
+            "sm_20_atomic_functions.h",
+            "device_functions.h",
+            "driver_types.h",
+            "vector_types.h",
+            "host_defines.h",
+            "builtin_types.h",
+        ]
+        .contains(&h)
+}
+
+/// The code of a library that could not be found, by its name.
+fn lib_code(lib: &str) -> Option<Code> {
+    let base = lib.rsplit(['/', '\\']).next().unwrap_or(lib);
+    let base = base.trim_start_matches("lib");
+    if base.starts_with("cuda.so")
+        || base == "cuda"
+        || base.starts_with("cuda.dll")
+        || base.starts_with("nvcuda")
+    {
+        Some(Code::LibcudaNotFound)
+    } else if base.starts_with("nvidia-ml") || base.starts_with("nvml") {
+        Some(Code::NvmlNotFound)
+    } else if base.starts_with("nvidia-ptxjitcompiler") {
+        Some(Code::PtxJitCompilerMissing)
+    } else if [
+        "cudart",
+        "cublas",
+        "cublasLt",
+        "nvrtc",
+        "nvvm",
+        "cufft",
+        "curand",
+        "cusparse",
+        "cusolver",
+        "nvJitLink",
+        "nvToolsExt",
+        "cudnn",
+        "nccl",
+        "npp",
+        "nvjpeg",
+    ]
+    .iter()
+    .any(|p| base.starts_with(p))
+    {
+        Some(Code::CudaRuntimeLibNotFound)
+    } else {
+        None
+    }
+}
+
+/// The arch-specific target an instruction refused on `target` belongs to.
+/// wgmma exists only on sm_90a (not on any Blackwell, sm_120 included);
+/// tcgen05 only on the sm_10x `a` targets; anything else on `target` + `a`.
+fn arch_specific_home(feature: &str, target: &str) -> String {
+    let on_10x = target.starts_with("sm_10");
+    if feature.starts_with("wgmma") {
+        "sm_90a".to_string()
+    } else if feature.starts_with("tcgen05") && !on_10x {
+        "sm_100a".to_string()
+    } else if target.ends_with('a') || target.ends_with('f') {
+        target.to_string()
+    } else {
+        format!("{target}a")
+    }
+}
+
+/// The program a "not found" error is about: the name in backquotes or
+/// quotes before `failed`, or the last path component before the error.
+fn program_before(line: &str, at: usize) -> Option<String> {
+    let head = &line[..at];
+    let known = [
+        "nvidia-smi",
+        "nvcc",
+        "sccache",
+        "cicc",
+        "ptxas",
+        "fatbinary",
+        "nvlink",
+        "cl.exe",
+        "clang++",
+        "clang",
+        "g++",
+        "gcc",
+        "c++",
+        "cc",
+        "cmake",
+    ];
+    // The last known program named before the error, as a whole word.
+    known
+        .iter()
+        .filter_map(|p| {
+            let b = head.as_bytes();
+            head.match_indices(p)
+                .filter(|(i, _)| {
+                    let before = i.checked_sub(1).map(|j| b[j]);
+                    let after = b.get(i + p.len()).copied();
+                    !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+                        && !after.is_some_and(|c| {
+                            c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'+'
+                        })
+                })
+                .map(|(i, _)| (i, *p))
+                .last()
+        })
+        .max_by_key(|(i, p)| (*i, p.len()))
+        .map(|(_, p)| p.to_string())
+}
+
+// ------------------------------------------------------------- extractors
+
+fn context_versions(cx: &mut LineCx) {
+    let l = cx.line;
+    if let Some(v) = l
+        .find("Cuda compilation tools, release")
+        .and_then(|p| parse_version(&l[p + 31..]))
+    {
+        cx.scan.nvcc_release = Some(v);
+    }
+    for key in ["Driver Version:", "KMD Version:"] {
+        if let Some(p) = l.find(key) {
+            let v: String = l[p + key.len()..]
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            if !v.is_empty() && !l.contains("CUDA Driver Version") {
+                cx.scan.smi_driver = Some(v);
+            }
+            if let Some(q) = l
+                .find("CUDA Version:")
+                .or_else(|| l.find("CUDA UMD Version:"))
+            {
+                let rest = &l[q..];
+                let rest = &rest[rest.find(':').map_or(0, |c| c + 1)..];
+                cx.scan.smi_cuda = parse_version(rest.split_whitespace().next().unwrap_or(""));
+            }
+        }
+    }
+}
+
+fn context_build_script(cx: &mut LineCx) {
+    let l = cx.line;
+    if let Some(name) = quoted_after(l, "failed to run custom build command for", '`') {
+        cx.scan.build_script = Some(name.to_string());
+    } else if let Some(p) = l.find("failed to run custom build command for ") {
+        // Some logs lose the backquotes: `for cudarc v0.11.4`.
+        let name: String = l[p + 39..].trim().to_string();
+        if !name.is_empty() {
+            cx.scan.build_script = Some(name);
+        }
+    }
+    cx.state.in_build_error = true;
+}
+
+/// The kernel module's version (/proc/driver/nvidia/version) and the user
+/// space's (dpkg's nvidia-smi, libnvidia-compute): when both are in the log and
+/// differ, that is a driver/library mismatch.
+fn context_driver_versions(cx: &mut LineCx) {
+    let l = cx.line;
+    let version_after = |key: &str| -> Option<String> {
+        let p = l.find(key)? + key.len();
+        let v: String = l[p..]
+            .trim_start()
+            .chars()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        (v.matches('.').count() >= 1).then_some(v)
+    };
+    if l.contains("Kernel Module") {
+        if let Some(v) = version_after("Kernel Module") {
+            cx.scan.kernel_module = Some((v, super::scan::evidence(l)));
+        }
+    } else if let Some(key) = [
+        "ii  nvidia-smi",
+        "ii  libnvidia-compute",
+        "ii  nvidia-utils",
+        "ii  nvidia-driver",
+    ]
+    .iter()
+    .find(|k| l.starts_with(**k))
+    {
+        // `ii  nvidia-smi     525.85.12-1  amd64 ...`: the version is the second column.
+        let rest = &l[key.len()..];
+        // The package name may go on (`libnvidia-compute-525:amd64`).
+        let column = usize::from(!rest.starts_with(char::is_whitespace));
+        let v: String = rest
+            .split_whitespace()
+            .nth(column)
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        if v.contains('.') {
+            cx.scan.user_driver = Some((v, super::scan::evidence(l)));
+        }
+    }
+}
+
+fn context_jit(cx: &mut LineCx) {
+    cx.scan.jit_context = true;
+}
+
+fn own_error(cx: &mut LineCx) {
+    let l = cx.line;
+    let Some(p) = l.find("error[") else { return };
+    let rest = &l[p + 6..];
+    let Some(close) = rest.find("]:") else { return };
+    if let Some(code) = Code::parse(&rest[..close]) {
+        let message = rest[close + 2..].trim().to_string();
+        let fact = Fact::Own {
+            message,
+            help: Vec::new(),
+        };
+        cx.hit_as(code, fact, 0.9);
+    }
+}
+
+fn sccache_nvcc(cx: &mut LineCx) {
+    let l = cx.line;
+    let hashing = l.contains("Failed to open file for hashing")
+        && (l.contains("sccache_nvcc") || l.contains("sccache"));
+    let killed = l.contains("sccache: Compiler killed by signal");
+    if hashing {
+        cx.hit(Fact::Note("sccache ran nvcc's stages itself and lost one of nvcc's intermediate files (the `.module_id` in its sccache_nvcc temp directory): sccache's nvcc support failed, not nvcc."), 0.95);
+    } else if killed {
+        cx.hit(Fact::Note("sccache started the compiler and it was killed by a signal (126: the command could not be executed): sccache's nvcc handling failed, not the toolkit."), 0.9);
+    }
+}
+
+fn unresolved_extern(cx: &mut LineCx) {
+    if let Some(sym) = quoted_after(cx.line, "Unresolved extern function", '\'') {
+        let sym = sym.to_string();
+        cx.hit(Fact::Symbol(sym), 0.9);
+        cx.hit(Fact::Note("ptxas could not resolve a device function: it is defined in another .cu file, and the file was compiled without relocatable device code (-rdc)."), 0.9);
+    }
+}
+
+fn nvlink_undefined(cx: &mut LineCx) {
+    if !cx.line.contains("nvlink") {
+        return;
+    }
+    if let Some(sym) = quoted_after(cx.line, "Undefined reference to", '\'') {
+        let sym = sym.to_string();
+        cx.hit(Fact::Symbol(sym), 0.85);
+        cx.hit(Fact::Note("The device link found no definition of a device function: the file that defines it is not part of this link, or its name differs (extern \"C\" versus C++)."), 0.85);
+    }
+}
+
+fn nvcc_unknown_option(cx: &mut LineCx) {
+    if !cx.line.contains("nvcc") {
+        return;
+    }
+    if let Some(opt) = quoted_after(cx.line, "Unknown option", '\'') {
+        let opt = opt.to_string();
+        cx.hit(Fact::Symbol(opt), 0.9);
+    }
+}
+
+fn compiler_killed(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("sccache") {
+        return; // sccache's own signal report has its own rule
+    }
+    if l.contains("died due to signal 9") || l.contains("Killed signal terminated program") {
+        cx.hit(Fact::None, 0.8);
+        return;
+    }
+    // A bare `Killed` (the shell's report for a child the OOM killer stopped),
+    // as bindgen_cuda and cc print a failed nvcc's stderr. Alone it is weak:
+    // inside a build script's error block it is the compiler.
+    let bare = l.trim_matches(['`', '"', '\'']) == "Killed"
+        || l.ends_with(": Killed")
+        || (has_word(l, "Killed")
+            && ["nvcc", "cicc", "ptxas", "cc1plus", "cudafe"]
+                .iter()
+                .any(|p| l.contains(p))
+            && !l.contains("killed by"));
+    if bare {
+        let conf = if cx.state.in_build_error { 0.8 } else { 0.45 };
+        cx.hit(Fact::Note("A compiler process printed only `Killed`: the kernel stopped it, almost always the out-of-memory killer during a heavy nvcc compile."), conf);
+    }
+}
+
+fn nvcc_arch_rejected(cx: &mut LineCx) {
+    let l = cx.line;
+    let found = if let Some(name) = quoted_after(l, "Unsupported gpu architecture", '\'')
+        .or_else(|| unclosed_quote_after(l, "Unsupported gpu architecture"))
+    {
+        Some((name, "gpu-architecture"))
+    } else if l.contains("is not defined for option 'gpu-") {
+        // nvcc writes `Value` or `value`.
+        quoted_after(l, "alue", '\'').zip(quoted_after(l, "for option", '\''))
+    } else {
+        None
+    };
+    let Some((name, option)) = found else { return };
+    // `compute_` / `sm_` with no number: a build script's arch detection
+    // produced nothing and the empty value reached nvcc.
+    if matches!(name.trim(), "" | "compute_" | "sm_" | "lto_") {
+        cx.hit_as(
+            Code::ArchNotDetected,
+            Fact::Note("nvcc was given an architecture with no number (`compute_`): the tool that built the flag detected no GPU architecture (its nvidia-smi query failed or returned nothing) and passed the empty value on."),
+            0.85,
+        );
+        return;
+    }
+    let fact = Fact::Arch {
+        name: name.to_string(),
+        option: option.to_string(),
+    };
+    // The code depends on the nvcc version (the whole log or the context).
+    cx.hit_as(Code::ArchInvalid, fact, 0.9);
+}
+
+fn arch_native_no_gpu(cx: &mut LineCx) {
+    cx.hit(Fact::Note("nvcc found no GPU for -arch=native and fell back to its default architecture, which may not be the GPU the program runs on."), 0.85);
+}
+
+fn cmake_arch(cx: &mut LineCx) {
+    cx.hit(
+        Fact::Note("CMake could not determine which GPU architectures to build for."),
+        0.8,
+    );
+}
+
+/// Build scripts that ask nvidia-smi for the compute capability (candle's,
+/// bindgen_cuda's, cudaforge's, mistral.rs's) and fail.
+fn compute_cap_detection(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("is not a valid field to query") {
+        if l.contains("compute_cap") {
+            cx.hit_as(Code::ComputeCapQueryUnsupported, Fact::None, 0.9);
+        }
+        return;
+    }
+    let lower = l.to_ascii_lowercase();
+    let detection = (lower.contains("get cuda compute cap")
+        || lower.contains("get compute cap")
+        || lower.contains("detect compute cap")
+        || lower.contains("compute_cap"))
+        && (lower.contains("could not") || lower.contains("failed") || lower.contains("unable"));
+    let smi_failed = l.contains("`nvidia-smi` failed") || l.contains("nvidia-smi failed");
+    if !(detection || smi_failed) {
+        return;
+    }
+    let not_found = l.contains("kind: NotFound")
+        || l.contains("os error 2)")
+        || l.contains("Os { code: 2")
+        || l.contains("No such file or directory");
+    let note = if not_found {
+        "The build script runs `nvidia-smi --query-gpu=compute_cap` to choose the GPU architecture, and nvidia-smi is not installed or not on PATH (the io::Error NotFound / os error 2 is about starting nvidia-smi, not a CUDA error)."
+    } else {
+        "The build script (candle-kernels, bindgen_cuda, cudaforge, mistral.rs) runs `nvidia-smi --query-gpu=compute_cap` to choose the GPU architecture, and that query failed: no nvidia-smi here (a Jetson, a container or CI machine without the driver), or no GPU visible."
+    };
+    cx.hit(Fact::Note(note), 0.85);
+}
+
+fn nvcc_cannot_target(cx: &mut LineCx) {
+    let l = cx.line;
+    let Some(arch) = number_after(l, "cannot target gpu arch") else {
+        return;
+    };
+    cx.hit(Fact::GpuArch(arch), 0.9);
+    cx.hit(Fact::Note("The build script (bindgen_cuda / cudaforge) detected the GPU's compute capability and asked nvcc (`nvcc --list-gpu-code`) for its targets: this nvcc predates the GPU and cannot target it."), 0.9);
+}
+
+fn compute_cap_mismatch(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("is not compatible with compile time compute cap") {
+        let runtime = number_after(l, "compute cap");
+        let fact = runtime.map_or(Fact::None, Fact::GpuArch);
+        cx.hit(fact, 0.9);
+        cx.hit(Fact::Note("The program was compiled for one GPU architecture (its build read CUDA_COMPUTE_CAP or the build machine's GPU) and runs on a GPU of another: text-embeddings-inference and candle kernels are built for exactly one compute capability."), 0.9);
+    } else if l.contains("is not compatible with the current PyTorch installation") {
+        let fact = number_after(l, "CUDA capability sm_").map_or(Fact::None, Fact::GpuArch);
+        cx.hit(fact, 0.85);
+    }
+}
+
+fn ptx_version(cx: &mut LineCx) {
+    let l = cx.line;
+    let Some(p) = l.find("Unsupported .version") else {
+        return;
+    };
+    let rest = &l[p + 20..];
+    let ptx = parse_version(rest.split(';').next().unwrap_or(""));
+    let current = quoted_after(rest, "current version is", '\'').and_then(parse_version);
+    if let (Some(ptx), Some(current)) = (ptx, current) {
+        let fact = Fact::PtxVersion {
+            ptx,
+            current,
+            jit: l.contains("application ptx input"),
+            nvcc_tmp: l.contains("tmpxft_"),
+        };
+        cx.hit(fact, 0.9);
+    }
+}
+
+fn ptx_target(cx: &mut LineCx) {
+    let l = cx.line;
+    if let Some(target) = quoted_after(l, "Unsupported .target", '\'') {
+        let fact = Fact::PtxTarget {
+            target: target.to_string(),
+            jit: l.contains("application ptx input"),
+            nvcc_tmp: l.contains("tmpxft_"),
+        };
+        cx.hit(fact, 0.8);
+    }
+}
+
+fn arch_feature(cx: &mut LineCx) {
+    let l = cx.line;
+    for key in ["Feature '", "Instruction '", "Modifier '"] {
+        let Some(p) = l.find(key) else { continue };
+        let rest = &l[p + key.len()..];
+        let Some(q) = rest.find('\'') else { continue };
+        let feature = rest[..q].to_string();
+        let after = &rest[q + 1..];
+        if let Some(r) = after.find("requires .target") {
+            let needs: String = after[r + 16..]
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !needs.is_empty() {
+                let fact = Fact::Feature {
+                    feature,
+                    needs,
+                    arch_specific: false,
+                    target: None,
+                };
+                cx.hit(fact, 0.95);
+            }
+        } else if let Some(target) = quoted_after(after, "not supported on .target", '\'') {
+            let needs = arch_specific_home(&feature, target);
+            let fact = Fact::Feature {
+                feature,
+                needs,
+                arch_specific: true,
+                target: Some(target.to_string()),
+            };
+            cx.hit(fact, 0.9);
+        }
+        break;
+    }
+}
+
+/// bf16 code compiled for a target below sm_80: the wmma bf16 fragments are
+/// declared only from sm_80 on ("incomplete type"), and the bf16 intrinsics'
+/// types do not convert where the code expects them (`nv_bfloat162` to
+/// `__half2`). A compile error, not a missing toolkit piece.
+fn bf16_below_sm80(cx: &mut LineCx) {
+    let l = cx.line;
+    let bf16 = l.contains("bfloat16") || l.contains("bfloat162") || l.contains("__nv_bf16");
+    if !bf16 {
+        return;
+    }
+    // `incomplete type "nvcuda::wmma::fragment<..., __nv_bfloat16, ...>" is not
+    // allowed`, which long types wrap onto a second line.
+    let wmma_incomplete =
+        (l.contains("incomplete type") || l.contains("is not allowed")) && l.contains("wmma");
+    let conversion = l.contains("no suitable user-defined conversion from")
+        || l.contains("no suitable conversion function from");
+    if wmma_incomplete || conversion {
+        let feature = if wmma_incomplete {
+            "wmma bf16 fragments"
+        } else {
+            "bf16 arithmetic (nv_bfloat162)"
+        };
+        let fact = Fact::Feature {
+            feature: feature.to_string(),
+            needs: "sm_80".to_string(),
+            arch_specific: false,
+            target: None,
+        };
+        cx.hit(fact, 0.8);
+    }
+}
+
+fn host_unsupported(cx: &mut LineCx) {
+    let l = cx.line;
+    let (kind, limit) = if l.contains("unsupported GNU version") {
+        (HostKind::Gcc, number_after(l, "versions later than"))
+    } else if l.contains("unsupported clang version") {
+        (
+            HostKind::Clang,
+            number_after(l, "less than").map(|n| n.saturating_sub(1)),
+        )
+    } else if l.contains("unsupported Microsoft Visual Studio version") {
+        (HostKind::Msvc, number_after(l, "and "))
+    } else {
+        (HostKind::Icx, None)
+    };
+    cx.hit(Fact::Host { kind, limit }, 0.95);
+}
+
+fn host_preprocess(cx: &mut LineCx) {
+    match cx.state.missing_program.take() {
+        Some(p) => cx.hit(Fact::MissingProgram(p), 0.95),
+        None => cx.hit(Fact::None, 0.7),
+    }
+}
+
+fn host_not_found(cx: &mut LineCx) {
+    if cx
+        .line
+        .contains("cannot find a supported version of Microsoft Visual Studio")
+    {
+        cx.hit(Fact::Note("nvcc found no Visual Studio it supports: none is installed with the C++ workload, or the installed one is newer than this nvcc accepts (run from a Developer Command Prompt of a supported version, or use a newer CUDA)."), 0.85);
+    } else {
+        cx.hit(Fact::None, 0.9);
+    }
+}
+
+fn host_tool_missing(cx: &mut LineCx) {
+    let l = cx.line;
+    for tool in ["g++", "gcc", "c++", "clang++"] {
+        for tail in [": not found", ": command not found"] {
+            let Some(p) = l
+                .find(tail)
+                .filter(|&p| l[..p].ends_with(tool))
+                .map(|p| p - tool.len())
+            else {
+                continue;
+            };
+            // "x86_64-linux-gnu-g++: not found" too, but not "nvcc: not found".
+            let prefix_ok = p == 0
+                || !l.as_bytes()[p - 1].is_ascii_alphanumeric()
+                || l.as_bytes()[p - 1] == b'-';
+            if prefix_ok {
+                let prog = l[..p + tool.len()]
+                    .rsplit([' ', ':'])
+                    .next()
+                    .unwrap_or(tool)
+                    .to_string();
+                cx.hit(Fact::MissingProgram(prog), 0.75);
+                return;
+            }
+        }
+    }
+}
+
+fn toolkit_tool_missing(cx: &mut LineCx) {
+    let l = cx.line;
+    for tool in ["cicc", "ptxas", "fatbinary", "nvlink", "cudafe++"] {
+        let shell = [": not found", ": command not found"]
+            .iter()
+            .any(|t| l.find(t).is_some_and(|p| l[..p].ends_with(tool)));
+        if shell || l.contains(&format!("'{tool}' is not recognized")) {
+            let note = if tool == "cicc" {
+                "nvcc could not run cicc (nvvm/bin): the nvvm component is missing, or nvcc runs without its nvcc.profile (a copied or wrapped nvcc)."
+            } else {
+                "nvcc could not run one of its own programs from the toolkit's bin directory: the toolkit is incomplete, or nvcc runs without its nvcc.profile."
+            };
+            cx.hit(Fact::Note(note), 0.9);
+            return;
+        }
+    }
+}
+
+fn header_missing(cx: &mut LineCx) {
+    let l = cx.line;
+    let header = if let Some(p) = l.find("fatal error: ") {
+        let rest = &l[p + 13..];
+        if let Some(q) = rest
+            .find(": No such file or directory")
+            .or_else(|| rest.find(": No file or directory"))
+        {
+            Some(rest[..q].trim().to_string())
+        } else {
+            quoted_after(rest, "", '\'')
+                .filter(|_| rest.contains("file not found"))
+                .map(str::to_string)
+        }
+    } else if let Some(h) = quoted_after(l, "Cannot open include file:", '\'') {
+        Some(h.to_string())
+    } else {
+        quoted_after(l, "cannot open source file", '"').map(str::to_string)
+    };
+    if let Some(h) = header {
+        let h = h
+            .trim_start_matches(['<', '"'])
+            .trim_end_matches(['>', '"'])
+            .to_string();
+        if is_cuda_header(&h) {
+            cx.hit(Fact::Header(h), 0.9);
+        }
+        return;
+    }
+    // `g++-15: No such file or directory` before nvcc's "Failed to preprocess
+    // host compiler properties": remember the program.
+    if !l.contains("cannot open shared object file") {
+        let prog = l
+            .strip_suffix("No such file or directory")
+            .or_else(|| l.strip_suffix("No file or directory"))
+            .map(|s| s.trim_end_matches([' ', ':']));
+        if let Some(prog) = prog.filter(|p| !p.is_empty() && !p.contains(' ')) {
+            cx.state.missing_program = Some(prog.to_string());
+        }
+    }
+}
+
+fn library_missing(cx: &mut LineCx) {
+    let l = cx.line;
+    let mut found: Vec<(String, bool, f32)> = Vec::new();
+    if let Some(p) = l.find(": cannot open shared object file") {
+        // `[libcuda.so](http://libcuda.so/)`: a log pasted through markdown.
+        let lib = l[..p]
+            .rsplit([' ', ':', '\'', '"', '('])
+            .next()
+            .unwrap_or("")
+            .trim_matches(|c| "[]()/\\".contains(c))
+            .to_string();
+        found.push((lib, false, 0.9));
+    }
+    if let Some(p) = l.find("cannot find -l") {
+        let lib: String = l[p + 14..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || *c == '.')
+            .collect();
+        found.push((format!("lib{lib}"), true, 0.85));
+    }
+    // MSVC's linker (LNK1181) and lld.
+    if let Some(lib) = quoted_after(l, "cannot open input file", '\'') {
+        let lib = lib.trim_end_matches(".lib");
+        found.push((format!("lib{lib}"), true, 0.85));
+    }
+    if let Some(p) = l.find("unable to find library -l") {
+        let lib: String = l[p + 25..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || *c == '.')
+            .collect();
+        found.push((format!("lib{lib}"), true, 0.85));
+    }
+    // cudarc's build script looking for a header: Unable to find `include/cudnn.h` under any of.
+    if let Some(p) = l.find("Unable to find `include/") {
+        let name: String = l[p + 24..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        found.push((format!("lib{name}"), true, 0.85));
+    }
+    if l.contains("LoadLibrary failed with error 126") {
+        let name = l
+            .split(['"', '\'', ' ', '\\', '/'])
+            .find(|w| w.ends_with(".dll"))
+            .unwrap_or("a CUDA library");
+        if name.contains("cuda") || name.contains("cudnn") || name.contains("cublas") {
+            cx.hit_as(
+                Code::CudaRuntimeLibNotFound,
+                Fact::Library {
+                    name: name.to_string(),
+                    link_time: false,
+                },
+                0.8,
+            );
+        }
+    }
+    if let Some(lib) = quoted_after(l, "Could not load dynamic library", '\'') {
+        found.push((lib.to_string(), false, 0.85));
+    }
+    // cudarc: Unable to dynamically load the "cuda" shared library.
+    if let Some(name) =
+        quoted_after(l, "dynamically load the", '"').filter(|_| l.contains("shared library"))
+    {
+        found.push((format!("lib{name}.so"), false, 0.85));
+    }
+    // cudarc: Unable to find curand lib under the names ["curand", "curand64_12", ...].
+    if let Some(p) = l.find(" lib under the names") {
+        let name = l[..p].rsplit([' ', '`', '"']).next().unwrap_or("");
+        if !name.is_empty() {
+            found.push((format!("lib{name}.so"), false, 0.85));
+        }
+    }
+    for (lib, link_time, confidence) in found {
+        if lib.contains("stubs/") || lib.contains("stubs\\") {
+            continue; // the stub rule reads it
+        }
+        if let Some(code) = lib_code(&lib) {
+            let fact = Fact::Library {
+                name: lib,
+                link_time,
+            };
+            cx.hit_as(code, fact, confidence);
+        }
+    }
+    let library = |name: &str| Fact::Library {
+        name: name.into(),
+        link_time: false,
+    };
+    if l.contains("nvcuda.dll")
+        && (l.contains("not found") || l.contains("could not") || l.contains("cannot"))
+    {
+        cx.hit_as(Code::LibcudaNotFound, library("nvcuda.dll"), 0.8);
+    }
+    if l.contains("find libnvidia-ml.so") || l.contains("NVML Shared Library Not Found") {
+        cx.hit_as(Code::NvmlNotFound, library("libnvidia-ml.so"), 0.9);
+    }
+}
+
+/// The toolkit's stub libcuda (for linking only) loaded, or named in a failed
+/// load: the program reached the stub instead of the driver's libcuda.
+fn libcuda_stub(cx: &mut LineCx) {
+    let l = cx.line;
+    let Some(p) = l.find("stubs/libcuda").or_else(|| l.find("stubs\\libcuda")) else {
+        return;
+    };
+    let loader = [
+        "Mapped",
+        "mapped",
+        "Loaded",
+        "loaded",
+        "dlopen",
+        "DlOpen",
+        "Using",
+        "using",
+        "load",
+        "Load",
+        "open",
+        "undefined symbol",
+    ]
+    .iter()
+    .any(|w| l.contains(w));
+    let bare_path = l.starts_with('/') && !l.contains(' ');
+    if !(loader || bare_path) {
+        return;
+    }
+    let start = l[..p].rfind([' ', '\'', '"', '`']).map_or(0, |q| q + 1);
+    let name = l[start..]
+        .split(|c: char| c.is_whitespace() || c == ':' || c == '"' || c == '\'')
+        .next()
+        .unwrap_or("stubs/libcuda.so")
+        .to_string();
+    let confidence = if loader { 0.8 } else { 0.6 };
+    let fact = Fact::Library {
+        name,
+        link_time: false,
+    };
+    cx.hit(fact, confidence);
+}
+
+fn nvcc_missing(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("sccache") {
+        return; // sccache's temp files, not nvcc
+    }
+    if l.contains("CUDA_HOME environment variable is not set") {
+        cx.hit(Fact::Note("PyTorch/setuptools could not find a toolkit: CUDA_HOME is unset and nvcc is not on PATH."), 0.8);
+        return;
+    }
+    if l.contains("find a cuda installation") || l.contains("find a CUDA installation") {
+        cx.hit(Fact::Note("The build script found no CUDA toolkit (no CUDA_HOME / CUDA_PATH, no nvcc on PATH)."), 0.85);
+        return;
+    }
+    // The shell was given `$(CUDA_HOME)/bin/nvcc` with an empty or
+    // colon-joined CUDA_HOME: `/bin/nvcc`, `:/usr/local/cuda/bin/nvcc`.
+    for tail in [": not found", ": No such file", ": No file"] {
+        let Some(p) = l.find(&format!("nvcc{tail}")) else {
+            continue;
+        };
+        let path = l[..p + 4].rsplit([' ', '\'', '"']).next().unwrap_or("");
+        if path == "/bin/nvcc" || path.starts_with(':') || path.contains("::") {
+            let note = if path == "/bin/nvcc" {
+                "nvcc was run as `/bin/nvcc`: the toolkit variable in front of `/bin/nvcc` (CUDA_HOME, CUDA_PATH) was empty."
+            } else {
+                "nvcc was run by a path that starts with or contains `:`: CUDA_HOME holds several paths joined by colons (or a stray colon), and the build used it as one directory."
+            };
+            cx.hit_as(Code::CudaHomeInvalid, Fact::Note(note), 0.85);
+            return;
+        }
+    }
+    // The shell could not start nvcc at the path it was given.
+    if let Some(p) = l
+        .find("nvcc: No such file")
+        .or_else(|| l.find("nvcc: No file"))
+    {
+        let path = l[..p + 4].rsplit([' ', '\'', '"']).next().unwrap_or("nvcc");
+        let note = if path.contains('/') || path.contains('\\') {
+            "A shell or build script ran nvcc by a path that does not exist: the toolkit is not installed there (CUDA_HOME or the script points at the wrong place)."
+        } else {
+            "nvcc could not be started: it is not installed or not on PATH."
+        };
+        cx.hit(Fact::Note(note), 0.85);
+        return;
+    }
+    let says_missing = l.contains("nvcc: command not found")
+        || l.contains("nvcc: not found")
+        || l.contains("'nvcc' is not recognized")
+        || l.contains("No CMAKE_CUDA_COMPILER could be found")
+        || l.contains("nvcc not found")
+        || l.contains("nvcc cannot be found")
+        || l.contains("nvcc was not found")
+        || l.contains("nvcc binary could not be")
+        || l.contains("Is `nvcc` installed")
+        || l.contains("Cuda compiler not found")
+        || l.contains("CUDA compiler not found")
+        || (l.contains("find nvcc")
+            && [
+                "Could not",
+                "could not",
+                "Failed to",
+                "failed to",
+                "Unable to",
+                "unable to",
+            ]
+            .iter()
+            .any(|w| l.contains(w)));
+    if says_missing {
+        cx.hit(Fact::None, 0.85);
+    }
+}
+
+/// A Rust `io::Error` NotFound (`Os { code: 2, kind: NotFound }`, `(os error
+/// 2)`): a program could not be started. The program named before it decides
+/// the code; the number is never a CUDA error.
+fn program_not_found(cx: &mut LineCx) {
+    let l = cx.line;
+    let Some(at) = ["Os { code: 2", "kind: NotFound", "os error 2)"]
+        .iter()
+        .filter_map(|k| l.find(k))
+        .min()
+    else {
+        return;
+    };
+    if l.contains("sccache") || l.contains("Failed to open file") {
+        return;
+    }
+    let Some(program) = program_before(l, at) else {
+        return;
+    };
+    let in_build = cx.state.in_build_error || l.contains("compute");
+    let note_smi = "nvidia-smi could not be started (io::Error NotFound): the NVIDIA driver's utilities are not installed here or not on PATH.";
+    match program.as_str() {
+        "nvcc" => cx.hit_as(
+            Code::NvccNotFound,
+            Fact::Note("nvcc could not be started (io::Error NotFound, os error 2): it is not on PATH and no CUDA_HOME / NVCC names a toolkit."),
+            0.85,
+        ),
+        // Build scripts run nvidia-smi to read the compute capability;
+        // compute-cap-detection may already have explained this line.
+        "nvidia-smi" if in_build && cx.gave(Code::ArchNotDetected) => {}
+        "nvidia-smi" if in_build => cx.hit_as(Code::ArchNotDetected, Fact::Note(note_smi), 0.8),
+        "nvidia-smi" => cx.hit_as(Code::DriverNotLoaded, Fact::Note(note_smi), 0.6),
+        "cicc" | "ptxas" | "fatbinary" | "nvlink" => cx.hit_as(
+            Code::ToolkitIncomplete,
+            Fact::Note("nvcc could not start one of its own programs: the toolkit is incomplete."),
+            0.8,
+        ),
+        "cl.exe" | "clang++" | "clang" | "g++" | "gcc" | "c++" | "cc" => cx.hit_as(
+            Code::HostCompilerNotFound,
+            Fact::MissingProgram(program.clone()),
+            0.8,
+        ),
+        _ => {}
+    }
+}
+
+/// CUDA_HOME (or a sibling) holding several paths joined by `:`, as PATH
+/// does: no tool splits it, so the toolkit is looked up under a path that
+/// does not exist (`/usr/local/cuda:/usr/local/cuda-12.1/bin/nvcc`).
+fn cuda_home_list(cx: &mut LineCx) {
+    let l = cx.line;
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r#"(?x)
+            \b(?:CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR)\s*[=:]\s*["'`]?
+                (?P<var>/[^\s:'"`;,]*:/[^\s'"`;,]*)
+          | (?P<tool>/[^\s:'"`;,]*cuda[^\s:'"`;,]*:/[^\s:'"`;,]*cuda[^\s:'"`;,]*/bin/nvcc)\b"#,
+        )
+        .expect("valid regex")
+    });
+    let Some(m) = re.captures(l) else { return };
+    let (list, conf) = match (m.name("var"), m.name("tool")) {
+        (Some(v), _) => (v.as_str(), 0.85),
+        (None, Some(t)) => (t.as_str(), 0.8),
+        _ => return,
+    };
+    let note = format!("`{list}` is several paths joined by `:` (as in PATH), used as one toolkit directory: CUDA_HOME names exactly one toolkit root.");
+    cx.hit(Fact::Text(note), conf);
+}
+
+fn toolkit_unsupported_by_crate(cx: &mut LineCx) {
+    let l = cx.line;
+    // `Unsupported CUDA version 10.1 < 11.4` from a build script's version
+    // check (sppark); the container runtime's lower-case form is the driver's.
+    if !l.contains("toolkit version") {
+        if !(cx.state.in_build_error && l.contains(" < ")) {
+            return;
+        }
+        let v: String = l[l.find("Unsupported CUDA version").map_or(0, |p| p + 24)..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let fact = if v.is_empty() {
+            Fact::None
+        } else {
+            Fact::Text(v)
+        };
+        cx.hit(fact, 0.85);
+        return;
+    }
+    let version = quoted_after(l, "toolkit version", '`')
+        .map(str::to_string)
+        .or_else(|| {
+            let p = l.find("toolkit version:")?;
+            let v: String = l[p + 16..]
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            (!v.is_empty()).then_some(v)
+        });
+    let fact = version.map_or(Fact::None, |v| {
+        Fact::Text(v.trim_end_matches('.').to_string())
+    });
+    cx.hit(fact, 0.9);
+}
+
+fn driver_not_running(cx: &mut LineCx) {
+    let l = cx.line;
+    let (note, conf): (Option<&'static str>, f32) = if l
+        .contains("kernel driver does not appear to be running")
+    {
+        (Some("The NVIDIA kernel module is not running on this host (/proc/driver/nvidia/version is missing)."), 0.85)
+    } else if l.contains("communicate with the NVIDIA driver") {
+        (None, 0.9)
+    } else if l.contains("DRIVER_NOT_LOADED")
+        || l.contains("Driver Not Loaded")
+        || (l.contains("driver not loaded") && (l.contains("nvml") || l.contains("NVML")))
+    {
+        (None, 0.85)
+    } else if l.contains("Key was rejected by service") {
+        (Some("The kernel refused to load the nvidia module: Secure Boot rejects unsigned modules."), 0.85)
+    } else if l.contains("Module nvidia not found") {
+        (
+            Some("No nvidia kernel module is built for the running kernel."),
+            0.8,
+        )
+    } else if l.contains("Found no NVIDIA driver") {
+        (Some("The program found no working NVIDIA driver (no libcuda, or the kernel module is not loaded)."), 0.6)
+    } else if l.contains("Nouveau kernel driver") {
+        (Some("The open-source nouveau driver holds the GPU, so the nvidia module cannot drive it: blacklist nouveau and reboot."), 0.85)
+    } else {
+        return;
+    };
+    cx.hit(note.map_or(Fact::None, Fact::Note), conf);
+}
+
+/// The kernel log (`dmesg`): NVRM lines say why the nvidia module has no GPU.
+fn kernel_log(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("API mismatch") {
+        return; // driver-mismatch reads it
+    }
+    if l.contains("No NVIDIA graphics adapter found") || l.contains("No NVIDIA GPU found") {
+        cx.hit_as(
+            Code::NoDeviceVisible,
+            Fact::Note("The nvidia kernel module found no NVIDIA GPU on the PCI bus: the machine has none (or it is not passed through to this VM)."),
+            0.85,
+        );
+        return;
+    }
+    let (code, note) = if l.contains("nouveau")
+        || l.contains("No NVIDIA graphics adapter probed")
+        || l.contains("No NVIDIA devices probed")
+        || l.contains("probe routine was not called")
+    {
+        (Code::NouveauHoldsGpu, "The kernel log shows the nvidia module loaded but not probing the GPU: another driver (nouveau, rivafb, nvidiafb) obtained it first.")
+    } else if l.contains("not supported by open")
+        || l.contains("Legacy drivers")
+        || l.contains("is not supported by the NVIDIA")
+    {
+        (Code::GpuUnsupportedByDriver, "The kernel log says the loaded nvidia module does not support this GPU (the open modules need a GSP, Turing or newer; legacy GPUs need a legacy branch).")
+    } else if l.contains("probe routine failed") || l.contains("RmInitAdapter failed") {
+        (Code::DriverNotLoaded, "The nvidia kernel module failed to initialise the GPU (see the lines around it in dmesg): a driver that does not support the GPU, a GPU fallen off the bus, or a firmware problem.")
+    } else {
+        return;
+    };
+    cx.hit_as(code, Fact::Note(note), 0.85);
+}
+
+fn driver_mismatch(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("Driver/library version mismatch") || l.contains("RM_VERSION_MISMATCH") {
+        cx.hit(Fact::None, 0.95);
+    } else if l.contains("API mismatch") && (l.contains("NVRM") || l.contains("kernel module")) {
+        cx.hit(Fact::None, 0.9);
+    }
+}
+
+fn driver_too_old(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("NVIDIA driver on your system is too old") {
+        cx.hit(Fact::None, 0.9);
+    } else if l.contains("unsupported CUDA version:")
+        || l.contains("unsatisfied condition: cuda>=")
+        || l.contains("requirement error: unsatisfied")
+    {
+        cx.hit(Fact::Note("The container runtime refused to start the image: the image requires a newer CUDA than the host driver supports (the image's NVIDIA_REQUIRE_CUDA)."), 0.9);
+    }
+}
+
+fn no_devices_found(cx: &mut LineCx) {
+    cx.hit(Fact::None, 0.75);
+}
+
+/// A GPU device node the container runtime (or a program) needs is missing.
+fn container_device(cx: &mut LineCx) {
+    let l = cx.line;
+    let missing = [
+        "no such file",
+        "No such file",
+        "does not exist",
+        "not found",
+    ]
+    .iter()
+    .any(|w| l.contains(w));
+    let node = [
+        "/dev/nvidia0",
+        "/dev/nvidiactl",
+        "/dev/nvidia-uvm",
+        "/dev/nvidia-modeset",
+    ]
+    .iter()
+    .any(|n| l.contains(n));
+    if missing && node {
+        cx.hit(Fact::Note("The GPU's device node is missing where the container runtime looked: on the host the nvidia module has not created /dev/nvidia* (no driver loaded, no NVIDIA GPU, or a Jetson/WSL host with other nodes), so it cannot be passed in."), 0.85);
+    }
+}
+
+fn container_runtime(cx: &mut LineCx) {
+    cx.hit(Fact::None, 0.9);
+}
+
+fn cuda_backend_not_built(cx: &mut LineCx) {
+    let l = cx.line;
+    let note = if l.contains("from the 'CUDA' backend") || l.contains("without ATen_cuda library") {
+        "libtorch has no CUDA kernels registered: a CPU-only libtorch, or libtorch_cuda was not linked (tch-rs needs it linked explicitly)."
+    } else if l.contains("execution provider") || l.contains("ONNX Runtime") {
+        "The ONNX Runtime library in use was built without the CUDA execution provider (ort downloaded or found a CPU-only build), or its CUDA provider library could not be loaded."
+    } else if l.contains("not compiled with CUDA enabled") {
+        "The library (PyTorch/libtorch) in use is a CPU-only build."
+    } else {
+        return;
+    };
+    cx.hit(Fact::Note(note), 0.85);
+}
+
+fn torch_cuda_mismatch(cx: &mut LineCx) {
+    cx.hit(Fact::None, 0.9);
+}
+
+/// A symbol missing from libcuda, libnvrtc or nvcuda.dll that a Rust binding
+/// (cudarc) expects: the driver or toolkit is older (or newer) than it needs.
+fn missing_symbol(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("stubs/") || l.contains("stubs\\") {
+        return; // the stub rule reads it
+    }
+    let symbol = l.find("undefined symbol: ").map(|p| {
+        l[p + 18..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect::<String>()
+    });
+    match symbol.as_deref() {
+        Some(s) if s.starts_with("nvrtc") => cx.hit_as(
+            Code::ToolkitUnsupportedByCrate,
+            Fact::Note("The crate's NVRTC bindings expect a function this toolkit's libnvrtc does not have: the toolkit is newer (CUDA 13 removed some) or older than the crate release supports."),
+            0.85,
+        ),
+        Some(s) if s.starts_with("cu") && (l.contains("libcuda") || l.contains("nvcuda")) => cx.hit(
+            Fact::Note("The binding expects a driver API function that this driver's libcuda lacks: the driver is older than the CUDA version the binding was built for."),
+            0.85,
+        ),
+        None if l.contains("GetProcAddress") && l.contains("code: 127") => cx.hit(
+            Fact::Note("Windows could not find a driver API function in nvcuda.dll (error 127): the driver is older than the CUDA version the binding was built for."),
+            0.75,
+        ),
+        _ => {}
+    }
+}
+
+fn msbuild_cuda(cx: &mut LineCx) {
+    cx.hit(Fact::None, 0.9);
+}
+
+fn nvrtc_arch(cx: &mut LineCx) {
+    cx.hit(Fact::Note("NVRTC, the runtime compiler, was asked to compile for the GPU's architecture and does not know it: the NVRTC (toolkit, or the one bundled with PyTorch) is older than the GPU."), 0.85);
+}
+
+/// `__hmax` / `__hmin` on half types exist only from sm_80 on.
+fn half_intrinsic(cx: &mut LineCx) {
+    let l = cx.line;
+    if !l.contains("is undefined") {
+        return;
+    }
+    let Some(name) = quoted_after(l, "identifier", '"') else {
+        return;
+    };
+    if name.starts_with("__hmax") || name.starts_with("__hmin") {
+        let fact = Fact::Feature {
+            feature: name.to_string(),
+            needs: "sm_80".to_string(),
+            arch_specific: false,
+            target: None,
+        };
+        cx.hit(fact, 0.8);
+    }
+}
+
+/// Kernels that name their architecture in the file name
+/// (`flash_fwd_hdim256_bf16_sm80.cu`) failing to compile: built for a lower target.
+fn arch_named_file(cx: &mut LineCx) {
+    let l = cx.line;
+    // The targets the build's nvcc command lines ask for (the lowest counts).
+    for key in ["--gpu-architecture=sm_", "-arch=sm_"] {
+        for (p, _) in l.match_indices(key) {
+            let n: String = l[p + key.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
+            if let Ok(n) = n.parse::<u32>() {
+                let low = cx.scan.lowest_cmd_arch.map_or(n, |m| m.min(n));
+                cx.scan.lowest_cmd_arch = Some(low);
+            }
+        }
+    }
+    let Some(file) = quoted_after(l, "compilation of", '"') else {
+        return;
+    };
+    let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    let Some(p) = base.find("_sm") else { return };
+    let digits: String = base[p + 3..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    if digits.len() >= 2 && digits.parse::<u32>().is_ok_and(|n| n >= 70) {
+        let fact = Fact::Feature {
+            feature: format!("the kernels of {base}"),
+            needs: format!("sm_{digits}"),
+            arch_specific: false,
+            target: None,
+        };
+        cx.hit(fact, 0.7);
+    }
+}
+
+/// g++ 11's <functional> under nvcc 11.x: a known incompatibility between the
+/// two, fixed by another host compiler (or a newer CUDA).
+fn gcc11_std_function(cx: &mut LineCx) {
+    if cx.line.contains("std_function.h") {
+        cx.hit(
+            Fact::Host {
+                kind: HostKind::Gcc,
+                limit: None,
+            },
+            0.8,
+        );
+        cx.hit(Fact::Note("g++ 11's std_function.h does not compile under nvcc 11.x (\"parameter packs not expanded\"): this host compiler and nvcc do not work together."), 0.8);
+    }
+}
+
+fn context_bf16(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("bf16") || l.contains("candle") {
+        cx.scan.bf16_context = true;
+    }
+}
+
+fn cuda_error(cx: &mut LineCx) {
+    let mut errs = Vec::new();
+    cuda_errors::find_in_line(cx.line, &mut errs);
+    for (err, by_number) in errs {
+        if matches!(err.code, Code::PtxTooNewForDriver | Code::PtxJitFailed) {
+            cx.scan.jit_context = true;
+        }
+        // Already explained more precisely by a rule above (e.g. the PyTorch line).
+        if cx.gave(err.code) {
+            continue;
+        }
+        let confidence = if by_number { 0.5 } else { 0.85 };
+        cx.hit_as(err.code, Fact::Cuda { err, by_number }, confidence);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::scan;
+
+    /// No rule is dead: every rule's triggers reach it through the prefilter,
+    /// and its example line gives its code.
+    #[test]
+    fn every_rule_is_reachable_and_reads_its_example() {
+        for (i, rule) in RULES.iter().enumerate() {
+            let lits = rule.triggers.literals();
+            assert!(!lits.is_empty(), "{} has no triggers", rule.name);
+            for t in lits {
+                assert!(
+                    scan::rules_for(t).contains(&i),
+                    "rule {}: trigger {t:?} does not reach it",
+                    rule.name
+                );
+            }
+            assert!(
+                scan::rules_for(rule.example).contains(&i),
+                "rule {}: its example has none of its triggers",
+                rule.name
+            );
+            if let Some(code) = rule.code {
+                if !matches!(code, Code::Other(_)) {
+                    assert!(code.doc().is_some(), "{}: {code} undocumented", rule.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn examples_give_their_codes() {
+        for rule in RULES {
+            let s = scan::scan(rule.example);
+            match rule.code {
+                None => assert!(
+                    s.hits.is_empty()
+                        && (s.nvcc_release.is_some()
+                            || s.smi_driver.is_some()
+                            || s.build_script.is_some()
+                            || s.jit_context
+                            || s.bf16_context
+                            || s.kernel_module.is_some()),
+                    "context rule {} learnt nothing from its example",
+                    rule.name
+                ),
+                Some(Code::Other(_)) => assert!(!s.hits.is_empty(), "{}", rule.name),
+                // Arch and PTX facts get their code from the whole log; the
+                // rule only has to produce a hit.
+                Some(code) => assert!(
+                    s.hits.iter().any(|h| h.code == code)
+                        || matches!(
+                            rule.name,
+                            "nvcc-arch-rejected" | "ptx-version" | "ptx-target" | "cuda-error"
+                        ),
+                    "rule {}: example gave {:?}, not {code}",
+                    rule.name,
+                    s.hits.iter().map(|h| h.code).collect::<Vec<_>>()
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn program_not_found_names_the_program() {
+        let l = "thread 'main' panicked: `nvidia-smi` failed: Os { code: 2, kind: NotFound, message: \"No such file or directory\" }";
+        assert_eq!(
+            program_before(l, l.find("Os {").unwrap()).as_deref(),
+            Some("nvidia-smi")
+        );
+        let l = "error: failed to execute command: No such file or directory (os error 2) nvcc";
+        assert_eq!(program_before(l, l.find("os error").unwrap()), None);
+    }
+}
