@@ -18,6 +18,7 @@
 //! | [`facts`] | sourced compatibility tables |
 //! | [`compat`] | verdicts from the facts, with reasons and fixes |
 //! | [`plan`] | where arch targets come from, and the `-gencode` plan |
+//! | [`image`] | kernel images in any file (fatbin, cubin, PTX), and whether they run on a GPU and driver |
 //! | [`compile`] | the `Build` builder: nvcc in parallel, cached, incremental |
 //! | [`diagnose`] | logs in, stable-coded causes and fixes out |
 #![warn(missing_docs)]
@@ -30,6 +31,7 @@ pub mod env;
 mod error;
 pub mod facts;
 pub mod fsutil;
+pub mod image;
 #[cfg(feature = "launchers")]
 pub mod launchers;
 pub mod metadata;

@@ -269,6 +269,9 @@ impl<'b> Run<'b> {
             self.warn(w.clone());
         }
 
+        // `[package.metadata.cuda] deploy`: fail before compiling anything a
+        // declared target could not run.
+        let deploy = crate::image::deploy::read_deploy(&self.base)?;
         let mut jobs = Vec::new();
         for (source, name) in srcs.files.iter().zip(&names) {
             let plan = match b
@@ -286,6 +289,7 @@ impl<'b> Run<'b> {
                 }
                 None => default_plan.clone(),
             };
+            crate::image::deploy::check_plan_on(&deploy, &plan, tk.version.as_ref())?;
             jobs.push(self.job(&tk, source, name, plan, &includes)?);
         }
 
