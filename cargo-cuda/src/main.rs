@@ -10,6 +10,7 @@ mod doctor;
 mod explain;
 mod gpu;
 mod info;
+mod inspect;
 mod progress;
 mod session;
 mod shell;
@@ -67,6 +68,15 @@ fn main() {
         Command::Toolkits(a) => info::toolkits(&session, &overrides(&a.selection), a.json, &out),
         Command::Info(a) => info::info(&session, &overrides(&a.selection), a.json, &out),
         Command::Env(a) => info::env(&session, &overrides(&a.selection), &err),
+        Command::Inspect(a) => {
+            let opts = inspect::Options {
+                path: a.path.clone(),
+                gpu: a.gpu.clone(),
+                driver: a.driver.clone(),
+                manifest_path: a.manifest_path.clone(),
+            };
+            inspect::run(&session, &opts, a.json, &out, &err)
+        }
         Command::Build(_)
         | Command::Run(_)
         | Command::Test(_)

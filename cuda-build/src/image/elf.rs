@@ -165,11 +165,32 @@ impl<'a> Elf<'a> {
             .map(to_usize)
             .unwrap_or(0)
             .saturating_add(self.sections.len().saturating_mul(SECTION_HEADER));
+        // Program headers (and the segments they describe) may lie after
+        // the last section.
+        let phoff = u64_at(self.data, 0x20).map(to_usize).unwrap_or(0);
+        let phentsize = usize::from(u16_at(self.data, 0x36).unwrap_or(0));
+        let phnum = usize::from(u16_at(self.data, 0x38).unwrap_or(0));
+        let mut end = table_end.max(ELF_HEADER);
+        if phnum > 0 && phentsize >= 56 {
+            end = end.max(phoff.saturating_add(phnum.saturating_mul(phentsize)));
+            for i in 0..phnum {
+                let Some(h) = i
+                    .checked_mul(phentsize)
+                    .and_then(|o| phoff.checked_add(o))
+                    .and_then(|b| self.data.get(b..b.checked_add(56)?))
+                else {
+                    break;
+                };
+                let off = to_usize(u64_at(h, 8).unwrap_or(0));
+                let filesz = to_usize(u64_at(h, 32).unwrap_or(0));
+                end = end.max(off.saturating_add(filesz));
+            }
+        }
         self.sections
             .iter()
             .filter(|s| s.kind != SHT_NOBITS)
             .map(|s| s.offset.saturating_add(s.size))
-            .fold(table_end.max(ELF_HEADER), usize::max)
+            .fold(end, usize::max)
     }
 
     fn entry_symbols(&self) -> Vec<String> {

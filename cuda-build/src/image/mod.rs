@@ -87,7 +87,8 @@ pub struct ImageEntry {
     pub compression: Compression,
     /// Payload bytes in the file.
     pub size: u64,
-    /// The CUDA release that built it (`13.0.88`), when the cubin says.
+    /// The CUDA release that built it (`13.0.88`), when the cubin says; for
+    /// compressed cubins, inferred from a sibling entry (`13.0.0`).
     #[serde(serialize_with = "ser_semver")]
     pub toolkit: Option<semver::Version>,
     /// Kernel entry names; `None` when the payload is compressed.
@@ -235,6 +236,20 @@ fn fatbin_image(data: &[u8], block: &FatbinBlock) -> Image {
             }
         })
         .collect();
+    let mut entries = entries;
+    // Compressed cubins do not say which toolkit built them; their
+    // siblings do (an uncompressed cubin, or the PTX ISA, which each CUDA
+    // release raises), and the driver check needs it.
+    let known = entries.iter().find_map(|e| e.toolkit.clone()).or_else(|| {
+        entries
+            .iter()
+            .find_map(|e| e.ptx_isa)
+            .and_then(crate::facts::cuda_for_ptx_isa)
+            .map(|(a, b)| semver::Version::new(u64::from(a), u64::from(b), 0))
+    });
+    for e in entries.iter_mut().filter(|e| e.code == Code::Sass && e.toolkit.is_none()) {
+        e.toolkit = known.clone();
+    }
     finish(ImageFormat::Fatbin, block.range.clone(), entries)
 }
 

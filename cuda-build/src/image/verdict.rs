@@ -372,10 +372,8 @@ pub fn overall(images: &[Image], targets: &[Target]) -> Verdict {
     }
 }
 
-/// The targets on this machine: every visible GPU, with the driver, probed
-/// as [`crate::probe::probe`] does (never panics, never hangs).
-pub fn local_targets(env: &crate::env::Env) -> Vec<Target> {
-    let report = crate::probe::probe(env, &crate::probe::ProbeOptions::default());
+/// The targets a probe found: every visible GPU, with the driver.
+pub fn targets_from_probe(report: &crate::probe::ProbeReport) -> Vec<Target> {
     let (version, cuda) = report
         .driver
         .as_ref()
@@ -384,7 +382,7 @@ pub fn local_targets(env: &crate::env::Env) -> Vec<Target> {
         .gpus
         .iter()
         .map(|g| {
-            Target::gpu(format!("GPU {} {}", g.index, g.name), g.compute_capability)
+            Target::gpu(format!("GPU {} ({})", g.index, g.name), g.compute_capability)
                 .with_driver(version.as_deref(), cuda)
         })
         .collect()
@@ -396,7 +394,9 @@ pub fn local_targets(env: &crate::env::Env) -> Vec<Target> {
 /// With no GPU visible the verdict is `will-not-run` with
 /// `no-device-visible`.
 pub fn check_image(image: &[u8]) -> Verdict {
-    let targets = local_targets(&crate::env::Env::from_process());
+    let env = crate::env::Env::from_process();
+    let report = crate::probe::probe(&env, &crate::probe::ProbeOptions::default());
+    let targets = targets_from_probe(&report);
     if targets.is_empty() {
         return Verdict {
             outcome: Outcome::WillNotRun,
