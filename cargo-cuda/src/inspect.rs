@@ -147,7 +147,11 @@ pub fn targets(session: &Session, o: &Options) -> Result<(Vec<Target>, &'static 
 }
 
 /// Inspects `o.path` against `targets`.
-pub fn inspect(path: &Path, targets: Vec<Target>, targets_from: &'static str) -> Result<Report, Error> {
+pub fn inspect(
+    path: &Path,
+    targets: Vec<Target>,
+    targets_from: &'static str,
+) -> Result<Report, Error> {
     let meta = std::fs::metadata(path).map_err(|e| {
         Error::new(
             "invalid-argument",
@@ -244,7 +248,10 @@ fn may_hold_images(path: &Path) -> bool {
 
 fn walk(root: &Path, targets: &[Target], files: &mut Vec<FileReport>, skipped: &mut Skipped) {
     // Links are not followed: no loops, no leaving the tree.
-    for entry in walkdir::WalkDir::new(root).follow_links(false).sort_by_file_name() {
+    for entry in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+    {
         let entry = match entry {
             Ok(e) => e,
             Err(_) => {
@@ -308,7 +315,11 @@ pub fn print(r: &Report, out: &Style) {
     let count: usize = r.files.iter().map(|f| f.images.len()).sum();
     println!(
         "{}",
-        out.status(Tone::Good, "Inspecting", &format!("{}: {count} kernel image(s)", r.path))
+        out.status(
+            Tone::Good,
+            "Inspecting",
+            &format!("{}: {count} kernel image(s)", r.path)
+        )
     );
     for f in &r.files {
         if r.files.len() > 1 || f.path != r.path {
@@ -318,7 +329,10 @@ pub fn print(r: &Report, out: &Style) {
             println!("  {}", out.warning(e));
         }
         for p in &f.problems {
-            println!("  {}", out.warning(&format!("unreadable image-like bytes {p}")));
+            println!(
+                "  {}",
+                out.warning(&format!("unreadable image-like bytes {p}"))
+            );
         }
         for i in &f.images {
             let img = &i.image;
@@ -348,7 +362,11 @@ pub fn print(r: &Report, out: &Style) {
                     image::Outcome::Jit => Tone::Warn,
                     image::Outcome::WillNotRun => Tone::Bad,
                 };
-                let via = v.via.as_deref().map(|s| format!(" via {s}")).unwrap_or_default();
+                let via = v
+                    .via
+                    .as_deref()
+                    .map(|s| format!(" via {s}"))
+                    .unwrap_or_default();
                 println!(
                     "    {}: {}{via}",
                     v.target,
@@ -377,14 +395,22 @@ pub fn print(r: &Report, out: &Style) {
     };
     println!(
         "targets ({from}): {}",
-        r.targets.iter().map(Target::describe).collect::<Vec<_>>().join(", ")
+        r.targets
+            .iter()
+            .map(Target::describe)
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     for t in &v.targets {
         match t.code {
             None => println!(
                 "{}",
                 out.status(
-                    if t.outcome == image::Outcome::Native { Tone::Good } else { Tone::Warn },
+                    if t.outcome == image::Outcome::Native {
+                        Tone::Good
+                    } else {
+                        Tone::Warn
+                    },
                     "ok",
                     &format!("{}: {} ({})", t.target, t.outcome.describe(), t.reason)
                 )
@@ -410,7 +436,10 @@ pub fn run(session: &Session, o: &Options, json: bool, out: &Style, err: &Style)
     match result {
         Ok(report) => {
             if json {
-                println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).unwrap_or_default()
+                );
             } else {
                 print(&report, out);
             }
@@ -432,7 +461,11 @@ mod tests {
     fn directory_walk_skips_links_and_non_images() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        std::fs::write(d.join("a.ptx"), ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n}\n").unwrap();
+        std::fs::write(
+            d.join("a.ptx"),
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n}\n",
+        )
+        .unwrap();
         std::fs::write(d.join("notes.txt"), "hello").unwrap();
         std::fs::create_dir(d.join("sub")).unwrap();
         #[cfg(unix)]

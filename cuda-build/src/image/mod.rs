@@ -170,7 +170,12 @@ pub fn scan(data: &[u8]) -> Scan {
                 covered.push(block.range);
             }
             Ok(_) => {}
-            Err(e) => out.problems.push(format!("at offset {at:#x}: {e}")),
+            // The magic alone occurs by chance in large binaries; only a
+            // well-formed header with a bad body is worth reporting.
+            Err(e) if plausible_fatbin_header(data, at) => {
+                out.problems.push(format!("at offset {at:#x}: {e}"))
+            }
+            Err(_) => {}
         }
     }
 
@@ -207,6 +212,10 @@ pub fn scan(data: &[u8]) -> Scan {
     }
     out.images.sort_by_key(|i| i.offset);
     out
+}
+
+fn plausible_fatbin_header(data: &[u8], at: usize) -> bool {
+    elf::u16_at(data, at + 4) == Some(1) && elf::u16_at(data, at + 6) == Some(16)
 }
 
 fn fatbin_image(data: &[u8], block: &FatbinBlock) -> Image {
@@ -247,7 +256,10 @@ fn fatbin_image(data: &[u8], block: &FatbinBlock) -> Image {
             .and_then(crate::facts::cuda_for_ptx_isa)
             .map(|(a, b)| semver::Version::new(u64::from(a), u64::from(b), 0))
     });
-    for e in entries.iter_mut().filter(|e| e.code == Code::Sass && e.toolkit.is_none()) {
+    for e in entries
+        .iter_mut()
+        .filter(|e| e.code == Code::Sass && e.toolkit.is_none())
+    {
         e.toolkit = known.clone();
     }
     finish(ImageFormat::Fatbin, block.range.clone(), entries)

@@ -237,21 +237,23 @@ pub(crate) fn judge_entries(entries: &[ImageEntry], all: &str, target: &Target) 
         }
     }
 
-    if let Some(v) = ptx_blocked {
-        return verdict(
-            Outcome::WillNotRun,
-            None,
-            v.reason,
-            Some("ptx-too-new-for-driver"),
-            v.fix,
-        );
-    }
+    // SASS for the GPU that only the driver blocks is the root cause even
+    // when PTX is blocked too (by the same old driver).
     if let Some(v) = sass_blocked {
         return verdict(
             Outcome::WillNotRun,
             None,
             v.reason,
             Some("driver-too-old"),
+            v.fix,
+        );
+    }
+    if let Some(v) = ptx_blocked {
+        return verdict(
+            Outcome::WillNotRun,
+            None,
+            v.reason,
+            Some("ptx-too-new-for-driver"),
             v.fix,
         );
     }
@@ -273,24 +275,32 @@ pub(crate) fn judge_entries(entries: &[ImageEntry], all: &str, target: &Target) 
 }
 
 /// A short reason for the most instructive mismatch (`sm_90a` runs only on
-/// 9.0; `sm_89` needs 8.9 or a newer 8.x).
+/// 9.0; `sm_89` needs 8.9 or a newer 8.x; SASS never crosses majors).
 fn explain_mismatch(entries: &[ImageEntry], gpu: ComputeCapability) -> String {
-    let near = entries
+    use crate::arch::Variant;
+    let specific = entries.iter().find(|e| e.arch.variant == Variant::Specific);
+    let same_major = entries
         .iter()
         .filter(|e| e.arch.cc.major == gpu.major)
         .min_by_key(|e| e.arch.cc);
-    let Some(e) = near else {
+    let Some(e) = specific.or(same_major).or(entries.first()) else {
         return String::new();
     };
     let a: Arch = e.arch;
     match (e.code, a.variant) {
-        (_, crate::arch::Variant::Specific) => {
+        (_, Variant::Specific) => {
             format!(" ({} is arch-specific: it runs only on {})", e.target, a.cc)
+        }
+        (Code::Sass, _) if a.cc.major != gpu.major => {
+            format!(" (SASS for {}.x does not run on another major)", a.cc.major)
         }
         (Code::Sass, _) => format!(
             " ({} needs compute capability {} or a newer {}.x)",
             e.target, a.cc, a.cc.major
         ),
+        (Code::Ptx, Variant::Family) => {
+            format!(" ({} JITs only for its family {}.x)", e.target, a.cc.major)
+        }
         (Code::Ptx, _) => format!(" ({} cannot target the older {gpu})", e.target),
     }
 }
@@ -382,8 +392,11 @@ pub fn targets_from_probe(report: &crate::probe::ProbeReport) -> Vec<Target> {
         .gpus
         .iter()
         .map(|g| {
-            Target::gpu(format!("GPU {} ({})", g.index, g.name), g.compute_capability)
-                .with_driver(version.as_deref(), cuda)
+            Target::gpu(
+                format!("GPU {} ({})", g.index, g.name),
+                g.compute_capability,
+            )
+            .with_driver(version.as_deref(), cuda)
         })
         .collect()
 }
