@@ -3,7 +3,6 @@
 //! on this test binary's own embedded kernels, and on corrupt, truncated and
 //! very large inputs. Verdicts are checked against the facts tables.
 
-use cuda_build::arch::ComputeCapability;
 use cuda_build::image::{self, check_image_on, Code, Compression, ImageFormat, Outcome, Target};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -60,10 +59,6 @@ impl Nvcc {
 fn gpu(s: &str) -> Target {
     let t = image::deploy::parse_gpu_list(s, "--gpu").unwrap();
     t.into_iter().next().unwrap()
-}
-
-fn cc(major: u32, minor: u32) -> ComputeCapability {
-    ComputeCapability::new(major, minor)
 }
 
 #[test]
@@ -128,10 +123,18 @@ fn compressed_fatbins_are_read_and_judged() {
         .entries
         .iter()
         .all(|e| e.compression == Compression::Zstd));
-    assert!(img.kernels.is_empty() && !img.kernels_complete);
     assert_eq!(img.entries[3].ptx_isa, Some((9, 0)));
-    // The toolkit of compressed SASS comes from the PTX ISA: CUDA 13.0 SASS
-    // does not run on a 535 driver.
+    // zstd entries are decompressed (feature `decompress`) for names and the
+    // toolkit that built the SASS.
+    let mut k = img.kernels.clone();
+    k.sort();
+    assert_eq!(k, ["scale", "vectorAdd"]);
+    assert!(img.kernels_complete);
+    assert_eq!(
+        img.entries[1].toolkit.as_ref().unwrap().to_string(),
+        "13.0.88"
+    );
+    // CUDA 13.0 SASS does not run on a 535 driver.
     let v = image::verdict::judge(img, &gpu("sm_89").with_driver(Some("535.104.05"), None));
     assert_eq!(v.code, Some("driver-too-old"), "{v:?}");
     assert_eq!(
@@ -139,16 +142,21 @@ fn compressed_fatbins_are_read_and_judged() {
         Some("sm_86")
     );
 
+    // `speed` compresses the PTX with LZ4, which is not decompressed here:
+    // its names are unknown, the SASS names are read.
     let speed = nv.fatbin("speed");
     let img = &image::scan(&speed).images[0];
     assert_eq!(img.entries[3].compression, Compression::Lz4);
+    assert_eq!(img.entries[3].kernels, None);
     assert_eq!(img.entries[0].compression, Compression::None);
-    // CUDA 13's default compresses only the PTX (zstd); SASS names stay readable.
+    assert_eq!(img.kernels.len(), 2);
+    assert!(!img.kernels_complete);
+    // CUDA 13's default compresses only the PTX (zstd).
     let default = nv.fatbin("default");
     let img = &image::scan(&default).images[0];
     assert_eq!(img.entries[3].compression, Compression::Zstd);
-    assert_eq!(img.kernels.len(), 2);
-    assert!(!img.kernels_complete);
+    assert_eq!(img.entries[3].kernels.as_ref().map(Vec::len), Some(2));
+    assert!(img.kernels_complete);
 }
 
 #[test]

@@ -247,9 +247,11 @@ fn may_hold_images(path: &Path) -> bool {
 }
 
 fn walk(root: &Path, targets: &[Target], files: &mut Vec<FileReport>, skipped: &mut Skipped) {
-    // Links are not followed: no loops, no leaving the tree.
+    // Links are not followed (no loops, no leaving the tree), nor mount
+    // points (no /proc or /sys files that block on read).
     for entry in walkdir::WalkDir::new(root)
         .follow_links(false)
+        .same_file_system(true)
         .sort_by_file_name()
     {
         let entry = match entry {

@@ -21,7 +21,11 @@ fn nvcc_outputs(dir: &Path) -> Option<(PathBuf, PathBuf)> {
     .unwrap();
     let run = |args: &[&str], out: &Path| {
         let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        all.extend([cu.display().to_string(), "-o".into(), out.display().to_string()]);
+        all.extend([
+            cu.display().to_string(),
+            "-o".into(),
+            out.display().to_string(),
+        ]);
         let r = cuda_build::process::run(&nvcc, &all, Duration::from_secs(300)).unwrap();
         assert!(r.status.success(), "{}", r.stderr);
     };
@@ -44,7 +48,9 @@ fn nvcc_outputs(dir: &Path) -> Option<(PathBuf, PathBuf)> {
 #[test]
 fn verdicts_exit_codes_and_json_shape() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((fat, _)) = nvcc_outputs(dir.path()) else { return };
+    let Some((fat, _)) = nvcc_outputs(dir.path()) else {
+        return;
+    };
 
     let out = cargo_cuda()
         .args(["inspect", "--gpu", "RTX 4090"])
@@ -53,11 +59,21 @@ fn verdicts_exit_codes_and_json_shape() {
         .unwrap();
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains("sm_80, sm_86, sm_90a, compute_90 (PTX ISA 9.0, compressed, zstd)"), "{stdout}");
+    assert!(
+        stdout.contains("sm_80, sm_86, sm_90a, compute_90 (PTX ISA 9.0, compressed, zstd)"),
+        "{stdout}"
+    );
     assert!(stdout.contains("runs natively via sm_86"), "{stdout}");
 
     let out = cargo_cuda()
-        .args(["inspect", "--json", "--gpu", "sm_89,sm_100,sm_75", "--driver", "535.104.05"])
+        .args([
+            "inspect",
+            "--json",
+            "--gpu",
+            "sm_89,sm_100,sm_75",
+            "--driver",
+            "535.104.05",
+        ])
         .arg(&fat)
         .output()
         .unwrap();
@@ -79,7 +95,14 @@ fn verdicts_exit_codes_and_json_shape() {
         .map(|t| t["code"].as_str().unwrap_or("none"))
         .collect();
     // CUDA 13 SASS on a CUDA 12.2 driver; PTX 9.0 beyond its JIT; no 7.x code.
-    assert_eq!(codes, ["driver-too-old", "ptx-too-new-for-driver", "no-kernel-image-for-device"]);
+    assert_eq!(
+        codes,
+        [
+            "driver-too-old",
+            "ptx-too-new-for-driver",
+            "no-kernel-image-for-device"
+        ]
+    );
     assert_eq!(v["verdict"]["outcome"], "will-not-run");
 
     // The text form names each failure with its code and fix.
@@ -90,14 +113,19 @@ fn verdicts_exit_codes_and_json_shape() {
         .unwrap();
     let (stdout, _) = text(&out);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout.contains("error[no-kernel-image-for-device]"), "{stdout}");
+    assert!(
+        stdout.contains("error[no-kernel-image-for-device]"),
+        "{stdout}"
+    );
     assert!(stdout.contains("add 75 to CUDA_ARCHS"), "{stdout}");
 }
 
 #[test]
 fn targets_from_deploy_metadata() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((_, ptx)) = nvcc_outputs(dir.path()) else { return };
+    let Some((_, ptx)) = nvcc_outputs(dir.path()) else {
+        return;
+    };
     let manifest = dir.path().join("Cargo.toml");
     std::fs::write(
         &manifest,
@@ -121,26 +149,52 @@ fn targets_from_deploy_metadata() {
 fn bad_input_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.fatbin");
-    let out = cargo_cuda().arg("inspect").arg(&missing).args(["--gpu", "sm_80"]).output().unwrap();
+    let out = cargo_cuda()
+        .arg("inspect")
+        .arg(&missing)
+        .args(["--gpu", "sm_80"])
+        .output()
+        .unwrap();
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("error[invalid-argument]") && stderr.contains("nope.fatbin"), "{stderr}");
+    assert!(
+        stderr.contains("error[invalid-argument]") && stderr.contains("nope.fatbin"),
+        "{stderr}"
+    );
 
-    let out = cargo_cuda().args(["inspect", ".", "--gpu", "GTX 9999 Ultra"]).output().unwrap();
+    let out = cargo_cuda()
+        .args(["inspect", ".", "--gpu", "GTX 9999 Ultra"])
+        .output()
+        .unwrap();
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("--gpu `GTX 9999 Ultra`"), "{stderr}");
 
-    let out = cargo_cuda().args(["inspect", ".", "--gpu", "sm_80", "--driver", "new"]).output().unwrap();
+    let out = cargo_cuda()
+        .args(["inspect", ".", "--gpu", "sm_80", "--driver", "new"])
+        .output()
+        .unwrap();
     assert!(text(&out).1.contains("--driver `new`"));
 
     // A .fatbin that is not one.
     let bad = dir.path().join("bad.fatbin");
-    std::fs::write(&bad, b"\x50\xed\x55\xba\x01\x00\x10\x00\xff\xff\x00\x00\x00\x00\x00\x00").unwrap();
-    let out = cargo_cuda().arg("inspect").arg(&bad).args(["--gpu", "sm_80"]).output().unwrap();
+    std::fs::write(
+        &bad,
+        b"\x50\xed\x55\xba\x01\x00\x10\x00\xff\xff\x00\x00\x00\x00\x00\x00",
+    )
+    .unwrap();
+    let out = cargo_cuda()
+        .arg("inspect")
+        .arg(&bad)
+        .args(["--gpu", "sm_80"])
+        .output()
+        .unwrap();
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("error[invalid-kernel-image]") && stderr.contains("truncated"), "{stderr}");
+    assert!(
+        stderr.contains("error[invalid-kernel-image]") && stderr.contains("truncated"),
+        "{stderr}"
+    );
 }
 
 /// 10,000 files, a symlink loop, and one real PTX deep inside: every file is
@@ -148,7 +202,9 @@ fn bad_input_is_a_clear_error() {
 #[test]
 fn directory_with_ten_thousand_files() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((_, ptx)) = nvcc_outputs(dir.path()) else { return };
+    let Some((_, ptx)) = nvcc_outputs(dir.path()) else {
+        return;
+    };
     let tree = dir.path().join("tree");
     for d in 0..100 {
         let sub = tree.join(format!("d{d}"));
@@ -160,7 +216,14 @@ fn directory_with_ten_thousand_files() {
     std::os::unix::fs::symlink(&tree, tree.join("d7/loop")).unwrap();
     std::fs::copy(&ptx, tree.join("d42/kernels.ptx")).unwrap();
     let out = cargo_cuda()
-        .args(["inspect", "--json", "--gpu", "sm_90", "--driver", "580.65.06"])
+        .args([
+            "inspect",
+            "--json",
+            "--gpu",
+            "sm_90",
+            "--driver",
+            "580.65.06",
+        ])
         .arg(&tree)
         .output()
         .unwrap();

@@ -70,6 +70,8 @@ pub struct FatbinEntry {
     pub ptx_isa: Option<(u32, u32)>,
     /// The payload's size once decompressed, when the header says.
     pub uncompressed_size: Option<u64>,
+    /// The compressed bytes within the (8-byte padded) payload.
+    pub compressed_size: Option<u64>,
 }
 
 impl FatbinEntry {
@@ -173,6 +175,9 @@ pub fn read_block(data: &[u8], at: usize) -> Result<FatbinBlock, String> {
             (major, minor)
         });
         let uncompressed_size = u64_at(data, off + 0x38).filter(|&n| n > 0);
+        let compressed_size = u32_at(data, off + 0x10)
+            .map(u64::from)
+            .filter(|&n| n > 0 && compression != Compression::None);
         entries.push(FatbinEntry {
             kind,
             arch: Arch {
@@ -184,6 +189,7 @@ pub fn read_block(data: &[u8], at: usize) -> Result<FatbinBlock, String> {
             compression,
             ptx_isa: ptx_isa.filter(|v| v.0 > 0),
             uncompressed_size,
+            compressed_size,
         });
         off = stop;
     }
@@ -220,7 +226,8 @@ pub fn read_fatbin(bytes: &[u8]) -> Result<Vec<FatbinEntry>, String> {
     Ok(out)
 }
 
-/// Kernel names in a fatbin, read from its uncompressed ELF and PTX entries.
+/// Kernel names in a fatbin, read from its ELF and PTX entries (compressed
+/// ones too, where [`FatbinEntry`] payloads can decompress them).
 pub fn fatbin_kernels(bytes: &[u8]) -> Vec<String> {
     let mut names = Vec::new();
     for e in read_fatbin(bytes).unwrap_or_default() {
@@ -233,12 +240,52 @@ pub fn fatbin_kernels(bytes: &[u8]) -> Vec<String> {
     names
 }
 
-/// Kernel names of one entry; `None` when its payload is compressed.
-pub(crate) fn entry_kernels(data: &[u8], e: &FatbinEntry) -> Option<Vec<String>> {
-    if e.compression != Compression::None {
-        return None;
-    }
+/// Largest payload decompressed to read kernel names (the biggest cubins
+/// of large libraries are a few MB).
+const MAX_DECOMPRESSED: u64 = 256 << 20;
+
+/// The payload, decompressed when it is zstd and the `decompress` feature is
+/// on; `None` when it cannot be read as plain bytes.
+pub(crate) fn plain_payload<'a>(
+    data: &'a [u8],
+    e: &FatbinEntry,
+) -> Option<std::borrow::Cow<'a, [u8]>> {
     let payload = data.get(e.payload.clone())?;
+    match e.compression {
+        Compression::None => Some(std::borrow::Cow::Borrowed(payload)),
+        Compression::Zstd => unzstd(payload, e).map(std::borrow::Cow::Owned),
+        Compression::Lz4 => None,
+    }
+}
+
+#[cfg(feature = "decompress")]
+fn unzstd(payload: &[u8], e: &FatbinEntry) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let n = e.compressed_size.map_or(payload.len(), |c| {
+        usize::try_from(c).unwrap_or(usize::MAX).min(payload.len())
+    });
+    let limit = e
+        .uncompressed_size
+        .unwrap_or(MAX_DECOMPRESSED)
+        .min(MAX_DECOMPRESSED);
+    let mut src = &payload[..n];
+    let decoder = ruzstd::decoding::StreamingDecoder::new(&mut src).ok()?;
+    let mut out = Vec::new();
+    decoder.take(limit).read_to_end(&mut out).ok()?;
+    Some(out)
+}
+
+#[cfg(not(feature = "decompress"))]
+fn unzstd(_: &[u8], _: &FatbinEntry) -> Option<Vec<u8>> {
+    let _ = MAX_DECOMPRESSED;
+    None
+}
+
+/// Kernel names of one entry; `None` when its payload is compressed and
+/// cannot be decompressed here (LZ4; zstd without the `decompress` feature).
+pub(crate) fn entry_kernels(data: &[u8], e: &FatbinEntry) -> Option<Vec<String>> {
+    let payload = plain_payload(data, e)?;
+    let payload: &[u8] = &payload;
     Some(match e.kind {
         FatbinKind::Elf => super::elf::read_cubin(payload)
             .map(|c| c.entries)

@@ -91,7 +91,8 @@ pub struct ImageEntry {
     /// compressed cubins, inferred from a sibling entry (`13.0.0`).
     #[serde(serialize_with = "ser_semver")]
     pub toolkit: Option<semver::Version>,
-    /// Kernel entry names; `None` when the payload is compressed.
+    /// Kernel entry names; `None` when the payload is compressed and could
+    /// not be decompressed (LZ4, or zstd without the `decompress` feature).
     pub kernels: Option<Vec<String>>,
 }
 
@@ -108,7 +109,7 @@ pub struct Image {
     pub entries: Vec<ImageEntry>,
     /// Every kernel name found in its entries, in order.
     pub kernels: Vec<String>,
-    /// False when some entry is compressed, so names may be missing.
+    /// False when some entry's names could not be read (compressed).
     pub kernels_complete: bool,
 }
 
@@ -223,12 +224,11 @@ fn fatbin_image(data: &[u8], block: &FatbinBlock) -> Image {
         .entries
         .iter()
         .map(|e| {
-            let toolkit = match (e.kind, e.compression) {
-                (FatbinKind::Elf, Compression::None) => data
-                    .get(e.payload.clone())
-                    .and_then(|p| read_cubin(p).ok())
+            let toolkit = match e.kind {
+                FatbinKind::Elf => fatbin::plain_payload(data, e)
+                    .and_then(|p| read_cubin(&p).ok())
                     .and_then(|c| c.toolkit),
-                _ => None,
+                FatbinKind::Ptx => None,
             };
             ImageEntry {
                 code: match e.kind {
