@@ -53,6 +53,8 @@ pub enum Command {
     Toolkit(ToolkitArgs),
     /// Fetch header-only dependencies (CUTLASS) into the store, for offline builds.
     Deps(DepsArgs),
+    /// List the kernel images a binary, library, .fatbin, .cubin, .ptx or directory holds, and whether they run on the target GPUs and drivers.
+    Inspect(InspectArgs),
 }
 
 /// `cargo cuda deps`.
@@ -245,6 +247,30 @@ pub struct InfoArgs {
     #[command(flatten)]
     pub selection: Selection,
     /// Print JSON: toolkit, toolkits, gpus, driver, arch, gencode.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cargo cuda inspect`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Targets: --gpu if given, else `deploy = [...]` under [package.metadata.cuda], else this machine's GPUs and driver.\n\
+                  Exit status: 0 runs on every target, 1 some target cannot run it, 2 unusable input."
+)]
+pub struct InspectArgs {
+    /// A Rust binary or library (ELF, .rlib, .a), a .fatbin, .cubin or .ptx file, or a directory (a cuda-build OUT_DIR).
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+    /// Target GPUs: archs or product names, comma-separated (`sm_86,sm_90`, `"RTX 4090"`).
+    #[arg(long, value_name = "GPUS")]
+    pub gpu: Option<String>,
+    /// The targets' driver version (`535.104.05`), for the PTX-JIT and toolkit checks.
+    #[arg(long, value_name = "VERSION")]
+    pub driver: Option<String>,
+    /// The Cargo.toml whose `[package.metadata.cuda] deploy` lists the targets (default: ./Cargo.toml).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Print one JSON object (schema documented in `cargo-cuda/src/inspect.rs`).
     #[arg(long)]
     pub json: bool,
 }

@@ -11,6 +11,7 @@ mod doctor;
 mod explain;
 mod gpu;
 mod info;
+mod inspect;
 mod progress;
 mod sccache;
 mod session;
@@ -72,6 +73,15 @@ fn main() {
         Command::Env(a) => info::env(&session, &overrides(&a.selection), &err),
         Command::Toolkit(a) => toolkit_cmd::run(&session, a, &out, &err),
         Command::Deps(a) => deps_cmd::run(&session, a, &err),
+        Command::Inspect(a) => {
+            let opts = inspect::Options {
+                path: a.path.clone(),
+                gpu: a.gpu.clone(),
+                driver: a.driver.clone(),
+                manifest_path: a.manifest_path.clone(),
+            };
+            inspect::run(&session, &opts, a.json, &out, &err)
+        }
         Command::Build(_)
         | Command::Run(_)
         | Command::Test(_)

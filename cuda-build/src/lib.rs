@@ -32,6 +32,7 @@
 //! | [`facts`] | sourced compatibility tables |
 //! | [`compat`] | verdicts from the facts, with reasons and fixes |
 //! | [`plan`] | where arch targets come from, and the `-gencode` plan |
+//! | [`image`] | kernel images in any file (fatbin, cubin, PTX), and whether they run on a GPU and driver |
 //! | [`compile`] | the `Build` builder: nvcc in parallel, cached, incremental |
 //! | [`diagnose`] | logs in, stable-coded causes and fixes out |
 #![doc = include_str!("env_vars.md")]
@@ -40,8 +41,8 @@
 // Everything but the build engine lives in `cuda-core`, so programs that only
 // run kernels need not compile this crate; it is re-exported under the same paths.
 pub use cuda_core::{
-    arch, compat, diagnose, env, facts, fsutil, metadata, plan, probe, process, toolkit, Error,
-    ErrorKind, Result,
+    arch, compat, diagnose, env, facts, fsutil, image, metadata, plan, probe, process, toolkit,
+    Error, ErrorKind, Result,
 };
 
 pub mod compile;

@@ -150,6 +150,49 @@ impl Arch {
         matches!(self.variant, Variant::Plain)
     }
 
+    /// Whether SASS built for this arch runs natively on a GPU of compute
+    /// capability `gpu`: the same major at an equal or higher minor (`sm_86`
+    /// runs on 8.9, `sm_89` not on 8.6); `a` only on exactly its CC (`sm_90a`
+    /// not on 10.0); `f` on its family, the same major from its minor up
+    /// (`sm_100f` on 10.0 and 10.3).
+    ///
+    /// ```
+    /// use cuda_core::arch::{Arch, ComputeCapability};
+    /// assert!(Arch::new(8, 6).sass_runs_on(ComputeCapability::new(8, 9)));
+    /// assert!(!Arch::new(8, 9).sass_runs_on(ComputeCapability::new(8, 6)));
+    /// assert!(!"90a".parse::<Arch>().unwrap().sass_runs_on(ComputeCapability::new(10, 0)));
+    /// assert!("100f".parse::<Arch>().unwrap().sass_runs_on(ComputeCapability::new(10, 3)));
+    /// ```
+    pub const fn sass_runs_on(&self, gpu: ComputeCapability) -> bool {
+        match self.variant {
+            Variant::Specific => self.cc.major == gpu.major && self.cc.minor == gpu.minor,
+            Variant::Plain | Variant::Family => {
+                self.cc.major == gpu.major && self.cc.minor <= gpu.minor
+            }
+        }
+    }
+
+    /// Whether PTX for this arch can be JIT-compiled by the driver for a GPU
+    /// of compute capability `gpu`: plain PTX for any GPU at or above its CC;
+    /// `a` and `f` PTX only where their SASS would run. (Whether the driver
+    /// accepts the PTX ISA version is a separate, driver-side question:
+    /// [`crate::compat::driver_jits_ptx`].)
+    ///
+    /// ```
+    /// use cuda_core::arch::{Arch, ComputeCapability};
+    /// assert!(Arch::new(8, 0).ptx_jits_on(ComputeCapability::new(12, 0)));
+    /// assert!(!Arch::new(9, 0).ptx_jits_on(ComputeCapability::new(8, 9)));
+    /// ```
+    pub const fn ptx_jits_on(&self, gpu: ComputeCapability) -> bool {
+        match self.variant {
+            Variant::Plain => {
+                gpu.major > self.cc.major
+                    || (gpu.major == self.cc.major && gpu.minor >= self.cc.minor)
+            }
+            Variant::Specific | Variant::Family => self.sass_runs_on(gpu),
+        }
+    }
+
     /// Parses one arch without a code-kind marker: `86`, `8.6`, `sm_90a`, `compute_100f`.
     ///
     /// ```

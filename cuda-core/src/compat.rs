@@ -271,22 +271,14 @@ pub fn driver_jits_ptx_on(
 /// assert_eq!(plan_covers_gpu(&plan, ComputeCapability::new(12, 0)).status, Status::Fail);
 /// ```
 pub fn plan_covers_gpu(plan: &crate::plan::ArchPlan, gpu: ComputeCapability) -> Verdict {
-    use crate::arch::{Arch, Variant};
-    let runs = |a: &Arch| match a.variant {
-        Variant::Specific => a.cc == gpu,
-        Variant::Plain | Variant::Family => a.cc.major == gpu.major && a.cc.minor <= gpu.minor,
-    };
     let targets = plan.targets_display().join(", ");
-    if let Some(s) = plan.sass.iter().filter(|a| runs(a)).max() {
+    if let Some(s) = plan.sass.iter().filter(|a| a.sass_runs_on(gpu)).max() {
         return Verdict::pass(format!(
             "{} SASS runs natively on compute capability {gpu}",
             s.sm_name()
         ));
     }
-    let jit = plan.ptx.filter(|p| match p.variant {
-        Variant::Plain => p.cc <= gpu,
-        _ => runs(p),
-    });
+    let jit = plan.ptx.filter(|p| p.ptx_jits_on(gpu));
     if let Some(p) = jit {
         return Verdict::warn(
             format!("no SASS in [{targets}] runs on compute capability {gpu}; the driver JIT-compiles {} at first load (slower start-up; fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION if the driver is older than the toolkit)", p.compute_name()),

@@ -208,7 +208,7 @@ pub const PATTERNS: &[VarPattern] = &[
 /// `HOST_BASE` or `TARGET_BASE`, then `BASE`.
 ///
 /// ```
-/// let names = cuda_build::env::target_names("CXX", "aarch64-unknown-linux-gnu", "x86_64-unknown-linux-gnu");
+/// let names = cuda_core::env::target_names("CXX", "aarch64-unknown-linux-gnu", "x86_64-unknown-linux-gnu");
 /// assert_eq!(names, ["CXX_aarch64-unknown-linux-gnu", "CXX_aarch64_unknown_linux_gnu", "TARGET_CXX", "CXX"]);
 /// ```
 pub fn target_names(base: &str, target: &str, host: &str) -> Vec<String> {

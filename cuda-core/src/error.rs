@@ -91,7 +91,7 @@ impl ErrorKind {
     /// The kind for a diagnosis code.
     ///
     /// ```
-    /// use cuda_build::{Error, ErrorKind};
+    /// use cuda_core::{Error, ErrorKind};
     /// assert_eq!(Error::new("nvcc-failed", "x").kind(), ErrorKind::CompileFailed);
     /// ```
     pub fn of_code(code: &str) -> ErrorKind {

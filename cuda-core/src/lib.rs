@@ -32,6 +32,7 @@
 //! | [`compat`] | verdicts from the facts, with reasons and fixes |
 //! | [`plan`] | where arch targets come from, and the `-gencode` plan |
 //! | [`diagnose`] | logs in, stable-coded causes and fixes out |
+//! | [`image`] | kernel images in any file (fatbin, cubin, PTX), and whether they run on a target |
 //! | [`metadata`] | `[package.metadata.cuda]` of a manifest |
 //! | [`process`], [`fsutil`] | children under a deadline; atomic file writes |
 #![warn(missing_docs)]
@@ -43,6 +44,7 @@ pub mod env;
 mod error;
 pub mod facts;
 pub mod fsutil;
+pub mod image;
 pub mod metadata;
 pub mod plan;
 pub mod probe;

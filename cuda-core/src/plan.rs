@@ -359,7 +359,7 @@ impl NvccArchSupport {
     fn highest_real_same_major_upto(&self, cc: ComputeCapability) -> Option<Arch> {
         self.real
             .iter()
-            .filter(|a| a.variant == Variant::Plain && a.cc.major == cc.major && a.cc <= cc)
+            .filter(|a| a.variant == Variant::Plain && a.sass_runs_on(cc))
             .filter(|a| !facts::is_tegra(a.cc) || facts::is_tegra(cc))
             .max()
             .copied()
@@ -368,7 +368,7 @@ impl NvccArchSupport {
     fn highest_virtual_upto(&self, cc: ComputeCapability) -> Option<Arch> {
         self.virtual_archs
             .iter()
-            .filter(|a| a.variant == Variant::Plain && a.cc <= cc)
+            .filter(|a| a.variant == Variant::Plain && a.ptx_jits_on(cc))
             .max()
             .copied()
     }

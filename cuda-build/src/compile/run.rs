@@ -310,6 +310,9 @@ impl<'b> Run<'b> {
             self.warn(w.clone());
         }
 
+        // `[package.metadata.cuda] deploy`: fail before compiling anything a
+        // declared target could not run.
+        let deploy = crate::image::deploy::read_deploy(&self.base)?;
         let mut jobs = Vec::new();
         for (source, name) in srcs.files.iter().zip(&names) {
             let plan = match b
@@ -334,6 +337,7 @@ impl<'b> Run<'b> {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_else(|| name.clone()),
             };
+            crate::image::deploy::check_plan_on(&deploy, &plan, tk.version.as_ref())?;
             jobs.push(self.job(&tk, source, name, &file_name, plan, &includes)?);
         }
         self.check_layout(&jobs, &srcs.files, &manifest)?;

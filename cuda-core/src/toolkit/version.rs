@@ -123,90 +123,26 @@ pub fn parse_dist_info(dir_name: &str) -> Option<(String, semver::Version)> {
     Some((name.to_ascii_lowercase(), parse_loose(version)?))
 }
 
-/// The file range of an ELF64 little-endian binary's `.rodata` section.
-///
-/// cicc is ~80 MB; its version string lives in `.rodata` (~12 MB), so
-/// scanning only that section is several times faster than the whole file.
-fn elf_rodata(file: &mut std::fs::File) -> Option<(u64, u64)> {
-    use std::io::{Seek, SeekFrom};
-    let mut read_at = |off: u64, len: usize| -> Option<Vec<u8>> {
-        let mut buf = vec![0u8; len];
-        file.seek(SeekFrom::Start(off)).ok()?;
-        file.read_exact(&mut buf).ok()?;
-        Some(buf)
-    };
-    let header = read_at(0, 64)?;
-    // ELF magic, 64-bit, little-endian.
-    if &header[..4] != b"\x7fELF" || header[4] != 2 || header[5] != 1 {
-        return None;
-    }
-    let u16_at = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as u64;
-    let u32_at = |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap()) as u64;
-    let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
-    let shoff = u64_at(&header, 0x28);
-    let shentsize = u16_at(&header, 0x3A);
-    let shnum = u16_at(&header, 0x3C);
-    let shstrndx = u16_at(&header, 0x3E);
-    // Real ELF64 section headers are 64 bytes; a larger claim is garbage (and
-    // would make us allocate up to 256 MB for the table).
-    if !(64..=128).contains(&shentsize) || shnum == 0 || shnum > 4096 || shstrndx >= shnum {
-        return None;
-    }
-    let table = read_at(shoff, (shentsize * shnum) as usize)?;
-    let section = |i: u64| {
-        let b = &table[(i * shentsize) as usize..];
-        (u32_at(b, 0), u64_at(b, 0x18), u64_at(b, 0x20))
-    };
-    let (_, names_off, names_size) = section(shstrndx);
-    let names = read_at(names_off, names_size.min(1 << 20) as usize)?;
-    (0..shnum).map(section).find_map(|(name, off, size)| {
-        let name = names.get(name as usize..)?;
-        name.starts_with(b".rodata\0").then_some((off, size))
-    })
-}
-
 /// Finds the `Cuda compilation tools, release …` string inside a binary (cicc
-/// has no `--version`): in ELF `.rodata` when there is one, else the whole
-/// file. Reads in chunks; never loads the whole file.
+/// has no `--version`). The file is memory-mapped, never read whole; in an
+/// ELF file only `.rodata` is searched first (cicc is ~80 MB, its `.rodata`
+/// ~12 MB), through the one ELF reader in [`crate::image`].
 pub fn scan_binary_version(path: &Path) -> std::io::Result<Option<semver::Version>> {
-    let mut file = std::fs::File::open(path)?;
-    if let Some((off, size)) = elf_rodata(&mut file) {
-        use std::io::{Seek, SeekFrom};
-        file.seek(SeekFrom::Start(off))?;
-        if let Some(v) = scan_reader(&mut file.by_ref().take(size))? {
+    let bytes = crate::image::map_file(path).map_err(std::io::Error::other)?;
+    if let Some(range) = crate::image::elf_section_range(&bytes, ".rodata") {
+        if let Some(v) = scan_bytes(&bytes[range]) {
             return Ok(Some(v));
         }
     }
-    let mut file = std::fs::File::open(path)?;
-    scan_reader(&mut file)
+    Ok(scan_bytes(&bytes))
 }
 
-fn scan_reader(file: &mut impl Read) -> std::io::Result<Option<semver::Version>> {
-    const NEEDLE: &[u8] = b"Cuda compilation tools, release ";
-    const CHUNK: usize = 1 << 20;
+fn scan_bytes(bytes: &[u8]) -> Option<semver::Version> {
     let finder =
         regex::bytes::Regex::new(r"Cuda compilation tools, release [0-9]+\.[0-9]+, V[0-9.]+")
             .expect("static regex");
-    let mut buf = vec![0u8; CHUNK + 128];
-    let mut carry = 0usize;
-    loop {
-        let n = file.read(&mut buf[carry..carry + CHUNK])?;
-        if n == 0 {
-            return Ok(None);
-        }
-        let end = carry + n;
-        if let Some(m) = finder.find(&buf[..end]) {
-            // The match may be cut at the chunk's end; make sure it is complete.
-            if m.end() < end {
-                let text = String::from_utf8_lossy(m.as_bytes());
-                return Ok(parse_tool_version(&text));
-            }
-        }
-        // Keep the tail so a match spanning two chunks is still seen.
-        let keep = (NEEDLE.len() + 40).min(end);
-        buf.copy_within(end - keep..end, 0);
-        carry = keep;
-    }
+    let m = finder.find(bytes)?;
+    parse_tool_version(&String::from_utf8_lossy(m.as_bytes()))
 }
 
 /// Why a tool's version could not be read.
@@ -456,17 +392,20 @@ mod tests {
     }
 
     #[test]
-    fn elf_rodata_is_located() {
+    fn rodata_of_a_real_binary_holds_its_strings() {
+        // The one ELF reader finds `.rodata` of this test binary, and the
+        // scan finds the version strings this file's tests keep there.
         let exe = std::env::current_exe().unwrap();
-        let len = std::fs::metadata(&exe).unwrap().len();
-        let (off, size) = elf_rodata(&mut std::fs::File::open(&exe).unwrap()).expect(".rodata");
-        assert!(size > 0 && off + size <= len, "{off} {size} {len}");
+        let bytes = crate::image::map_file(&exe).unwrap();
+        let r = crate::image::elf_section_range(&bytes, ".rodata").expect(".rodata");
+        assert!(!r.is_empty() && r.end <= bytes.len());
+        assert!(scan_binary_version(&exe).unwrap().is_some());
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("script");
         std::fs::write(&p, "#!/bin/sh\n").unwrap();
-        assert_eq!(elf_rodata(&mut std::fs::File::open(&p).unwrap()), None);
+        assert_eq!(scan_binary_version(&p).unwrap(), None);
         std::fs::write(&p, b"\x7fELF\x02\x01garbage").unwrap();
-        assert_eq!(elf_rodata(&mut std::fs::File::open(&p).unwrap()), None);
+        assert_eq!(scan_binary_version(&p).unwrap(), None);
     }
 
     #[test]

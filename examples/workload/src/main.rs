@@ -345,6 +345,22 @@ fn driver_version(env: &Env) -> Option<String> {
 }
 
 fn load(gpu: &Gpu, what: &str, image: &[u8]) -> Result<Arc<CudaModule>, Fatal> {
+    // The image itself, checked before loading with the same rules and
+    // diagnosis as `cargo cuda inspect`.
+    let driver = gpu::driver_cuda_version().and_then(targets::cuda_of_driver_int);
+    let here = cuda_core::image::Target::gpu(
+        format!("GPU {} ({})", gpu.info.index, gpu.info.name),
+        gpu.info.cc(),
+    )
+    .with_driver(None, driver);
+    let verdict = cuda_core::image::check_image_on(image, &[here]);
+    if let Some((t, code)) = verdict.targets.iter().find_map(|t| Some((t, t.code?))) {
+        return Err(Fatal::NoGpu(Explained {
+            code: code.into(),
+            failure: t.reason.clone(),
+            text: t.render(&format!("the `{what}` kernel image")),
+        }));
+    }
     gpu::load_module(&gpu.ctx, image).map_err(|f| load_failed(what, &f))
 }
 

@@ -139,18 +139,11 @@ fn parse_target(name: &str) -> Option<(bool, Arch)> {
 }
 
 fn sass_runs_on(arch: Arch, cc: ComputeCapability) -> bool {
-    match arch.variant {
-        Variant::Specific => arch.cc == cc,
-        Variant::Plain | Variant::Family => arch.cc.major == cc.major && cc.minor >= arch.cc.minor,
-    }
+    arch.sass_runs_on(cc)
 }
 
 fn ptx_jits_on(arch: Arch, cc: ComputeCapability) -> bool {
-    match arch.variant {
-        Variant::Plain => cc >= arch.cc,
-        Variant::Specific => arch.cc == cc,
-        Variant::Family => arch.cc.major == cc.major && cc.minor >= arch.cc.minor,
-    }
+    arch.ptx_jits_on(cc)
 }
 
 fn sass_mismatch_reason(arch: Arch, cc: ComputeCapability) -> String {

@@ -1,0 +1,485 @@
+//! `cargo cuda inspect <PATH>`: which kernel images a binary, library,
+//! .fatbin, .cubin, .ptx or directory holds, and whether they run on the
+//! target GPUs and drivers (this machine's, `--gpu`/`--driver`, or
+//! `[package.metadata.cuda] deploy`).
+//!
+//! Exit status: 0 when every target runs every image (or no target is
+//! known), 1 when some target cannot run one, 2 for unusable input.
+//!
+//! `--json` prints one object (schema 1, stable; fields are only ever added):
+//!
+//! ```json
+//! { "schema": 1, "path": "target/release/app",
+//!   "targets_from": "flag" | "deploy" | "probe" | "none",
+//!   "targets": [{ "label": "sm_89", "compute_capability": "8.9", "driver": "535.104.05", "driver_cuda": "12.2" }],
+//!   "files": [{ "path": "...", "size": 123, "error": null, "problems": [],
+//!     "images": [{ "format": "fatbin" | "cubin" | "ptx", "offset": 4096, "size": 16040,
+//!       "entries": [{ "code": "sass" | "ptx", "target": "sm_86", "ptx_isa": "9.0" | null,
+//!                     "compression": "none" | "lz4" | "zstd", "size": 4840,
+//!                     "toolkit": "13.0.88" | null, "kernels": ["vectorAdd"] | null }],
+//!       "kernels": ["vectorAdd"], "kernels_complete": true,
+//!       "verdicts": [{ "target": "sm_89", "outcome": "native" | "jit" | "will-not-run",
+//!                      "via": "sm_86" | null, "reason": "...", "code": null | "no-kernel-image-for-device", "fix": null | "..." }] }] }],
+//!   "skipped": { "files": 0, "symlinks": 0, "unreadable": 0 },
+//!   "verdict": null | { "outcome": "native" | "jit" | "will-not-run", "targets": [ /* as verdicts above */ ] } }
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::cb::image::{self, deploy, verdict, Image, Target, TargetVerdict, Verdict};
+use crate::cb::Error;
+use crate::session::Session;
+use crate::style::{Style, Tone};
+
+/// What to inspect and against what.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// `--gpu`: GPUs by arch or product name, comma-separated.
+    pub gpu: Option<String>,
+    /// `--driver`: the driver version of the targets.
+    pub driver: Option<String>,
+    /// `--manifest-path`: where `[package.metadata.cuda] deploy` is read.
+    pub manifest_path: Option<PathBuf>,
+}
+
+/// One image and its verdict per target.
+#[derive(Debug, Serialize)]
+pub struct ImageReport {
+    /// The image.
+    #[serde(flatten)]
+    pub image: Image,
+    /// One verdict per target.
+    pub verdicts: Vec<TargetVerdict>,
+}
+
+/// One file's images.
+#[derive(Debug, Serialize)]
+pub struct FileReport {
+    /// The file.
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Why it could not be read, if so.
+    pub error: Option<String>,
+    /// Image-like bytes that could not be read (truncated, corrupt).
+    pub problems: Vec<String>,
+    /// Its images.
+    pub images: Vec<ImageReport>,
+}
+
+/// Files a directory walk passed over.
+#[derive(Debug, Default, Serialize)]
+pub struct Skipped {
+    /// Regular files that cannot hold device code (by their first bytes).
+    pub files: u64,
+    /// Symbolic links (never followed, so no loops).
+    pub symlinks: u64,
+    /// Entries the walk could not read.
+    pub unreadable: u64,
+}
+
+/// The whole answer (`--json` prints it).
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// The JSON schema version.
+    pub schema: u32,
+    /// What was inspected.
+    pub path: String,
+    /// Where the targets came from: `flag`, `deploy`, `probe` or `none`.
+    pub targets_from: &'static str,
+    /// The targets.
+    pub targets: Vec<Target>,
+    /// Every file that holds images or failed to read.
+    pub files: Vec<FileReport>,
+    /// What a directory walk skipped.
+    pub skipped: Skipped,
+    /// The overall verdict; `null` without targets.
+    pub verdict: Option<Verdict>,
+}
+
+impl Report {
+    /// 0: runs everywhere (or nothing to judge against); 1: some target
+    /// cannot run it.
+    pub fn exit_code(&self) -> i32 {
+        match &self.verdict {
+            Some(v) if !v.runs() => 1,
+            _ => 0,
+        }
+    }
+}
+
+/// The targets: `--gpu` (with `--driver`), else `deploy`, else this machine.
+pub fn targets(session: &Session, o: &Options) -> Result<(Vec<Target>, &'static str), Error> {
+    let driver = o
+        .driver
+        .as_deref()
+        .map(|d| deploy::parse_driver(d, "--driver"))
+        .transpose()?;
+    let with_driver = |ts: Vec<Target>| -> Vec<Target> {
+        match &driver {
+            Some(d) => ts
+                .into_iter()
+                .map(|t| t.with_driver(Some(d), None))
+                .collect(),
+            None => ts,
+        }
+    };
+    if let Some(g) = &o.gpu {
+        return Ok((with_driver(deploy::parse_gpu_list(g, "--gpu")?), "flag"));
+    }
+    let dir = match &o.manifest_path {
+        Some(p) => p.parent().map(Path::to_path_buf).unwrap_or_default(),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    let listed = deploy::read_deploy(&dir)?;
+    if !listed.is_empty() {
+        return Ok((with_driver(listed), "deploy"));
+    }
+    let probed = verdict::targets_from_probe(session.probe());
+    if probed.is_empty() {
+        return Ok((Vec::new(), "none"));
+    }
+    Ok((with_driver(probed), "probe"))
+}
+
+/// Inspects `o.path` against `targets`.
+pub fn inspect(
+    path: &Path,
+    targets: Vec<Target>,
+    targets_from: &'static str,
+) -> Result<Report, Error> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Error::new(
+            "invalid-argument",
+            format!("cannot inspect `{}`: {e}", path.display()),
+        )
+        .with_help("name a binary, library (.rlib, .a, .so), .fatbin, .cubin, .ptx file, or a directory such as a cuda-build OUT_DIR")
+    })?;
+    let mut files = Vec::new();
+    let mut skipped = Skipped::default();
+    if meta.is_dir() {
+        walk(path, &targets, &mut files, &mut skipped);
+    } else {
+        let report = inspect_file(path, meta.len(), &targets);
+        let named_image = matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("fatbin" | "cubin" | "ptx")
+        );
+        if let Some(e) = &report.error {
+            return Err(Error::new("invalid-argument", e.clone())
+                .with_help("check the path and its permissions"));
+        }
+        if named_image && report.images.is_empty() {
+            let mut e = Error::new(
+                "invalid-kernel-image",
+                format!("`{}` holds no readable kernel image", path.display()),
+            )
+            .with_help("rebuild it with nvcc; a file cut short by a failed copy or download reads this way");
+            for p in &report.problems {
+                e = e.with_detail(p.clone());
+            }
+            return Err(e);
+        }
+        files.push(report);
+    }
+    let all: Vec<Image> = files
+        .iter()
+        .flat_map(|f| f.images.iter().map(|i| i.image.clone()))
+        .collect();
+    let verdict = (!targets.is_empty()).then(|| verdict::overall(&all, &targets));
+    Ok(Report {
+        schema: 1,
+        path: path.display().to_string(),
+        targets_from,
+        targets,
+        files: files
+            .into_iter()
+            .filter(|f| !f.images.is_empty() || f.error.is_some() || !f.problems.is_empty())
+            .collect(),
+        skipped,
+        verdict,
+    })
+}
+
+fn inspect_file(path: &Path, size: u64, targets: &[Target]) -> FileReport {
+    let mut report = FileReport {
+        path: path.display().to_string(),
+        size,
+        error: None,
+        problems: Vec::new(),
+        images: Vec::new(),
+    };
+    match image::scan_file(path) {
+        Ok(scan) => {
+            report.problems = scan.problems;
+            report.images = scan
+                .images
+                .into_iter()
+                .map(|img| ImageReport {
+                    verdicts: targets.iter().map(|t| verdict::judge(&img, t)).collect(),
+                    image: img,
+                })
+                .collect();
+        }
+        Err(e) => report.error = Some(e),
+    }
+    report
+}
+
+/// Whether a file's first bytes say it may hold device code: ELF (binaries,
+/// objects, cubins), an `ar` archive (.a, .rlib), a fatbin, or a `.ptx` name.
+fn may_hold_images(path: &Path) -> bool {
+    if path.extension().is_some_and(|e| e == "ptx") {
+        return true;
+    }
+    let mut head = [0u8; 8];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    let head = &head[..n];
+    head.starts_with(b"\x7fELF")
+        || head.starts_with(b"!<arch>\n")
+        || head.starts_with(&image::FATBIN_MAGIC.to_le_bytes())
+}
+
+fn walk(root: &Path, targets: &[Target], files: &mut Vec<FileReport>, skipped: &mut Skipped) {
+    // Links are not followed (no loops, no leaving the tree), nor mount
+    // points (no /proc or /sys files that block on read).
+    for entry in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .same_file_system(true)
+        .sort_by_file_name()
+    {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(_) => {
+                skipped.unreadable += 1;
+                continue;
+            }
+        };
+        let ft = entry.file_type();
+        if ft.is_symlink() {
+            skipped.symlinks += 1;
+            continue;
+        }
+        if !ft.is_file() {
+            continue;
+        }
+        if !may_hold_images(entry.path()) {
+            skipped.files += 1;
+            continue;
+        }
+        let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        files.push(inspect_file(entry.path(), size, targets));
+    }
+}
+
+fn human_size(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64),
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}
+
+fn describe_image(img: &Image) -> String {
+    let mut parts = Vec::new();
+    for e in &img.entries {
+        let mut s = e.target.clone();
+        let mut extra = Vec::new();
+        if let Some((a, b)) = e.ptx_isa {
+            extra.push(format!("PTX ISA {a}.{b}"));
+        }
+        if e.compression != image::Compression::None {
+            extra.push(format!(
+                "compressed, {}",
+                serde_json::to_value(e.compression)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ));
+        }
+        if !extra.is_empty() {
+            s.push_str(&format!(" ({})", extra.join(", ")));
+        }
+        parts.push(s);
+    }
+    parts.join(", ")
+}
+
+/// Prints the report for people.
+pub fn print(r: &Report, out: &Style) {
+    let count: usize = r.files.iter().map(|f| f.images.len()).sum();
+    println!(
+        "{}",
+        out.status(
+            Tone::Good,
+            "Inspecting",
+            &format!("{}: {count} kernel image(s)", r.path)
+        )
+    );
+    for f in &r.files {
+        if r.files.len() > 1 || f.path != r.path {
+            println!("{} ({})", out.bold(&f.path), human_size(f.size));
+        }
+        if let Some(e) = &f.error {
+            println!("  {}", out.warning(e));
+        }
+        for p in &f.problems {
+            println!(
+                "  {}",
+                out.warning(&format!("unreadable image-like bytes {p}"))
+            );
+        }
+        for i in &f.images {
+            let img = &i.image;
+            let format = serde_json::to_value(img.format)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            println!(
+                "  {format} at {:#x} ({}): {}",
+                img.offset,
+                human_size(img.size),
+                describe_image(img)
+            );
+            let names = if img.kernels.is_empty() && !img.kernels_complete {
+                "unavailable (the entries are compressed)".to_string()
+            } else if img.kernels.is_empty() {
+                "none".to_string()
+            } else if img.kernels_complete {
+                img.kernels.join(", ")
+            } else {
+                format!("{} (compressed entries not read)", img.kernels.join(", "))
+            };
+            println!("    kernels: {names}");
+            for v in &i.verdicts {
+                let tone = match v.outcome {
+                    image::Outcome::Native => Tone::Good,
+                    image::Outcome::Jit => Tone::Warn,
+                    image::Outcome::WillNotRun => Tone::Bad,
+                };
+                let via = v
+                    .via
+                    .as_deref()
+                    .map(|s| format!(" via {s}"))
+                    .unwrap_or_default();
+                println!(
+                    "    {}: {}{via}",
+                    v.target,
+                    out.paint(tone, v.outcome.describe())
+                );
+            }
+        }
+    }
+    if r.skipped.files + r.skipped.symlinks + r.skipped.unreadable > 0 {
+        println!(
+            "skipped {} file(s) that cannot hold device code, {} symlink(s) (not followed), {} unreadable",
+            r.skipped.files, r.skipped.symlinks, r.skipped.unreadable
+        );
+    }
+    let Some(v) = &r.verdict else {
+        println!(
+            "{}",
+            out.warning("no targets: no GPU is visible here, and neither --gpu nor `deploy` under [package.metadata.cuda] names one; only the listing above was checked")
+        );
+        return;
+    };
+    let from = match r.targets_from {
+        "flag" => "--gpu",
+        "deploy" => "[package.metadata.cuda] deploy",
+        _ => "this machine",
+    };
+    println!(
+        "targets ({from}): {}",
+        r.targets
+            .iter()
+            .map(Target::describe)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for t in &v.targets {
+        match t.code {
+            None => println!(
+                "{}",
+                out.status(
+                    if t.outcome == image::Outcome::Native {
+                        Tone::Good
+                    } else {
+                        Tone::Warn
+                    },
+                    "ok",
+                    &format!("{}: {} ({})", t.target, t.outcome.describe(), t.reason)
+                )
+            ),
+            Some(_) => {
+                let text = t.render(&format!("`{}`", r.path));
+                let mut lines = text.lines();
+                if let Some(first) = lines.next() {
+                    let (head, rest) = first.split_once(": ").unwrap_or((first, ""));
+                    println!("{}: {rest}", out.paint(Tone::Bad, head));
+                }
+                for l in lines {
+                    println!("{l}");
+                }
+            }
+        }
+    }
+}
+
+/// `cargo cuda inspect`: prints the report (or JSON) and returns the exit code.
+pub fn run(session: &Session, o: &Options, json: bool, out: &Style, err: &Style) -> i32 {
+    let result = targets(session, o).and_then(|(t, from)| inspect(&o.path, t, from));
+    match result {
+        Ok(report) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).unwrap_or_default()
+                );
+            } else {
+                print(&report, out);
+            }
+            report.exit_code()
+        }
+        Err(e) => {
+            eprintln!("{}", err.cuda_error(&e));
+            2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cb::ComputeCapability;
+
+    #[test]
+    fn directory_walk_skips_links_and_non_images() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(
+            d.join("a.ptx"),
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n}\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("notes.txt"), "hello").unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(d, d.join("sub/loop")).unwrap();
+        let t = vec![Target::gpu("sm_75", ComputeCapability::new(7, 5))];
+        let r = inspect(d, t, "flag").unwrap();
+        assert_eq!(r.files.len(), 1);
+        assert_eq!(r.skipped.files, 1);
+        #[cfg(unix)]
+        assert_eq!(r.skipped.symlinks, 1);
+        let v = r.verdict.as_ref().unwrap();
+        assert_eq!(v.targets[0].code, Some("no-kernel-image-for-device"));
+        assert_eq!(r.exit_code(), 1);
+    }
+}
