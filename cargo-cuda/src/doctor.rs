@@ -672,7 +672,7 @@ fn compile_check(
             None,
         );
     }
-    let spec = crate::session::plan_to_cuda_archs(plan);
+    let spec = plan.to_arch_list();
     let start = Instant::now();
     match cb::compile_one(env, t, &source, &spec, &dir.path().join("out")) {
         Ok(k) => {
@@ -839,7 +839,8 @@ fn workload_check(opts: &Options, session: &Session, w: Workload<'_>) -> Check {
         cmd.arg("--manifest-path").arg(m);
     }
     cmd.args(["--", "--quick"]);
-    for (k, v) in crate::wrap::child_env(toolkit, w.plan, &session.env, None) {
+    for (k, v) in crate::wrap::child_env(toolkit, w.plan, &opts.overrides, &session.env, None, None)
+    {
         cmd.env(k, v);
     }
     let timeout = cuda_build::process::timeout_from_env(&session.env, Duration::from_secs(900));
@@ -901,7 +902,7 @@ pub fn print(report: &Report, style: &Style) {
     for c in &report.checks {
         if c.layer != layer {
             layer = c.layer;
-            println!("{}", style.bold(&format!("[{layer}]")));
+            outln!("{}", style.bold(&format!("[{layer}]")));
         }
         let (tone, word) = match c.status {
             Status::Pass => (Tone::Good, "ok"),
@@ -909,7 +910,7 @@ pub fn print(report: &Report, style: &Style) {
             Status::Fail => (Tone::Bad, "FAIL"),
             Status::Skip => (Tone::Dim, "skip"),
         };
-        println!(
+        outln!(
             "{} {} {}",
             style.status(tone, word, &style.bold(c.id)),
             " ".repeat(22usize.saturating_sub(c.id.len())),
@@ -917,19 +918,19 @@ pub fn print(report: &Report, style: &Style) {
         );
         if c.status != Status::Skip {
             for e in &c.evidence {
-                println!("{:>12}   {}", "", e);
+                outln!("{:>12}   {}", "", e);
             }
         }
         let documented = c.code.filter(|code| cb::lookup_code(code).is_some());
         if let Some(code) = documented.filter(|_| matches!(c.status, Status::Fail | Status::Warn)) {
-            println!("{:>12}   = explain: cargo cuda explain {code}", "");
+            outln!("{:>12}   = explain: cargo cuda explain {code}", "");
         }
         if let Some(fix) = c
             .fix
             .as_ref()
             .filter(|_| matches!(c.status, Status::Fail | Status::Warn))
         {
-            println!("{:>12}   = {}: {fix}", "", style.bold("help"));
+            outln!("{:>12}   = {}: {fix}", "", style.bold("help"));
         }
     }
     let count = |s| report.checks.iter().filter(|c| c.status == s).count();
@@ -942,9 +943,9 @@ pub fn print(report: &Report, style: &Style) {
     let summary =
         format!("doctor: {pass} passed, {warn} warning(s), {fail} failed, {skip} skipped");
     if fail > 0 {
-        println!("{}", style.status(Tone::Bad, "Failed", &summary));
+        outln!("{}", style.status(Tone::Bad, "Failed", &summary));
     } else {
-        println!("{}", style.status(Tone::Good, "Finished", &summary));
+        outln!("{}", style.status(Tone::Good, "Finished", &summary));
     }
 }
 

@@ -131,11 +131,11 @@ fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
     if let Some(doc) = cb::lookup_code(code) {
         if json {
             let v = json!({"code": doc.code, "title": doc.title, "layer": doc.layer, "explanation": doc.explanation});
-            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         } else {
-            println!("{}", out.bold(&format!("{}: {}", doc.code, doc.title)));
-            println!();
-            println!("{}", doc.explanation.trim_end());
+            outln!("{}", out.bold(&format!("{}: {}", doc.code, doc.title)));
+            outln!();
+            outln!("{}", doc.explanation.trim_end());
         }
         return 0;
     }
@@ -159,22 +159,22 @@ fn explain_log(text: &str, json: bool, ctx: &cb::Context, out: &Style) -> i32 {
     if json {
         // Diagnosis serialises as the documented schema: code, title,
         // evidence, cause, fix, plus layer, confidence and alternatives.
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({"diagnoses": found})).unwrap_or_default()
         );
     } else if found.is_empty() {
-        println!("no known CUDA failure found");
+        outln!("no known CUDA failure found");
     } else {
         for (i, d) in found.iter().enumerate() {
             if i > 0 {
-                println!();
+                outln!();
             }
-            println!("{}", cb::render(d));
+            outln!("{}", cb::render(d));
         }
         if found.len() > 1 {
-            println!();
-            println!(
+            outln!();
+            outln!(
                 "{}",
                 out.status(Tone::Note, "Note", "diagnoses are listed most likely first")
             );

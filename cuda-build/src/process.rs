@@ -201,13 +201,12 @@ fn collect(rx: &mpsc::Receiver<Vec<u8>>, wait: Duration) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Reads a timeout override in seconds from `CUDA_BUILD_TIMEOUT`, else `default`.
+/// Reads a timeout override from `CUDA_BUILD_TIMEOUT` (seconds, or `90s`,
+/// `10m`: [`crate::env::parse_seconds`]), else `default`. A value that does
+/// not parse is reported by [`crate::env::Env::check`].
 pub fn timeout_from_env(env: &crate::env::Env, default: Duration) -> Duration {
     env.get_nonempty(crate::env::Var::CudaBuildTimeout)
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|s| *s > 0.0)
-        // `try_`: `CUDA_BUILD_TIMEOUT=1e30` or `inf` must not panic.
-        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .and_then(crate::env::parse_seconds)
         .unwrap_or(default)
 }
 

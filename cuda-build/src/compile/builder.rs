@@ -358,9 +358,10 @@ impl Build {
     /// The build, and the `cargo:` lines it wants printed (without the prefix).
     fn build(&self) -> (Result<Artifacts, Error>, Vec<String>) {
         let env = self.env.clone().unwrap_or_else(Env::from_process);
-        let mut lines: Vec<String> = crate::env::Var::ALL
-            .iter()
+        let mut lines: Vec<String> = crate::env::build_inputs()
             .map(|v| format!("rerun-if-env-changed={}", v.name()))
+            .chain(env.check().into_iter().map(|w| format!("warning={w}")))
+            .chain(metadata_warnings(&env).map(|w| format!("warning={w}")))
             .collect();
         let result = match super::run::Run::new(self, env) {
             Ok(run) => {
@@ -382,4 +383,16 @@ impl Build {
             }
         }
     }
+}
+
+/// Unknown `[package.metadata.cuda]` keys of the package being built.
+fn metadata_warnings(env: &Env) -> impl Iterator<Item = String> {
+    let dir = env
+        .get_os(crate::env::Var::CargoManifestDir)
+        .map(std::path::PathBuf::from)
+        .filter(|d| d.join("Cargo.toml").is_file());
+    dir.and_then(|d| crate::metadata::read(&d).ok())
+        .map(|m| m.warnings)
+        .unwrap_or_default()
+        .into_iter()
 }

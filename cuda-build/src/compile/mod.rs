@@ -120,6 +120,7 @@ mod manifest;
 mod module;
 mod nvcc;
 mod progress;
+pub use progress::{Event as ProgressKind, ProgressEvent};
 mod run;
 mod sources;
 
