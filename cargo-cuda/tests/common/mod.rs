@@ -1,6 +1,8 @@
 //! Helpers for running the built `cargo-cuda` binary in a controlled environment.
 #![allow(dead_code)]
 
+pub mod fresh;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
