@@ -8,7 +8,7 @@ mod common;
 
 use common::fresh;
 use common::{cargo_cuda, real_cargo, workspace_root};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn plain_cargo() -> Command {
@@ -35,8 +35,7 @@ fn vector_add_stays_fresh_whichever_command_builds_it() {
     let Some(root) = workspace_tests::cu13_root() else {
         return;
     };
-    let target: PathBuf =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("cargo-cuda-build-vector-add");
+    let target = common::shared_target();
     let wrapped = || vector_add(cargo_cuda(), &root, &target);
     let plain = || vector_add(plain_cargo(), &root, &target);
     // The first build may compile anything.

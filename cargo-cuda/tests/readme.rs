@@ -44,6 +44,7 @@ fn snippets(markdown: &str) -> Vec<Snippet> {
             .or_else(|| first.strip_prefix("# "))
             .filter(|f| {
                 f.starts_with("excerpt of ")
+                    || f.starts_with("shape of ")
                     || f.ends_with(".rs")
                     || f.ends_with(".cu")
                     || *f == "Cargo.toml"
@@ -63,12 +64,14 @@ fn snippets(markdown: &str) -> Vec<Snippet> {
 /// its file (Cargo.toml snippets joined, with a `[package]` header when the
 /// document shows only dependency lines), `…` and crates.io versions of this
 /// workspace's crates replaced by paths into this checkout. Every rust, toml
-/// and cuda block must name its file; returns the excerpts of generated code.
-fn write_crate(doc: &Path, dir: &Path) -> Vec<Snippet> {
+/// and cuda block must name its file. Returns the excerpts of generated code,
+/// and whether the document gave any file at all.
+fn write_crate(doc: &Path, dir: &Path) -> (Vec<Snippet>, bool) {
     let text = std::fs::read_to_string(doc).unwrap();
     let checkout = workspace_root();
     let mut manifest = String::new();
     let mut excerpts = Vec::new();
+    let mut files = 0;
     for s in snippets(&text) {
         if !matches!(s.lang.as_str(), "rust" | "toml" | "cuda") {
             continue;
@@ -76,7 +79,8 @@ fn write_crate(doc: &Path, dir: &Path) -> Vec<Snippet> {
         let Some(file) = s.file.clone() else {
             panic!(
                 "{}:{}: a {} block must start with the file it belongs to \
-                 (`// src/main.rs`, `# Cargo.toml`, `// excerpt of $OUT_DIR/kernels.rs`):\n{}",
+                 (`// src/main.rs`, `# Cargo.toml`, `// excerpt of $OUT_DIR/kernels.rs`,\n\
+                 `// shape of …` for an outline that is not compiled):\n{}",
                 doc.display(),
                 s.line,
                 s.lang,
@@ -87,6 +91,11 @@ fn write_crate(doc: &Path, dir: &Path) -> Vec<Snippet> {
             excerpts.push(s);
             continue;
         }
+        if file.starts_with("shape of ") {
+            // Says so in its first line: an outline whose values vary.
+            continue;
+        }
+        files += 1;
         if file == "Cargo.toml" {
             manifest.push_str(&s.body);
             continue;
@@ -96,15 +105,13 @@ fn write_crate(doc: &Path, dir: &Path) -> Vec<Snippet> {
         assert!(!path.exists(), "{}: two snippets for {file}", doc.display());
         std::fs::write(&path, &s.body).unwrap();
     }
-    let manifest = manifest
-        .replace("…", checkout.to_str().unwrap())
-        .replace(
-            "cuda-build = { version = \"0.1\"",
-            &format!(
-                "cuda-build = {{ path = \"{}\"",
-                checkout.join("cuda-build").display()
-            ),
-        );
+    let manifest = manifest.replace("…", checkout.to_str().unwrap()).replace(
+        "cuda-build = { version = \"0.1\"",
+        &format!(
+            "cuda-build = {{ path = \"{}\"",
+            checkout.join("cuda-build").display()
+        ),
+    );
     let manifest = if manifest.contains("[package]") {
         manifest
     } else {
@@ -117,7 +124,7 @@ fn write_crate(doc: &Path, dir: &Path) -> Vec<Snippet> {
     }
     // The workspace's lock: the same dependency versions, no registry lookups.
     std::fs::copy(checkout.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    excerpts
+    (excerpts, files > 0)
 }
 
 /// Each `pub const|mod|fn|static NAME` of an excerpt is in the generated module.
@@ -130,13 +137,20 @@ fn check_excerpts(excerpts: &[Snippet], target: &Path, doc: &Path) {
         .filter(|p| p.file_name().is_some_and(|n| n == "kernels.rs"))
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
-    assert!(!generated.is_empty(), "no generated kernels.rs under {}", target.display());
-    let item = regex::Regex::new(r"pub (?:unsafe )?(?:const|mod|fn|static) ([A-Za-z_0-9]+)").unwrap();
+    assert!(
+        !generated.is_empty(),
+        "no generated kernels.rs under {}",
+        target.display()
+    );
+    let item =
+        regex::Regex::new(r"pub (?:unsafe )?(?:const|mod|fn|static) ([A-Za-z_0-9]+)").unwrap();
     for s in excerpts {
         for c in item.captures_iter(&s.body) {
             let name = &c[1];
             assert!(
-                generated.iter().any(|g| g.contains(&c[0]) || g.contains(&format!(" {name}"))),
+                generated
+                    .iter()
+                    .any(|g| g.contains(&c[0]) || g.contains(&format!(" {name}"))),
                 "{}:{}: `{}` is not in the generated module",
                 doc.display(),
                 s.line,
@@ -186,12 +200,11 @@ fn readme_crate_builds_and_stays_fresh_whichever_command_builds_it() {
     let krate = dir.path().join("mykernels");
     std::fs::create_dir_all(&krate).unwrap();
     let readme = workspace_root().join("README.md");
-    let excerpts = write_crate(&readme, &krate);
+    let (excerpts, _) = write_crate(&readme, &krate);
     for f in ["Cargo.toml", "build.rs", "src/main.rs", "cu/vector_add.cu"] {
         assert!(krate.join(f).is_file(), "the README gives {f}");
     }
-    // Shared across runs so cudarc is compiled once.
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("readme-crate");
+    let target = common::shared_target();
     let out = cargo_cuda()
         .args(["env", "--write"])
         .current_dir(&krate)
@@ -201,8 +214,14 @@ fn readme_crate_builds_and_stays_fresh_whichever_command_builds_it() {
     let (_, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     let config = std::fs::read_to_string(krate.join(".cargo/config.toml")).unwrap();
-    assert!(config.contains(&format!("CUDA_HOME = \"{}\"", root.display())), "{config}");
-    assert!(config.contains("CUDARC_CUDA_VERSION = \"13000\""), "{config}");
+    assert!(
+        config.contains(&format!("CUDA_HOME = \"{}\"", root.display())),
+        "{config}"
+    );
+    assert!(
+        config.contains("CUDARC_CUDA_VERSION = \"13000\""),
+        "{config}"
+    );
 
     let build = |wrapped: bool| {
         let mut cmd = if wrapped { cargo_cuda() } else { plain_cargo() };
@@ -216,7 +235,11 @@ fn readme_crate_builds_and_stays_fresh_whichever_command_builds_it() {
         for wrapped in [false, true] {
             let what = format!(
                 "{} (round {round})",
-                if wrapped { "cargo cuda build" } else { "cargo build" }
+                if wrapped {
+                    "cargo cuda build"
+                } else {
+                    "cargo build"
+                }
             );
             let dirty = fresh::build(build(wrapped), &what);
             assert!(
@@ -228,7 +251,9 @@ fn readme_crate_builds_and_stays_fresh_whichever_command_builds_it() {
     }
     check_excerpts(&excerpts, &target, &readme);
 
-    let out = Command::new(target.join("debug/mykernels")).output().unwrap();
+    let out = Command::new(target.join("debug/mykernels"))
+        .output()
+        .unwrap();
     let (stdout, stderr) = text(&out);
     assert!(!stderr.contains("panicked"), "{stderr}");
     if common::has_driver() {
@@ -258,17 +283,20 @@ fn every_doc_snippet_builds() {
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .collect();
     docs.sort();
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("doc-crates");
+    let target = common::shared_target();
     for doc in docs {
-        let text = std::fs::read_to_string(&doc).unwrap();
-        if !snippets(&text)
+        let markdown = std::fs::read_to_string(&doc).unwrap();
+        if !snippets(&markdown)
             .iter()
             .any(|s| matches!(s.lang.as_str(), "rust" | "toml" | "cuda"))
         {
             continue;
         }
         let dir = tempfile::tempdir().unwrap();
-        let excerpts = write_crate(&doc, dir.path());
+        let (excerpts, any_file) = write_crate(&doc, dir.path());
+        if !any_file {
+            continue;
+        }
         let out = plain_cargo()
             .arg("build")
             .current_dir(dir.path())

@@ -199,6 +199,7 @@ pub(super) fn driver_checks(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cb;
     use cuda_build::probe::{DeviceNode, DriverInfo, GpuInfo, Platform, ProbeMethod};
 
     fn node(path: &str, exists: bool, rw: bool) -> DeviceNode {
@@ -313,7 +314,10 @@ mod tests {
         let checks = driver_checks(&Env::empty(), &m, None);
         let c = checks.iter().find(|c| c.id == "driver.nvml").unwrap();
         assert_eq!(c.status, Status::Fail, "{c:#?}");
-        assert!(c.summary.contains("580.65.06") && c.summary.contains("575.57.08"), "{c:#?}");
+        assert!(
+            c.summary.contains("580.65.06") && c.summary.contains("575.57.08"),
+            "{c:#?}"
+        );
         let mut m = machine();
         m.platform.nvml_version = None;
         m.attempts.push(cuda_build::probe::ProbeAttempt {

@@ -28,7 +28,10 @@ pub fn build(mut cmd: Command, what: &str) -> Vec<String> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{what} failed:\n{stderr}");
     let units = units(&stdout);
-    assert!(!units.is_empty(), "{what}: no units in the output:\n{stdout}\n{stderr}");
+    assert!(
+        !units.is_empty(),
+        "{what}: no units in the output:\n{stdout}\n{stderr}"
+    );
     units
         .into_iter()
         .filter(|(_, fresh)| !fresh)

@@ -19,6 +19,14 @@ pub fn cargo_cuda() -> Command {
     cmd
 }
 
+/// One target directory for the tests that really build GPU crates
+/// (examples/vector-add, the README's and the docs' crates): their shared
+/// dependencies compile once. Not the workspace's own: the outer cargo holds
+/// its build lock while tests run.
+pub fn shared_target() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda-crates")
+}
+
 /// The workspace root (the directory above cargo-cuda/).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
