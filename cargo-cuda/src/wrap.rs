@@ -303,6 +303,7 @@ fn spawn_cargo(
     // Our handlers must be in place before the child exists; exec resets them
     // to the default in the child, so cargo itself still dies on Ctrl-C.
     signals::install_handlers();
+    signals::become_subreaper();
     let mut child = cuda_build::process::spawn_retrying_busy(&mut cmd).map_err(|e| {
         Error::new(
             "cargo-not-found",
@@ -326,7 +327,7 @@ fn spawn_cargo(
 
     // We outlive cargo whatever arrives: SIGINT is only recorded (cargo got
     // it from the terminal too); SIGTERM is passed to cargo's whole tree.
-    let mut forwarded = false;
+    let mut forwarded: Vec<u32> = Vec::new();
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
@@ -339,12 +340,22 @@ fn spawn_cargo(
                 ))
             }
         }
-        if signals::terminated() && !forwarded {
-            forwarded = true;
-            signals::signal_all(&signals::process_tree(child.id()), libc::SIGTERM);
+        if signals::terminated() {
+            // Again on each turn: a build script may start nvcc meanwhile.
+            let new: Vec<u32> = signals::process_tree(child.id())
+                .into_iter()
+                .filter(|p| !forwarded.contains(p))
+                .collect();
+            signals::signal_all(&new, libc::SIGTERM);
+            forwarded.extend(new);
         }
         std::thread::sleep(std::time::Duration::from_millis(25));
     };
+    if signals::exit_code().is_some() {
+        // cargo is gone; its build scripts, nvcc and cicc may not be yet (and
+        // they hold the pipes the tee threads read).
+        signals::end_descendants(std::time::Duration::from_secs(5));
+    }
     if let Some(t) = tail {
         t.stop();
     }

@@ -100,7 +100,10 @@ fn info_json_has_the_documented_schema() {
         "{v:#}"
     );
     assert_eq!(v["arch"]["ptx"], "compute_90");
-    assert_eq!(v["arch"]["found_via"], "cuda-archs", "ArchSource's own name");
+    assert_eq!(
+        v["arch"]["found_via"], "cuda-archs",
+        "ArchSource's own name"
+    );
     let gencode: Vec<&str> = v["gencode"]
         .as_array()
         .unwrap()
