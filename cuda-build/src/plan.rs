@@ -976,6 +976,22 @@ mod tests {
         }
     }
 
+    /// `10s`, `-1`, unicode and 10 kB of text: an error naming the variable,
+    /// short enough to read.
+    #[test]
+    fn bad_arch_variables_are_named_and_kept_short() {
+        let long = "x".repeat(10_000);
+        for var in [Var::CudaArchs, Var::CmakeCudaArchs, Var::CudaComputeCap] {
+            for value in ["10s", "-1", "８０", "sm_", long.as_str()] {
+                let env = Env::empty().set(var, value);
+                let e = resolve_spec(&env, &ArchInputs::default()).unwrap_err();
+                assert_eq!(e.code, "arch-invalid");
+                assert!(e.message.starts_with(var.name()), "{e}");
+                assert!(e.message.len() < 400, "{} bytes: {e}", e.message.len());
+            }
+        }
+    }
+
     #[test]
     fn an_empty_arch_variable_is_ignored_with_a_warning() {
         let tk = Toolkit {
