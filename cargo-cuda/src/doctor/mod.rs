@@ -146,6 +146,10 @@ pub fn run(session: &Session, opts: &Options) -> Report {
         toolkit_min(selected.as_ref()),
     ));
     checks.extend(toolkit_checks(&discovery));
+    checks.push(settings_check(
+        &session.env,
+        wants.as_ref().map(|w| w.warnings.as_slice()).unwrap_or(&[]),
+    ));
 
     let plan = selected.as_ref().map(|t| {
         session.plan(
@@ -195,4 +199,30 @@ pub fn run(session: &Session, opts: &Options) -> Report {
 
     let ok = !checks.iter().any(|c| c.status == Status::Fail);
     Report { ok, checks }
+}
+
+/// Variables and `[package.metadata.cuda]` keys whose values are ignored
+/// (do not parse, or are unknown): a warning each, never silence.
+fn settings_check(env: &cb::Env, metadata_warnings: &[String]) -> Check {
+    let warnings: Vec<String> = env
+        .check()
+        .into_iter()
+        .chain(metadata_warnings.iter().cloned())
+        .collect();
+    if warnings.is_empty() {
+        return Check::new(
+            "toolkit.settings",
+            Status::Pass,
+            "every CUDA variable and [package.metadata.cuda] key that is set is understood",
+        );
+    }
+    let mut c = Check::new(
+        "toolkit.settings",
+        Status::Warn,
+        format!("{} setting(s) are ignored", warnings.len()),
+    );
+    for w in warnings {
+        c = c.evidence(w);
+    }
+    c.fix("fix or unset them (each line says what was expected)")
 }
