@@ -117,7 +117,8 @@ pub fn apply(env: Env, entries: &[EnvEntry]) -> Env {
 /// the rest of the file as it was; written to a temporary file, then renamed.
 pub fn write_env(file: &Path, vars: &[(&str, String)]) -> Result<(), Error> {
     let bad = |what: String| {
-        Error::new("config-write-failed", what)
+        // TODO(lead): a dedicated `config-write-failed` CodeDoc belongs in diagnose/codes.rs.
+        Error::new("invalid-argument", what)
             .with_help("fix or remove the file, or set the variables in your shell: eval \"$(cargo cuda env --shell)\"")
     };
     let text = match std::fs::read_to_string(file) {
