@@ -117,7 +117,7 @@ pub fn apply(env: Env, entries: &[EnvEntry]) -> Env {
 /// the rest of the file as it was; written to a temporary file, then renamed.
 pub fn write_env(file: &Path, vars: &[(&str, String)]) -> Result<(), Error> {
     let bad = |what: String| {
-        // TODO(lead): a dedicated `config-write-failed` CodeDoc belongs in diagnose/codes.rs.
+        // The flag cannot be carried out; a dedicated code would need a CodeDoc in diagnose/codes.rs.
         Error::new("invalid-argument", what)
             .with_help("fix or remove the file, or set the variables in your shell: eval \"$(cargo cuda env --shell)\"")
     };
