@@ -437,7 +437,8 @@ pub fn parse_seconds(value: &str) -> Option<std::time::Duration> {
     };
     let n: f64 = number.trim().parse().ok()?;
     let secs = n * scale;
-    if !(secs > 0.0) {
+    // NaN, zero and negative values are not durations.
+    if secs.is_nan() || secs <= 0.0 {
         return None;
     }
     // `try_`: `1e30` or `inf` must not panic.
