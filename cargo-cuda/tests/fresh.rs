@@ -53,4 +53,37 @@ fn vector_add_stays_fresh_whichever_command_builds_it() {
             fresh::why_dirty(wrapped())
         );
     }
+    // The build script's own record: build inputs only, no side channel.
+    let outputs: Vec<String> = std::fs::read_dir(target.join("debug/build"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("vector-add-"))
+        .filter_map(|e| std::fs::read_to_string(e.path().join("output")).ok())
+        .collect();
+    assert!(!outputs.is_empty(), "no build-script output of vector-add");
+    for out in &outputs {
+        assert!(
+            out.contains("cargo:rerun-if-env-changed=CUDA_HOME"),
+            "{out}"
+        );
+        assert!(
+            out.contains("cargo:rerun-if-env-changed=CUDA_ARCHS"),
+            "{out}"
+        );
+        for side in [
+            "CARGO_CUDA_PROGRESS",
+            "CARGO_CUDA_PROBE",
+            "CARGO_CUDA_PLAN",
+            "CARGO_TERM_COLOR",
+            "NO_COLOR",
+            "HOME",
+            "CI",
+        ] {
+            assert!(
+                !out.lines()
+                    .any(|l| l == format!("cargo:rerun-if-env-changed={side}")),
+                "{side} is not a build input:\n{out}"
+            );
+        }
+    }
 }
