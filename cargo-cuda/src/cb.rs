@@ -18,7 +18,9 @@ pub use cuda_build::env::{Env, Var};
 pub use cuda_build::facts::{min_driver_for_toolkit, ptx_isa_for_cuda};
 pub use cuda_build::image;
 pub use cuda_build::metadata::read as read_metadata;
-pub use cuda_build::plan::{plan_for_toolkit, ArchInputs, ArchPlan, ArchSource, NvccArchSupport};
+pub use cuda_build::plan::{
+    plan_for_toolkit, ArchInputs, ArchPlan, ArchSource, HandedPlan, NvccArchSupport,
+};
 pub use cuda_build::probe::{probe, ProbeOptions, ProbeReport, DRIVER_PROBE_ARG};
 #[cfg(test)]
 pub use cuda_build::toolkit::FoundVia;

@@ -47,7 +47,7 @@ pub enum Command {
     Toolkits(ToolkitsArgs),
     /// Show the selected toolkit, the driver, the GPUs and the arch plan.
     Info(InfoArgs),
-    /// Print the environment (CUDA_HOME, PATH, LD_LIBRARY_PATH) for the selected toolkit.
+    /// Print (or with --write, save to .cargo/config.toml) the environment for the selected toolkit.
     Env(EnvArgs),
     /// Install, list, remove verified CUDA compilers in the per-user store (CARGO_CUDA_HOME).
     Toolkit(ToolkitArgs),
@@ -280,9 +280,14 @@ pub struct InspectArgs {
 pub struct EnvArgs {
     #[command(flatten)]
     pub selection: Selection,
-    /// Print POSIX shell `export` lines (the default and only format).
-    #[arg(long)]
+    /// Print POSIX shell `export` lines (the default): `eval "$(cargo cuda env --shell)"`.
+    #[arg(long, conflicts_with = "write")]
     pub shell: bool,
+    /// Write CUDA_HOME, CUDA_PATH, CUDARC_CUDA_VERSION (and with --arch, CUDA_ARCHS and
+    /// CUDA_COMPUTE_CAP) into the `[env]` table of the project's .cargo/config.toml, so
+    /// plain `cargo`, rust-analyzer and IDEs use the same toolkit as `cargo cuda`.
+    #[arg(long)]
+    pub write: bool,
 }
 
 impl Command {

@@ -131,13 +131,11 @@ fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
     if let Some(doc) = cb::lookup_code(code) {
         if json {
             let v = json!({"code": doc.code, "title": doc.title, "layer": doc.layer, "explanation": doc.explanation});
-            emit(&serde_json::to_string_pretty(&v).unwrap_or_default());
+            outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         } else {
-            emit(&format!(
-                "{}\n\n{}",
-                out.bold(&format!("{}: {}", doc.code, doc.title)),
-                doc.explanation.trim_end()
-            ));
+            outln!("{}", out.bold(&format!("{}: {}", doc.code, doc.title)));
+            outln!();
+            outln!("{}", doc.explanation.trim_end());
         }
         return 0;
     }
@@ -161,22 +159,25 @@ fn explain_log(text: &str, json: bool, ctx: &cb::Context, out: &Style) -> i32 {
     if json {
         // Diagnosis serialises as the documented schema: code, title,
         // evidence, cause, fix, plus layer, confidence and alternatives.
-        emit(&serde_json::to_string_pretty(&json!({"diagnoses": found})).unwrap_or_default());
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"diagnoses": found})).unwrap_or_default()
+        );
     } else if found.is_empty() {
-        emit("no known CUDA failure found");
+        outln!("no known CUDA failure found");
     } else {
-        let mut text = found
-            .iter()
-            .map(cb::render)
-            .collect::<Vec<_>>()
-            .join("\n\n");
+        for (i, d) in found.iter().enumerate() {
+            if i > 0 {
+                outln!();
+            }
+            outln!("{}", cb::render(d));
+        }
         if found.len() > 1 {
-            text.push_str("\n\n");
-            text.push_str(&out.status(
-                Tone::Note,
-                "Note",
-                "diagnoses are listed most likely first",
-            ));
+            outln!();
+            outln!(
+                "{}",
+                out.status(Tone::Note, "Note", "diagnoses are listed most likely first")
+            );
         }
         emit(&text);
     }

@@ -1,13 +1,15 @@
 //! `cargo cuda toolkits`, `info` and `env`: what was found, shown to people
 //! and to scripts.
 
-use serde_json::{json, Value};
+use std::path::PathBuf;
+
+use serde::Serialize;
 
 use crate::cb::{self, ArchPlan, ArchSource, Discovery, Severity, Toolkit};
 use crate::session::{Overrides, ProjectWants, Session};
-use crate::shell;
 use crate::style::{Style, Tone};
-use crate::workspace::Workspace;
+use crate::toolchain;
+use crate::workspace::{CudaPackage, Workspace};
 
 /// Where arch targets came from, in words.
 pub fn source_name(s: &ArchSource) -> &'static str {
@@ -26,47 +28,75 @@ fn version_string(t: &Toolkit) -> Option<String> {
     t.version.as_ref().map(|v| v.to_string())
 }
 
-fn toolkit_json(t: &Toolkit, selected: bool) -> Value {
-    json!({
-        "root": t.root,
-        "nvcc": t.nvcc,
-        "version": version_string(t),
-        "found_via": t.found_via.to_string(),
-        "selected": selected,
-        "problems": t.problems,
-    })
+/// One toolkit in `toolkits --json` and `info --json`.
+#[derive(Serialize)]
+pub struct ToolkitJson<'a> {
+    root: &'a std::path::Path,
+    nvcc: &'a std::path::Path,
+    version: Option<String>,
+    found_via: String,
+    selected: bool,
+    problems: &'a [cb::Problem],
+}
+
+impl<'a> ToolkitJson<'a> {
+    fn new(t: &'a Toolkit, selected: bool) -> Self {
+        ToolkitJson {
+            root: &t.root,
+            nvcc: &t.nvcc,
+            version: version_string(t),
+            found_via: t.found_via.to_string(),
+            selected,
+            problems: &t.problems,
+        }
+    }
 }
 
 /// Every candidate, the selected one marked.
-fn toolkits_json(d: &Discovery) -> Vec<Value> {
+fn toolkits_json(d: &Discovery) -> Vec<ToolkitJson<'_>> {
     d.candidates
         .iter()
         .enumerate()
-        .map(|(i, t)| toolkit_json(t, d.selected == Some(i)))
+        .map(|(i, t)| ToolkitJson::new(t, d.selected == Some(i)))
         .collect()
 }
 
-/// `cargo cuda toolkits`.
-pub fn toolkits(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 {
+/// The `toolkits --json` document.
+#[derive(Serialize)]
+struct ToolkitsJson<'a> {
+    toolkits: Vec<ToolkitJson<'a>>,
+    selected: Option<usize>,
+    reason: &'a str,
+    conflicts: &'a [cb::Problem],
+}
+
+/// `cargo cuda toolkits`: exits 1 when no usable toolkit is selected (the
+/// error on stderr), 0 otherwise.
+pub fn toolkits(session: &Session, o: &Overrides, json: bool, style: &Style, err: &Style) -> i32 {
     let discovery = match discover(session, o) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("{}", style.cuda_error(&e));
+            eprintln!("{}", err.cuda_error(&e));
             return 1;
         }
     };
+    let unusable = discovery.clone().into_selected().err();
+    let code = i32::from(unusable.is_some());
     if json {
-        let out = json!({
-            "toolkits": toolkits_json(&discovery),
-            "selected": discovery.selected,
-            "reason": discovery.reason,
-            "conflicts": discovery.conflicts,
-        });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
-        return if discovery.selected.is_some() { 0 } else { 1 };
+        let out = ToolkitsJson {
+            toolkits: toolkits_json(&discovery),
+            selected: discovery.selected,
+            reason: &discovery.reason,
+            conflicts: &discovery.conflicts,
+        };
+        outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        if let Some(e) = &unusable {
+            eprintln!("{}", err.cuda_error(e));
+        }
+        return code;
     }
     if discovery.candidates.is_empty() {
-        println!(
+        outln!(
             "{}",
             style.status(Tone::Bad, "None", "no CUDA toolkit was found")
         );
@@ -81,7 +111,7 @@ pub fn toolkits(session: &Session, o: &Overrides, json: bool, style: &Style) -> 
             (Tone::Note, "Found")
         };
         let version = version_string(t).unwrap_or_else(|| "unknown version".into());
-        println!(
+        outln!(
             "{}",
             style.status(
                 tone,
@@ -89,36 +119,39 @@ pub fn toolkits(session: &Session, o: &Overrides, json: bool, style: &Style) -> 
                 &format!("{version} at {} [{}]", t.root.display(), t.found_via)
             )
         );
-        println!("{:>12} nvcc: {}", "", t.nvcc.display());
+        outln!("{:>12} nvcc: {}", "", t.nvcc.display());
         for p in &t.problems {
-            print_problem(p, style);
+            print_problem(p, style, chosen);
         }
     }
-    println!();
-    println!("{}", style.status(Tone::Note, "Why", &discovery.reason));
+    outln!();
+    outln!("{}", style.status(Tone::Note, "Why", &discovery.reason));
     for c in &discovery.conflicts {
-        print_problem(c, style);
+        print_problem(c, style, true);
     }
-    if discovery.selected.is_some() {
-        0
-    } else {
-        1
+    if let Some(e) = &unusable {
+        eprintln!("{}", err.cuda_error(e));
     }
+    code
 }
 
-fn print_problem(p: &cb::Problem, style: &Style) {
+/// A toolkit's problem. Only a problem that fails this command is an
+/// `error[...]`; an unused toolkit's errors are `problem[...]` (the command
+/// still succeeds with the selected one).
+fn print_problem(p: &cb::Problem, style: &Style, counts: bool) {
     let (tone, word) = match p.severity {
-        Severity::Error => (Tone::Bad, "error"),
+        Severity::Error if counts => (Tone::Bad, "error"),
+        Severity::Error => (Tone::Bad, "problem"),
         Severity::Warning => (Tone::Warn, "warning"),
     };
-    println!(
+    outln!(
         "{:>12} {}: {}",
         "",
         style.paint(tone, &format!("{word}[{}]", p.code)),
         p.message
     );
     if let Some(fix) = &p.fix {
-        println!("{:>12}   = help: {fix}", "");
+        outln!("{:>12}   = help: {fix}", "");
     }
 }
 
@@ -135,6 +168,23 @@ pub struct InfoData {
     pub plan: Option<Result<ArchPlan, cb::Error>>,
     /// The workspace, when cargo could describe it.
     pub workspace: Option<Workspace>,
+    /// No usable toolkit selected (none found, requirement unmet, broken).
+    pub unusable: Option<cb::Error>,
+    /// Bad variable values and unknown metadata keys.
+    pub warnings: Vec<String>,
+}
+
+impl InfoData {
+    /// Every error `info` reports; any makes it exit 1.
+    pub fn errors(&self) -> Vec<&cb::Error> {
+        let mut out: Vec<&cb::Error> = Vec::new();
+        out.extend(self.discovery.as_ref().err());
+        out.extend(self.unusable.as_ref());
+        if let Some(Err(e)) = &self.plan {
+            out.push(e);
+        }
+        out
+    }
 }
 
 /// Gathers discovery and the plan for the selected toolkit.
@@ -153,97 +203,137 @@ pub fn gather(session: &Session, o: &Overrides) -> InfoData {
         .ok()
         .and_then(|d| d.selected.and_then(|i| d.candidates.get(i)))
         .map(|t| session.plan(t, o, &wants));
+    let unusable = discovery
+        .as_ref()
+        .ok()
+        .and_then(|d| d.clone().into_selected().err());
+    let mut warnings = session.env.check();
+    warnings.extend(wants.warnings.iter().cloned());
     InfoData {
         discovery,
         plan,
         workspace: project.workspace,
+        unusable,
+        warnings,
     }
+}
+
+/// One GPU in `info --json`.
+#[derive(Serialize)]
+struct GpuJson<'a> {
+    index: u32,
+    name: &'a str,
+    compute_capability: String,
+    total_memory: Option<u64>,
+}
+
+/// The driver in `info --json`.
+#[derive(Serialize)]
+struct DriverJson<'a> {
+    version: Option<&'a str>,
+    cuda_version: Option<String>,
+    found_via: &'static str,
+}
+
+/// The workspace in `info --json`.
+#[derive(Serialize)]
+struct WorkspaceJson<'a> {
+    root: &'a std::path::Path,
+    cuda_packages: &'a [CudaPackage],
 }
 
 /// The `info --json` document.
-pub fn info_json(session: &Session, data: &InfoData) -> Value {
+#[derive(Serialize)]
+pub struct InfoJson<'a> {
+    toolkit: Option<ToolkitJson<'a>>,
+    toolkits: Vec<ToolkitJson<'a>>,
+    toolkit_reason: Option<&'a str>,
+    gpus: Vec<GpuJson<'a>>,
+    driver: Option<DriverJson<'a>>,
+    arch: Option<cuda_build::plan::PlanSummary>,
+    gencode: Vec<String>,
+    workspace: Option<WorkspaceJson<'a>>,
+    sccache: serde_json::Value,
+    errors: Vec<&'a cb::Error>,
+    warnings: &'a [String],
+}
+
+/// The `info --json` document.
+pub fn info_json<'a>(session: &'a Session, data: &'a InfoData) -> InfoJson<'a> {
     let probe = session.probe();
     let (toolkit, toolkits, reason) = match &data.discovery {
         Ok(d) => (
-            d.selected_toolkit().map(|t| toolkit_json(t, true)),
+            d.selected_toolkit().map(|t| ToolkitJson::new(t, true)),
             toolkits_json(d),
-            Some(d.reason.clone()),
+            Some(d.reason.as_str()),
         ),
         Err(_) => (None, Vec::new(), None),
     };
-    let gpus: Vec<Value> = probe
+    let gpus = probe
         .gpus
         .iter()
-        .map(|g| {
-            json!({
-                "index": g.index,
-                "name": g.name,
-                "compute_capability": format!("{}.{}", g.compute_capability.major, g.compute_capability.minor),
-                "total_memory": g.total_memory,
-            })
+        .map(|g| GpuJson {
+            index: g.index,
+            name: &g.name,
+            compute_capability: g.compute_capability.to_string(),
+            total_memory: g.total_memory,
         })
         .collect();
-    let driver = probe.driver.as_ref().map(|d| {
-        json!({
-            "version": d.version,
-            "cuda_version": d.cuda_version.map(|(a, b)| format!("{a}.{b}")),
-            "found_via": d.found_via.name(),
-        })
+    let driver = probe.driver.as_ref().map(|d| DriverJson {
+        version: d.version.as_deref(),
+        cuda_version: d.cuda_version.map(|(a, b)| format!("{a}.{b}")),
+        found_via: d.found_via.name(),
     });
-    let (arch, gencode) = match &data.plan {
-        Some(Ok(plan)) => (
-            json!({
-                "targets": cb::targets_display(plan),
-                "ptx": plan.ptx.as_ref().map(|a| a.compute_name()),
-                "found_via": source_name(&plan.source),
-                "warnings": plan.warnings,
-            }),
-            json!(cb::gencode_flags(plan)),
-        ),
-        _ => (Value::Null, json!([])),
+    let plan = match &data.plan {
+        Some(Ok(plan)) => Some(plan),
+        _ => None,
     };
-    let mut errors: Vec<Value> = Vec::new();
-    if let Err(e) = &data.discovery {
-        errors.push(json!(e));
-    }
-    if let Some(Err(e)) = &data.plan {
-        errors.push(json!(e));
-    }
-    json!({
-        "toolkit": toolkit,
-        "toolkits": toolkits,
-        "toolkit_reason": reason,
-        "gpus": gpus,
-        "driver": driver,
-        "arch": arch,
-        "gencode": gencode,
-        "workspace": data.workspace.as_ref().map(|w| json!({
-            "root": w.root,
-            "cuda_packages": w.cuda_packages,
-        })),
-        "sccache": crate::sccache::info_json(&crate::sccache::current_state(
+    InfoJson {
+        toolkit,
+        toolkits,
+        toolkit_reason: reason,
+        gpus,
+        driver,
+        arch: plan.map(ArchPlan::summary),
+        gencode: plan.map(ArchPlan::gencode_flags).unwrap_or_default(),
+        workspace: data.workspace.as_ref().map(|w| WorkspaceJson {
+            root: &w.root,
+            cuda_packages: &w.cuda_packages,
+        }),
+        sccache: crate::sccache::info_json(&crate::sccache::current_state(
             &session.env,
-            data.workspace.as_ref()
+            data.workspace.as_ref(),
         )),
-        "errors": errors,
-    })
+        errors: data.errors(),
+        warnings: &data.warnings,
+    }
 }
 
-/// `cargo cuda info`.
-pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 {
+/// `cargo cuda info`: exits 1 when anything it reports is an error (no
+/// usable toolkit, a bad arch setting, invalid metadata); the errors go to
+/// stderr, and `--json` output carries them too (`"errors"`).
+pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style, err: &Style) -> i32 {
     let data = gather(session, o);
+    for w in &data.warnings {
+        eprintln!("{}", err.warning(w));
+    }
+    let errors = data.errors();
+    let code = i32::from(!errors.is_empty());
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&info_json(session, &data)).unwrap_or_default()
         );
-        return 0;
+        for e in &errors {
+            eprintln!("{}", err.cuda_error(e));
+        }
+        return code;
     }
     match &data.discovery {
         Ok(d) => match d.selected.and_then(|i| d.candidates.get(i)) {
             Some(t) => {
                 let v = version_string(t).unwrap_or_else(|| "unknown version".into());
-                println!(
+                outln!(
                     "{}",
                     style.status(
                         Tone::Good,
@@ -251,17 +341,17 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
                         &format!("CUDA {v} at {}", t.root.display())
                     )
                 );
-                println!("{:>12} found via {}: {}", "", t.found_via, d.reason);
-                println!("{:>12} nvcc: {}", "", t.nvcc.display());
+                outln!("{:>12} found via {}: {}", "", t.found_via, d.reason);
+                outln!("{:>12} nvcc: {}", "", t.nvcc.display());
                 let others = d.candidates.len().saturating_sub(1);
                 if others > 0 {
-                    println!(
+                    outln!(
                         "{:>12} {others} other toolkit(s): see `cargo cuda toolkits`",
                         ""
                     );
                 }
             }
-            None => println!(
+            None => outln!(
                 "{}",
                 style.status(
                     Tone::Bad,
@@ -270,11 +360,14 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
                 )
             ),
         },
-        Err(e) => println!("{}", style.cuda_error(e)),
+        Err(e) => eprintln!("{}", err.cuda_error(e)),
+    }
+    if let Some(e) = &data.unusable {
+        eprintln!("{}", err.cuda_error(e));
     }
     let probe = session.probe();
     match &probe.driver {
-        Some(d) => println!(
+        Some(d) => outln!(
             "{}",
             style.status(
                 Tone::Good,
@@ -288,7 +381,7 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
                 )
             )
         ),
-        None => println!(
+        None => outln!(
             "{}",
             style.status(
                 Tone::Warn,
@@ -298,10 +391,10 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
         ),
     }
     if probe.gpus.is_empty() {
-        println!("{}", style.status(Tone::Warn, "GPUs", "none visible"));
+        outln!("{}", style.status(Tone::Warn, "GPUs", "none visible"));
     }
     for g in &probe.gpus {
-        println!(
+        outln!(
             "{}",
             style.status(
                 Tone::Good,
@@ -315,7 +408,7 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
     }
     match &data.plan {
         Some(Ok(plan)) => {
-            println!(
+            outln!(
                 "{}",
                 style.status(
                     Tone::Good,
@@ -328,13 +421,13 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
                 )
             );
             for f in cb::gencode_flags(plan) {
-                println!("{:>12} {f}", "");
+                outln!("{:>12} {f}", "");
             }
             for w in &plan.warnings {
-                println!("{:>12} {}", "", style.warning(w));
+                outln!("{:>12} {}", "", style.warning(w));
             }
         }
-        Some(Err(e)) => println!("{}", style.cuda_error(e)),
+        Some(Err(e)) => eprintln!("{}", err.cuda_error(e)),
         None => {}
     }
     if let Some(w) = &data.workspace {
@@ -348,7 +441,7 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
         } else {
             names.join(", ")
         };
-        println!(
+        outln!(
             "{}",
             style.status(
                 Tone::Good,
@@ -357,70 +450,90 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style) -> i32 
             )
         );
     }
-    0
+    code
 }
 
-/// The `export` lines for the selected toolkit.
-pub fn env_lines(t: &Toolkit) -> Vec<String> {
-    let root = t.root.to_string_lossy();
-    let mut lines = vec![
-        shell::export("CUDA_HOME", &root),
-        shell::export("CUDA_PATH", &root),
-    ];
-    let bin = t
-        .nvcc
-        .parent()
-        .map(|p| p.to_path_buf())
-        .unwrap_or_else(|| t.root.join("bin"));
-    lines.push(format!(
-        "export PATH={}:\"$PATH\"",
-        shell::quote(&bin.to_string_lossy())
-    ));
-    let mut libs: Vec<String> = t
-        .lib_dirs
-        .iter()
-        .map(|d| d.to_string_lossy().into_owned())
-        .collect();
-    if libs.is_empty() {
-        libs.extend(
-            ["lib64", "lib"]
-                .iter()
-                .map(|d| t.root.join(d))
-                .filter(|d| d.is_dir())
-                .map(|d| d.to_string_lossy().into_owned()),
-        );
-    }
-    if !libs.is_empty() {
-        let quoted: Vec<String> = libs.iter().map(|l| shell::quote(l)).collect();
-        lines.push(format!(
-            "export LD_LIBRARY_PATH={}\"${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\"",
-            quoted.join(":")
-        ));
-    }
-    lines
-}
-
-/// `cargo cuda env --shell`.
-pub fn env(session: &Session, o: &Overrides, style: &Style) -> i32 {
-    let selected = discover(session, o).and_then(cb::into_selected);
-    match selected {
-        Ok(t) => {
-            println!(
-                "# CUDA {} ({})",
-                t.version.as_ref().map_or("?".into(), |v| v.to_string()),
-                // A comment must stay one line, whatever the path holds.
-                t.found_via
-                    .to_string()
-                    .replace(|c: char| c.is_control(), "?")
-            );
-            for l in env_lines(&t) {
-                println!("{l}");
-            }
-            0
-        }
+/// `cargo cuda env`: with `--shell` (the default), `export` lines for the
+/// toolchain environment ([`toolchain::vars`]), exactly what `cargo cuda
+/// build` with the same flags sets; with `--write`, the part cargo's `[env]`
+/// can hold goes into the project's `.cargo/config.toml`, so plain `cargo`,
+/// rust-analyzer and IDEs build with the same toolkit.
+pub fn env(session: &Session, o: &Overrides, write: bool, err: &Style) -> i32 {
+    match env_inner(session, o, write, err) {
+        Ok(()) => 0,
         Err(e) => {
-            eprintln!("{}", style.cuda_error(&e));
+            eprintln!("{}", err.cuda_error(&e));
             1
         }
     }
+}
+
+fn env_inner(session: &Session, o: &Overrides, write: bool, err: &Style) -> Result<(), cb::Error> {
+    let project = session.project(o.manifest_path.as_deref());
+    let wants = project.wants?;
+    for w in &wants.warnings {
+        eprintln!("{}", err.warning(w));
+    }
+    let t = cb::into_selected(session.discover(o, &wants)?)?;
+    let plan = match &o.arch {
+        Some(_) => Some(session.plan(&t, o, &wants)?),
+        None => None,
+    };
+    let target = toolchain::Target {
+        toolkit: Some(&t),
+        arch: o.arch.as_deref().map(|a| (a, plan.as_ref())),
+    };
+    let vars = toolchain::vars(&target, &session.env);
+    if !write {
+        outln!(
+            "# CUDA {} ({})",
+            t.version.as_ref().map_or("?".into(), |v| v.to_string()),
+            // A comment must stay one line, whatever the path holds.
+            t.found_via
+                .to_string()
+                .replace(|c: char| c.is_control(), "?")
+        );
+        for l in toolchain::shell_lines(&vars) {
+            outln!("{l}");
+        }
+        return Ok(());
+    }
+    // `[env]` replaces a value (it cannot prepend to PATH), and a config NVCC
+    // would outrank a CUDA_HOME set later in a shell: write the root, the
+    // cudarc version and the arch list only.
+    let written: Vec<(&str, String)> = vars
+        .iter()
+        .filter(|v| {
+            matches!(
+                v.var,
+                cb::Var::CudaHome
+                    | cb::Var::CudaPath
+                    | cb::Var::CudarcCudaVersion
+                    | cb::Var::CudaArchs
+                    | cb::Var::CudaComputeCap
+            )
+        })
+        .filter_map(|v| match &v.value {
+            toolchain::Value::Set(s) => Some((v.var.name(), s.to_string_lossy().into_owned())),
+            toolchain::Value::Prepend(_) => None,
+        })
+        .collect();
+    let dir = project
+        .workspace
+        .as_ref()
+        .map(|w| w.root.clone())
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let file = dir.join(".cargo").join("config.toml");
+    crate::config::write_env(&file, &written)?;
+    let names: Vec<&str> = written.iter().map(|(n, _)| *n).collect();
+    eprintln!(
+        "{}",
+        err.status(
+            Tone::Good,
+            "Wrote",
+            &format!("[env] {} to {}", names.join(", "), file.display())
+        )
+    );
+    Ok(())
 }

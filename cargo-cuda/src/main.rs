@@ -4,8 +4,11 @@
 //! Runs as a cargo subcommand (`cargo cuda doctor`: cargo passes `cuda` as
 //! the first argument) and directly (`cargo-cuda doctor`).
 
+#[macro_use]
+mod out;
 mod cb;
 mod cli;
+mod config;
 mod deps_cmd;
 mod doctor;
 mod explain;
@@ -18,6 +21,7 @@ mod session;
 mod shell;
 mod signals;
 mod style;
+mod toolchain;
 mod toolkit_cmd;
 mod workspace;
 mod wrap;
@@ -36,7 +40,14 @@ fn main() {
         std::process::exit(cb::driver_probe_child_main());
     }
     let cli = Cli::parse_from(args);
-    let session = Session::new(cb::Env::from_process());
+    // Cargo applies its config's `[env]` to build scripts; resolve as they will.
+    let process_env = cb::Env::from_process();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let env = config::apply(
+        process_env.clone(),
+        &config::env_entries(&cwd, &process_env),
+    );
+    let session = Session::new(env);
     let out = Style::new(&session.env, cli.color, Stream::Stdout);
     let err = Style::new(&session.env, cli.color, Stream::Stderr);
 
@@ -51,7 +62,7 @@ fn main() {
             };
             let report = doctor::run(&session, &opts);
             if a.json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&report).unwrap_or_default()
                 );
@@ -68,9 +79,11 @@ fn main() {
             };
             explain::run(a.input.as_deref(), a.json, &ctx, &out, &err)
         }
-        Command::Toolkits(a) => info::toolkits(&session, &overrides(&a.selection), a.json, &out),
-        Command::Info(a) => info::info(&session, &overrides(&a.selection), a.json, &out),
-        Command::Env(a) => info::env(&session, &overrides(&a.selection), &err),
+        Command::Toolkits(a) => {
+            info::toolkits(&session, &overrides(&a.selection), a.json, &out, &err)
+        }
+        Command::Info(a) => info::info(&session, &overrides(&a.selection), a.json, &out, &err),
+        Command::Env(a) => info::env(&session, &overrides(&a.selection), a.write, &err),
         Command::Toolkit(a) => toolkit_cmd::run(&session, a, &out, &err),
         Command::Deps(a) => deps_cmd::run(&session, a, &err),
         Command::Inspect(a) => {

@@ -17,37 +17,13 @@ use crate::style::{Style, Tone};
 /// Quick kernel builds stay silent; slower ones show progress.
 pub const SHOW_AFTER: Duration = Duration::from_secs(2);
 
-/// One parsed progress event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Event {
-    /// start, done, cached or failed.
-    pub event: String,
-    /// The source file.
-    pub file: String,
-    /// Its archs, e.g. `sm_80,sm_90`.
-    pub archs: String,
-    /// Files finished so far.
-    pub done: u64,
-    /// Files in this build.
-    pub total: u64,
-}
+/// One progress event: the type cuda-build writes.
+pub use cuda_build::compile::ProgressEvent as Event;
+use cuda_build::compile::ProgressKind;
 
 /// Parses one line of the side channel; anything malformed is ignored.
 pub fn parse_event(line: &str) -> Option<Event> {
-    let v: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
-    let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
-    let n = |k: &str| v.get(k).and_then(|x| x.as_u64()).unwrap_or(0);
-    let event = s("event");
-    if event.is_empty() {
-        return None;
-    }
-    Some(Event {
-        event,
-        file: s("file"),
-        archs: s("archs"),
-        done: n("done"),
-        total: n("total"),
-    })
+    serde_json::from_str(line.trim()).ok()
 }
 
 /// What the progress line says now.
@@ -66,7 +42,7 @@ impl State {
     pub fn apply(&mut self, e: &Event, now: Instant) {
         self.done = e.done;
         self.total = e.total.max(e.done);
-        if e.event == "start" {
+        if e.event == ProgressKind::Start {
             self.first_start.get_or_insert(now);
             self.running.push((e.file.clone(), e.archs.clone()));
         } else {

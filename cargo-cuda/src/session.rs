@@ -29,6 +29,8 @@ pub struct ProjectWants {
     pub fallback_arch: Option<String>,
     /// Packages whose `arch` settings differ (then no single arch is exported).
     pub arch_conflict: bool,
+    /// Unknown keys and other things to warn about.
+    pub warnings: Vec<String>,
 }
 
 impl ProjectWants {
@@ -45,6 +47,7 @@ impl ProjectWants {
             }
             archs.extend(m.arch);
             fallbacks.extend(m.fallback_arch);
+            wants.warnings.extend(m.warnings);
         }
         if !comparators.is_empty() {
             wants.requirement = Some(semver::VersionReq { comparators });
@@ -150,6 +153,42 @@ impl Session {
         cb::discover(&self.env, &opts)
     }
 
+    /// The `CARGO_CUDA_PLAN` value for `plan`, made by [`Session::plan`] with
+    /// these settings: what a build script of a package with the same
+    /// settings would plan, so it can skip planning.
+    pub fn handed_plan(
+        &self,
+        toolkit: &Toolkit,
+        o: &Overrides,
+        wants: &ProjectWants,
+        plan: &ArchPlan,
+    ) -> String {
+        let mut plan = plan.clone();
+        if o.arch.is_some() {
+            // `--arch` is CUDA_ARCHS to the build script.
+            plan.source = cb::ArchSource::CudaArchs;
+        }
+        cb::HandedPlan::new(&self.plan_env(o), toolkit, &Self::arch_inputs(wants), &plan).encode()
+    }
+
+    /// The environment a build script plans in: `--arch` is its CUDA_ARCHS,
+    /// and a plan handed to us is not ours to reuse.
+    fn plan_env(&self, o: &Overrides) -> Env {
+        let env = self.env.clone().unset(cuda_build::env::Var::CargoCudaPlan);
+        match &o.arch {
+            Some(arch) => env.set(cuda_build::env::Var::CudaArchs, arch),
+            None => env,
+        }
+    }
+
+    fn arch_inputs(wants: &ProjectWants) -> cb::ArchInputs {
+        cb::ArchInputs {
+            explicit: None,
+            metadata: wants.arch.clone(),
+            fallback: wants.fallback_arch.clone(),
+        }
+    }
+
     /// The arch plan for `toolkit`; detection (when needed) uses the cached probe.
     pub fn plan(
         &self,
@@ -159,15 +198,8 @@ impl Session {
     ) -> Result<ArchPlan, Error> {
         // `--arch` reaches build scripts as CUDA_ARCHS, so plan it as exactly
         // that: the same precedence, and messages that name the flag.
-        let env = match &o.arch {
-            Some(arch) => self.env.clone().set(cuda_build::env::Var::CudaArchs, arch),
-            None => self.env.clone(),
-        };
-        let inputs = cb::ArchInputs {
-            explicit: None,
-            metadata: wants.arch.clone(),
-            fallback: wants.fallback_arch.clone(),
-        };
+        let env = self.plan_env(o);
+        let inputs = Self::arch_inputs(wants);
         let detect = || self.probe().gpus.clone();
         let plan = cb::plan_for_toolkit(&env, toolkit, &inputs, &detect).map(|mut p| {
             if o.arch.is_some() {
@@ -201,74 +233,10 @@ fn check_toolkit_flag(root: &Path) -> Result<(), Error> {
     }
 }
 
-/// The plan as a `CUDA_ARCHS` value that reproduces it exactly:
-/// SASS-only archs as `NN-real`, the PTX arch as `NN` (or `NN-virtual`).
-///
-/// ```text
-/// sass [80, 90], ptx 90  ->  80-real;90
-/// ```
-pub fn plan_to_cuda_archs(plan: &ArchPlan) -> String {
-    let mut items: Vec<String> = Vec::new();
-    for a in &plan.sass {
-        if plan.ptx.as_ref() == Some(a) {
-            items.push(a.to_string());
-        } else {
-            items.push(format!("{a}-real"));
-        }
-    }
-    if let Some(p) = &plan.ptx {
-        if !plan.sass.contains(p) {
-            items.push(format!("{p}-virtual"));
-        }
-    }
-    items.join(";")
-}
-
-/// candle-style `CUDA_COMPUTE_CAP`: the single highest compute capability, as a number (`90`).
-pub fn compute_cap(plan: &ArchPlan) -> Option<u32> {
-    plan.sass
-        .iter()
-        .chain(plan.ptx.iter())
-        .map(|a| a.cc.number())
-        .max()
-}
-
-/// CUDA versions cudarc 0.19 has bindings for (its build.rs list); it
-/// panics on any other `CUDARC_CUDA_VERSION`, so we only set one of these.
-const CUDARC_VERSIONS: &[(u64, u64)] = &[
-    (11, 4),
-    (11, 5),
-    (11, 6),
-    (11, 7),
-    (11, 8),
-    (12, 0),
-    (12, 1),
-    (12, 2),
-    (12, 3),
-    (12, 4),
-    (12, 5),
-    (12, 6),
-    (12, 8),
-    (12, 9),
-    (13, 0),
-    (13, 1),
-    (13, 2),
-    (13, 3),
-    (13, 4),
-];
-
-/// `CUDARC_CUDA_VERSION` for a toolkit version (`13.0.88` → `13000`), when cudarc supports it.
-pub fn cudarc_version(v: &semver::Version) -> Option<String> {
-    CUDARC_VERSIONS
-        .contains(&(v.major, v.minor))
-        .then(|| format!("{}0{}0", v.major, v.minor))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
     use cuda_build::arch::Arch;
-    use cuda_build::plan::ArchSource;
+    use cuda_build::plan::{ArchPlan, ArchSource};
 
     fn plan(sass: &[u32], ptx: Option<u32>) -> ArchPlan {
         let a = |n: u32| Arch::new(n / 10, n % 10);
@@ -281,36 +249,11 @@ mod tests {
     }
 
     #[test]
-    fn cuda_archs_reproduces_the_plan() {
-        assert_eq!(plan_to_cuda_archs(&plan(&[80, 90], Some(90))), "80-real;90");
-        assert_eq!(
-            plan_to_cuda_archs(&plan(&[75], Some(86))),
-            "75-real;86-virtual"
-        );
-        assert_eq!(plan_to_cuda_archs(&plan(&[86], None)), "86-real");
+    fn arch_list_reproduces_the_plan() {
+        assert_eq!(plan(&[80, 90], Some(90)).to_arch_list(), "80-real;90");
+        assert_eq!(plan(&[75], Some(86)).to_arch_list(), "75-real;86-virtual");
+        assert_eq!(plan(&[86], None).to_arch_list(), "86-real");
         let reparsed = cuda_build::arch::parse_arch_list("80-real;90").unwrap();
         assert_eq!(reparsed.to_string(), "80-real;90");
-    }
-
-    #[test]
-    fn compute_cap_is_the_highest() {
-        assert_eq!(compute_cap(&plan(&[80, 90], Some(90))), Some(90));
-        assert_eq!(compute_cap(&plan(&[75], Some(86))), Some(86));
-        assert_eq!(compute_cap(&plan(&[], None)), None);
-    }
-
-    #[test]
-    fn cudarc_version_only_for_supported_releases() {
-        let v = |s: &str| semver::Version::parse(s).unwrap();
-        assert_eq!(cudarc_version(&v("13.0.88")).as_deref(), Some("13000"));
-        assert_eq!(cudarc_version(&v("12.9.86")).as_deref(), Some("12090"));
-        assert_eq!(cudarc_version(&v("11.8.89")).as_deref(), Some("11080"));
-        assert_eq!(
-            cudarc_version(&v("12.7.0")),
-            None,
-            "cudarc has no 12.7 bindings"
-        );
-        assert_eq!(cudarc_version(&v("11.2.0")), None);
-        assert_eq!(cudarc_version(&v("13.5.0")), None);
     }
 }

@@ -1,7 +1,6 @@
-//! POSIX shell quoting for `cargo cuda env --shell`.
+//! Shell lines for `cargo cuda env --shell`, quoted by the library's one quoter.
 
-/// Quotes `s` for a POSIX shell: unchanged when it is only safe characters,
-/// otherwise in single quotes with each `'` written as `'\''`.
+/// Quotes `s` for bash and zsh ([`cuda_build::process::shell_quote`]).
 ///
 /// ```text
 /// /usr/local/cuda      -> /usr/local/cuda
@@ -9,14 +8,7 @@
 /// it's                 -> 'it'\''s'
 /// ```
 pub fn quote(s: &str) -> String {
-    let safe = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b));
-    if safe {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
+    cuda_build::process::shell_quote(s)
 }
 
 /// `export NAME=value`, with the value quoted.

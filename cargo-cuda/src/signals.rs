@@ -7,8 +7,10 @@
 //!
 //! SIGTERM is sent to one process (us). The handler only records it; the
 //! wait loop then sends SIGTERM to cargo *and every process under it*
-//! (found through /proc before any of them dies, so none is reparented
-//! away unseen), and exits 143 once cargo has gone.
+//! (found through /proc). We are the child subreaper of that tree, so a
+//! build script or nvcc that outlives cargo is reparented to us, not lost:
+//! after either signal we wait until no process below us is left (SIGKILL
+//! after a grace period), and only then exit 130 / 143.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -40,6 +42,65 @@ fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
 pub fn install_handlers() {
     install(libc::SIGINT, on_sigint);
     install(libc::SIGTERM, on_sigterm);
+}
+
+/// Makes processes orphaned below us reparent to us instead of to init
+/// (Linux `PR_SET_CHILD_SUBREAPER`), so [`end_descendants`] can find and
+/// wait for a build script or nvcc that outlives cargo.
+pub fn become_subreaper() {
+    // SAFETY: prctl with integer arguments only changes this process's reaper flag.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Waits until no process below us is left: each one still running gets
+/// SIGTERM once, and SIGKILL after `grace`; orphans reparented to us are
+/// reaped. Returns the number of processes that had to be killed.
+pub fn end_descendants(grace: std::time::Duration) -> usize {
+    let me = std::process::id();
+    let start = std::time::Instant::now();
+    let mut termed: Vec<u32> = Vec::new();
+    let mut killed = 0;
+    loop {
+        // SAFETY: waitpid with WNOHANG only reaps children that have exited.
+        while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+        let live: Vec<u32> = process_tree(me)
+            .into_iter()
+            .skip(1)
+            .filter(|&p| running(p))
+            .collect();
+        if live.is_empty() {
+            return killed;
+        }
+        if start.elapsed() >= grace {
+            signal_all(&live, libc::SIGKILL);
+            killed = live.len();
+            if start.elapsed() >= grace * 2 {
+                return killed;
+            }
+        } else {
+            let new: Vec<u32> = live
+                .iter()
+                .copied()
+                .filter(|p| !termed.contains(p))
+                .collect();
+            signal_all(&new, libc::SIGTERM);
+            termed.extend(new);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Alive and not a zombie.
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let rest = &stat[stat.rfind(')')? + 1..];
+            rest.split_whitespace().next().map(|s| s != "Z" && s != "X")
+        })
+        .unwrap_or(false)
 }
 
 /// Whether SIGTERM has arrived.

@@ -11,9 +11,10 @@ use std::sync::Arc;
 use crate::cb::{self, ArchPlan, Error, Toolkit, Var};
 use crate::cli::WrapArgs;
 use crate::progress::{Tail, Terminal};
-use crate::session::{self, Overrides, ProjectWants, Session};
+use crate::session::{Overrides, ProjectWants, Session};
 use crate::signals;
 use crate::style::{ColorChoice, Stream, Style, Tone};
+use crate::toolchain;
 use crate::workspace;
 
 /// Keep at most this much of each of cargo's streams for diagnosis (the tail matters most).
@@ -79,56 +80,36 @@ fn example(flag: &str) -> &'static str {
     }
 }
 
-/// The environment every build script sees.
+/// What `cargo cuda` adds to cargo's environment.
+///
+/// Without `--toolkit`/`--arch`: only side channels, which are not build
+/// inputs ([`cuda_build::env::Var::is_build_input`]), so a build stays fresh
+/// when switching between `cargo build` and `cargo cuda build`: the progress
+/// file, the driver-probe helper, and the plan we made (which a build script
+/// uses only when it was made from the inputs it sees). With those flags,
+/// the toolchain environment for them ([`toolchain::vars`]), exactly what
+/// `cargo cuda env --shell` with the same flags exports.
 pub fn child_env(
     toolkit: &Toolkit,
     plan: Option<&ArchPlan>,
+    overrides: &Overrides,
     env: &cb::Env,
     progress: Option<&std::path::Path>,
+    handed_plan: Option<String>,
 ) -> Vec<(&'static str, OsString)> {
-    let root = toolkit.root.clone().into_os_string();
-    let mut vars: Vec<(&'static str, OsString)> = vec![
-        ("CUDA_HOME", root.clone()),
-        ("CUDA_PATH", root.clone()),
-        ("NVCC", toolkit.nvcc.clone().into_os_string()),
-    ];
-    // Other spellings only where already set: a stale value would contradict us.
-    for var in [Var::CudaRoot, Var::CudaToolkitRootDir, Var::CudaToolkitRoot] {
-        if env.get_os(var).is_some() {
-            vars.push((var.name(), root.clone()));
-        }
-    }
-    let mut path_dirs: Vec<PathBuf> = Vec::new();
-    if let Some(bin) = toolkit.nvcc.parent() {
-        path_dirs.push(bin.to_path_buf());
-    }
-    let root_bin = toolkit.root.join("bin");
-    if !path_dirs.contains(&root_bin) {
-        path_dirs.push(root_bin);
-    }
-    let old = env.get_os(Var::Path).unwrap_or_default();
-    path_dirs.extend(
-        std::env::split_paths(old)
-            .filter(|d| !path_dirs.contains(d))
-            .collect::<Vec<_>>(),
-    );
-    if let Ok(p) = std::env::join_paths(&path_dirs) {
-        vars.push(("PATH", p));
-    }
-    if let Some(plan) = plan {
-        vars.push(("CUDA_ARCHS", session::plan_to_cuda_archs(plan).into()));
-        if let Some(cc) = session::compute_cap(plan) {
-            vars.push(("CUDA_COMPUTE_CAP", cc.to_string().into()));
-        }
-    }
-    if let Some(v) = toolkit.version.as_ref().and_then(session::cudarc_version) {
-        vars.push(("CUDARC_CUDA_VERSION", v.into()));
-    }
+    let target = toolchain::Target {
+        toolkit: overrides.toolkit.is_some().then_some(toolkit),
+        arch: overrides.arch.as_deref().map(|a| (a, plan)),
+    };
+    let mut vars = toolchain::for_child(&toolchain::vars(&target, env), env);
     if let Some(p) = progress {
-        vars.push(("CARGO_CUDA_PROGRESS", p.as_os_str().to_owned()));
+        vars.push((Var::CargoCudaProgress.name(), p.as_os_str().to_owned()));
     }
     if let Ok(exe) = std::env::current_exe() {
-        vars.push(("CARGO_CUDA_PROBE", exe.into_os_string()));
+        vars.push((Var::CargoCudaProbe.name(), exe.into_os_string()));
+    }
+    if let Some(h) = handed_plan {
+        vars.push((Var::CargoCudaPlan.name(), h.into()));
     }
     vars
 }
@@ -173,6 +154,11 @@ fn prepare_and_run(
         .map_or(true, |w| !w.cuda_packages.is_empty());
     let strict = uses_cuda || overrides.arch.is_some() || overrides.toolkit.is_some();
     let wants = project.wants?;
+    // Build scripts print the same as `cargo:warning`, but cargo shows those
+    // only for packages that rebuild; say it once here too.
+    for w in session.env.check().iter().chain(&wants.warnings) {
+        eprintln!("{}", style.warning(w));
+    }
     if args.install {
         crate::toolkit_cmd::install_pinned(session, &wants, style)?;
     }
@@ -215,11 +201,16 @@ fn prepare_and_run(
     let progress_file = progress_dir
         .as_ref()
         .map(|d| d.path().join("progress.jsonl"));
+    let handed = plan
+        .as_ref()
+        .map(|p| session.handed_plan(&toolkit, &overrides, &wants, p));
     let mut vars = child_env(
         &toolkit,
         plan.as_ref(),
+        &overrides,
         &session.env,
         progress_file.as_deref(),
+        handed,
     );
     vars.extend(crate::sccache::build_vars(
         sccache,
@@ -322,6 +313,7 @@ fn spawn_cargo(
     // Our handlers must be in place before the child exists; exec resets them
     // to the default in the child, so cargo itself still dies on Ctrl-C.
     signals::install_handlers();
+    signals::become_subreaper();
     let mut child = cuda_build::process::spawn_retrying_busy(&mut cmd).map_err(|e| {
         Error::new(
             "cargo-not-found",
@@ -345,7 +337,7 @@ fn spawn_cargo(
 
     // We outlive cargo whatever arrives: SIGINT is only recorded (cargo got
     // it from the terminal too); SIGTERM is passed to cargo's whole tree.
-    let mut forwarded = false;
+    let mut forwarded: Vec<u32> = Vec::new();
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
@@ -358,12 +350,22 @@ fn spawn_cargo(
                 ))
             }
         }
-        if signals::terminated() && !forwarded {
-            forwarded = true;
-            signals::signal_all(&signals::process_tree(child.id()), libc::SIGTERM);
+        if signals::terminated() {
+            // Again on each turn: a build script may start nvcc meanwhile.
+            let new: Vec<u32> = signals::process_tree(child.id())
+                .into_iter()
+                .filter(|p| !forwarded.contains(p))
+                .collect();
+            signals::signal_all(&new, libc::SIGTERM);
+            forwarded.extend(new);
         }
         std::thread::sleep(std::time::Duration::from_millis(25));
     };
+    if signals::exit_code().is_some() {
+        // cargo is gone; its build scripts, nvcc and cicc may not be yet (and
+        // they hold the pipes the tee threads read).
+        signals::end_descendants(std::time::Duration::from_secs(5));
+    }
     if let Some(t) = tail {
         t.stop();
     }
@@ -484,9 +486,8 @@ mod tests {
         assert!(e.message.contains("--arch needs a value"), "{e}");
     }
 
-    #[test]
-    fn child_env_points_everything_at_one_toolkit() {
-        let tk = Toolkit {
+    fn toolkit() -> Toolkit {
+        Toolkit {
             root: PathBuf::from("/opt/cuda-13.0"),
             nvcc: PathBuf::from("/opt/cuda-13.0/bin/nvcc"),
             version: Some(semver::Version::new(13, 0, 88)),
@@ -494,43 +495,58 @@ mod tests {
             include_dirs: vec![],
             lib_dirs: vec![],
             problems: vec![],
+        }
+    }
+
+    /// No flags: only side channels, none of them a build input, so the
+    /// build scripts see what plain `cargo build` gives them.
+    #[test]
+    fn without_flags_only_side_channels_are_set() {
+        let env = cb::Env::empty().set(Var::Path, "/usr/bin");
+        let vars = child_env(
+            &toolkit(),
+            None,
+            &Overrides::default(),
+            &env,
+            Some(std::path::Path::new("/tmp/p.jsonl")),
+            Some("{}".into()),
+        );
+        let names: Vec<&str> = vars.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            ["CARGO_CUDA_PROGRESS", "CARGO_CUDA_PROBE", "CARGO_CUDA_PLAN"]
+        );
+        for (n, _) in &vars {
+            let var = Var::ALL.iter().find(|v| v.name() == *n).unwrap();
+            assert!(!var.is_build_input(), "{n} would make builds dirty");
+        }
+    }
+
+    #[test]
+    fn flags_set_the_toolchain_for_them() {
+        let env = cb::Env::empty().set(Var::Path, "/usr/bin");
+        let o = Overrides {
+            toolkit: Some(PathBuf::from("/opt/cuda-13.0")),
+            arch: Some("80;90".into()),
+            manifest_path: None,
         };
         let plan = ArchPlan {
             sass: vec![cb::Arch::new(8, 0), cb::Arch::new(9, 0)],
             ptx: Some(cb::Arch::new(9, 0)),
-            source: cb::ArchSource::Explicit,
+            source: cb::ArchSource::CudaArchs,
             warnings: vec![],
         };
-        let env = cb::Env::empty()
-            .set(Var::Path, "/usr/bin:/opt/cuda-12.4/bin")
-            .set(Var::CudaRoot, "/opt/cuda-12.4");
-        let vars = child_env(
-            &tk,
-            Some(&plan),
-            &env,
-            Some(std::path::Path::new("/tmp/p.jsonl")),
-        );
+        let vars = child_env(&toolkit(), Some(&plan), &o, &env, None, None);
         let get = |k: &str| {
             vars.iter()
                 .find(|(n, _)| *n == k)
                 .map(|(_, v)| v.to_str().unwrap().to_string())
         };
         assert_eq!(get("CUDA_HOME").as_deref(), Some("/opt/cuda-13.0"));
-        assert_eq!(get("CUDA_PATH").as_deref(), Some("/opt/cuda-13.0"));
-        assert_eq!(get("CUDA_ROOT").as_deref(), Some("/opt/cuda-13.0"));
         assert_eq!(get("NVCC").as_deref(), Some("/opt/cuda-13.0/bin/nvcc"));
-        assert_eq!(
-            get("PATH").as_deref(),
-            Some("/opt/cuda-13.0/bin:/usr/bin:/opt/cuda-12.4/bin")
-        );
-        assert_eq!(get("CUDA_ARCHS").as_deref(), Some("80-real;90"));
+        assert_eq!(get("PATH").as_deref(), Some("/opt/cuda-13.0/bin:/usr/bin"));
+        assert_eq!(get("CUDA_ARCHS").as_deref(), Some("80;90"));
         assert_eq!(get("CUDA_COMPUTE_CAP").as_deref(), Some("90"));
         assert_eq!(get("CUDARC_CUDA_VERSION").as_deref(), Some("13000"));
-        assert_eq!(get("CARGO_CUDA_PROGRESS").as_deref(), Some("/tmp/p.jsonl"));
-        assert_eq!(
-            get("CUDA_TOOLKIT_ROOT_DIR"),
-            None,
-            "unset spellings stay unset"
-        );
     }
 }

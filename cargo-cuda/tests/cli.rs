@@ -100,7 +100,10 @@ fn info_json_has_the_documented_schema() {
         "{v:#}"
     );
     assert_eq!(v["arch"]["ptx"], "compute_90");
-    assert_eq!(v["arch"]["found_via"], "CUDA_ARCHS");
+    assert_eq!(
+        v["arch"]["found_via"], "cuda-archs",
+        "ArchSource's own name"
+    );
     let gencode: Vec<&str> = v["gencode"]
         .as_array()
         .unwrap()
@@ -322,4 +325,170 @@ fn color_flag_overrides_the_environment() {
         .output()
         .unwrap();
     assert!(!text(&out).1.contains('\x1b'), "stderr is not a tty here");
+}
+
+/// A stdout whose reader is already gone (`cargo cuda info | head -0`).
+fn closed_stdout() -> std::process::Stdio {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills two fresh descriptors; each is owned exactly once below.
+    unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        libc::close(fds[0]);
+        std::process::Stdio::from(OwnedFd::from_raw_fd(fds[1]))
+    }
+}
+
+/// Every command, with its stdout closed before it writes: no panic, no
+/// "Broken pipe" message, and the exit code the command has with an open
+/// stdout.
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("build.log");
+    std::fs::write(
+        &log,
+        "nvcc fatal   : Unsupported gpu architecture 'compute_35'\n",
+    )
+    .unwrap();
+    let log = log.to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        &["info"],
+        &["info", "--json"],
+        &["toolkits"],
+        &["toolkits", "--json"],
+        &["env"],
+        &["env", "--shell"],
+        &["explain", "nvcc-not-found"],
+        &["explain", "--json", "nvcc-not-found"],
+        &["explain", log],
+        &["explain", "--json", log],
+        &["doctor", "--no-workload"],
+        &["doctor", "--json", "--no-workload"],
+        &["--help"],
+        &["info", "--help"],
+        &["--version"],
+    ];
+    for args in cases {
+        let run = |stdout: std::process::Stdio| {
+            cargo_cuda()
+                .args(*args)
+                .env("CUDA_HOME", &root)
+                .env("CUDA_ARCHS", "90")
+                .stdout(stdout)
+                .stderr(std::process::Stdio::piped())
+                .output()
+                .unwrap()
+        };
+        let open = run(std::process::Stdio::piped());
+        let closed = run(closed_stdout());
+        let stderr = String::from_utf8_lossy(&closed.stderr);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(
+            closed.status.code(),
+            open.status.code(),
+            "{args:?} with stdout closed: {stderr}"
+        );
+    }
+}
+
+/// Commands that print `error[...]` exit nonzero and print it on stderr;
+/// `--json` output carries the error too.
+#[test]
+fn info_errors_exit_nonzero_on_stderr_and_in_json() {
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    for (var, value, code) in [
+        ("CUDA_ARCHS", "sm_80a", "arch-invalid"),
+        ("CUDA_ARCHS", "90f", "arch-invalid"),
+        ("CUDA_ARCHS", "banana", "arch-invalid"),
+        ("CUDA_HOME", "/nonexistent/cuda", ""),
+    ] {
+        let out = cargo_cuda()
+            .arg("info")
+            .env("CUDA_HOME", &root)
+            .env("CUDA_ARCHS", "90")
+            .env(var, value)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{var}={value}: {stdout}{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("error[{code}")),
+            "{var}={value}: {stderr}"
+        );
+        assert!(!stdout.contains("error["), "errors go to stderr: {stdout}");
+        let out = cargo_cuda()
+            .args(["info", "--json"])
+            .env("CUDA_HOME", &root)
+            .env("CUDA_ARCHS", "90")
+            .env(var, value)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let v = json(&out);
+        assert!(!v["errors"].as_array().unwrap().is_empty(), "{v:#}");
+    }
+    // A bad value of a variable that is not an error is a warning that names it.
+    let out = cargo_cuda()
+        .arg("info")
+        .env("CUDA_HOME", &root)
+        .env("CUDA_ARCHS", "90")
+        .env("CUDA_BUILD_TIMEOUT", "10x")
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: CUDA_BUILD_TIMEOUT=`10x` is not a duration"),
+        "{stderr}"
+    );
+}
+
+/// Misspelled `[package.metadata.cuda]` keys are named, with the nearest key.
+#[test]
+fn misspelled_metadata_keys_are_warned_about() {
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"k\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n\n\
+             [build-dependencies]\ncuda-build = {{ path = \"{}\" }}\n\n\
+             [package.metadata.cuda]\narchs = \"80\"\ntoolkt = \">=12\"\n",
+            common::workspace_root().join("cuda-build").display()
+        ),
+    )
+    .unwrap();
+    let out = cargo_cuda()
+        .args(["info", "--manifest-path"])
+        .arg(dir.path().join("Cargo.toml"))
+        .env("CUDA_HOME", &root)
+        .env("CUDA_ARCHS", "90")
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert!(
+        stderr.contains("unknown key `archs`") && stderr.contains("did you mean `arch`?"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("unknown key `toolkt`") && stderr.contains("did you mean `toolkit`?"),
+        "{stderr}"
+    );
 }

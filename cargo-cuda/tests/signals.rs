@@ -104,6 +104,53 @@ fn ctrl_c_ends_cargo_and_its_children_and_we_wait_for_them() {
     assert!(!alive(nvcc), "cargo's child (pid {nvcc}) was left running");
 }
 
+/// The processes below `pid` that are still running, from /proc.
+fn running_below(pids: &[i32]) -> Vec<i32> {
+    pids.iter().copied().filter(|&p| alive(p)).collect()
+}
+
+/// SIGTERM while a build script runs nvcc, which runs cicc: cargo dies at
+/// once (as real cargo does), the build script takes a moment to clean up
+/// (it traps TERM), and cicc ignores TERM. When `cargo cuda` exits 143, none
+/// of them is left: counted right at exit, without waiting.
+#[test]
+fn sigterm_waits_for_or_ends_the_whole_tree_before_exiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let script = |name: &str, body: &str| {
+        workspace_tests::write_script(
+            &d.join(name),
+            &format!("echo $$ > \"$D/{name}.pid\"\n{body}"),
+        );
+    };
+    script("cicc", "trap '' TERM\nwhile :; do sleep 0.1; done");
+    script("nvcc", "\"$D/cicc\" &\nwait");
+    script(
+        "script",
+        "trap 'sleep 0.5; exit 1' TERM\n\"$D/nvcc\" &\nwait",
+    );
+    let mut child = start(d, "echo $$ > \"$D/cargo.pid\"\n\"$D/script\" &\nwait");
+    let files = ["cargo.pid", "script.pid", "nvcc.pid", "cicc.pid"];
+    for f in files {
+        wait_for_file(&d.join(f), Duration::from_secs(20));
+    }
+    let pids: Vec<i32> = files
+        .iter()
+        .map(|f| read_pid(&d.join(f)).unwrap())
+        .collect();
+    assert_eq!(running_below(&pids).len(), 4, "the tree is up: {pids:?}");
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = wait_exit(&mut child, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(143));
+    assert_eq!(
+        running_below(&pids),
+        Vec::<i32>::new(),
+        "processes of the build outlived cargo cuda (cargo, build script, nvcc, cicc: {pids:?})"
+    );
+}
+
 #[test]
 fn sigterm_is_passed_to_cargo_and_everything_under_it() {
     let dir = tempfile::tempdir().unwrap();

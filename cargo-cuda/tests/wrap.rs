@@ -66,20 +66,70 @@ fn cargo_gets_one_environment_and_every_argument() {
             manifest.display()
         )
     );
+    // Without --toolkit the toolkit variables are cargo's own (here the
+    // CUDA_HOME the test set): nothing a plain `cargo build` would not see.
     let root_s = root.to_str().unwrap();
     assert_eq!(get("CUDA_HOME"), root_s);
-    assert_eq!(get("CUDA_PATH"), root_s);
+    for var in ["NVCC", "CUDA_PATH", "CUDARC_CUDA_VERSION"] {
+        assert!(
+            !env.lines().any(|l| l.starts_with(&format!("{var}="))),
+            "{var} is set only with --toolkit:\n{env}"
+        );
+    }
+    // --arch is CUDA_ARCHS as written (what `CUDA_ARCHS=… cargo build` gives).
+    assert_eq!(get("CUDA_ARCHS"), "80;90");
+    assert_eq!(get("CUDA_COMPUTE_CAP"), "90");
+    assert!(get("CARGO_CUDA_PROGRESS").ends_with("progress.jsonl"));
+    assert_eq!(get("CARGO_CUDA_PROBE"), env!("CARGO_BIN_EXE_cargo-cuda"));
+    let plan: serde_json::Value = serde_json::from_str(get("CARGO_CUDA_PLAN")).unwrap();
+    assert_eq!(plan["version"], 1);
+    assert_eq!(plan["plan"]["source"], "cuda-archs", "{plan:#}");
+
+    // --toolkit sets exactly what `cargo cuda env --shell --toolkit` exports.
+    let out = cargo_cuda()
+        .args(["build", "--toolkit"])
+        .arg(&root)
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .env("CARGO", &cargo)
+        .env("CUDA_ARCHS", "90")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out).1);
+    let env = std::fs::read_to_string(&dump).unwrap();
+    let shell = cargo_cuda()
+        .args(["env", "--shell", "--toolkit"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let (exports, _) = text(&shell);
+    let exported: Vec<&str> = exports
+        .lines()
+        .filter_map(|l| l.strip_prefix("export "))
+        .map(|l| l.split('=').next().unwrap())
+        .collect();
+    assert!(
+        exported.contains(&"NVCC") && exported.contains(&"CUDARC_CUDA_VERSION"),
+        "{exports}"
+    );
+    for var in &exported {
+        assert!(
+            env.lines().any(|l| l.starts_with(&format!("{var}="))),
+            "{var} is exported by env --shell but not set by build --toolkit:\n{env}"
+        );
+    }
+    let get = |k: &str| {
+        env.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("{k} missing:\n{env}"))
+    };
     assert_eq!(get("NVCC"), root.join("bin/nvcc").to_str().unwrap());
     assert!(
         get("PATH").starts_with(&format!("{root_s}/bin:")),
         "{}",
         get("PATH")
     );
-    assert_eq!(get("CUDA_ARCHS"), "80-real;90");
-    assert_eq!(get("CUDA_COMPUTE_CAP"), "90");
     assert_eq!(get("CUDARC_CUDA_VERSION"), "13000");
-    assert!(get("CARGO_CUDA_PROGRESS").ends_with("progress.jsonl"));
-    assert_eq!(get("CARGO_CUDA_PROBE"), env!("CARGO_BIN_EXE_cargo-cuda"));
 }
 
 #[test]
@@ -246,8 +296,7 @@ fn cargo_cuda_build_builds_examples_vector_add() {
     let Some(root) = workspace_tests::cu13_root() else {
         return;
     };
-    let target =
-        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cargo-cuda-build-vector-add");
+    let target = common::shared_target();
     let out = cargo_cuda()
         .args(["build", "--arch", "80;90", "--manifest-path"])
         .arg(workspace_root().join("examples/vector-add/Cargo.toml"))

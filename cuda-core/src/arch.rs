@@ -329,13 +329,21 @@ a generation name (turing, ampere, ada, hopper, blackwell), native, all or all-m
 separate several with `;`, `,` or spaces";
 
 fn invalid(item: &str, whole: &str, why: impl fmt::Display) -> Error {
+    use crate::env::show_value;
+    // `why` quotes the item; a 10 kB value must not come back twice in full.
+    let why = why.to_string();
+    let why = if why.len() > 200 {
+        format!("not an architecture ({} bytes)", item.len())
+    } else {
+        why
+    };
     let message = if item == whole {
-        format!("invalid GPU architecture `{}`: {why}", item.escape_debug())
+        format!("invalid GPU architecture {}: {why}", show_value(item))
     } else {
         format!(
-            "invalid GPU architecture `{}` in `{}`: {why}",
-            item.escape_debug(),
-            whole.escape_debug()
+            "invalid GPU architecture {} in {}: {why}",
+            show_value(item),
+            show_value(whole)
         )
     };
     Error::new("arch-invalid", message).with_help(format!("accepted forms: {ACCEPTED_FORMS}"))

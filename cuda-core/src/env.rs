@@ -2,7 +2,9 @@
 //!
 //! Code never calls `std::env::var` directly: it asks an [`Env`] for a [`Var`].
 //! That keeps the list below complete, lets build scripts emit
-//! `cargo:rerun-if-env-changed` for every variable ([`emit_rerun_if_env_changed`]),
+//! `cargo:rerun-if-env-changed` for every build input and nothing else
+//! ([`Var::is_build_input`], [`emit_rerun_if_env_changed`]), lets every value
+//! be checked against what it should look like ([`Env::check`]),
 //! and lets tests run against a made-up environment and file-system root
 //! without touching the process's own.
 
@@ -11,7 +13,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 macro_rules! vars {
-    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal;)*) => {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal, $role:ident, $kind:ident;)*) => {
         /// An environment variable read by this project.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Var {
@@ -31,141 +33,192 @@ macro_rules! vars {
             pub fn doc(self) -> &'static str {
                 match self { $(Var::$variant => concat!($($doc),*).trim_start(),)* }
             }
+
+            /// Whether a change of the variable can change what a build script
+            /// produces. Only these are named in `cargo:rerun-if-env-changed`:
+            /// a side channel (a progress file, colours, a cache location)
+            /// that differs between `cargo` and `cargo cuda` must not make a
+            /// build dirty.
+            pub fn is_build_input(self) -> bool {
+                match self { $(Var::$variant => Role::$role == Role::input,)* }
+            }
+
+            /// What a valid value looks like, for [`Env::check`].
+            pub fn kind(self) -> Kind {
+                match self { $(Var::$variant => Kind::$kind,)* }
+            }
         }
     };
 }
 
+#[allow(non_camel_case_types)]
+#[derive(PartialEq, Eq)]
+enum Role {
+    input,
+    side,
+}
+
+/// The shape of a variable's value, checked by [`Env::check`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum Kind {
+    /// A file or directory path.
+    path,
+    /// A program: a path or a name looked up on PATH.
+    program,
+    /// An arch list (`80;90`, `sm_90a`, `native`).
+    archs,
+    /// A switch: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`.
+    flag,
+    /// A duration: seconds (`600`), or with a unit (`90s`, `500ms`, `10m`, `1h`).
+    seconds,
+    /// A positive whole number.
+    count,
+    /// Free text, not checked.
+    free,
+}
+
 vars! {
     /// Path to the nvcc to use. Wins over every other toolkit setting.
-    Nvcc = "NVCC";
+    Nvcc = "NVCC", input, path;
     /// Root of the CUDA toolkit (holds bin/nvcc).
-    CudaHome = "CUDA_HOME";
+    CudaHome = "CUDA_HOME", input, path;
     /// Root of the CUDA toolkit (the Windows installer's name; also read on Linux).
-    CudaPath = "CUDA_PATH";
+    CudaPath = "CUDA_PATH", input, path;
     /// Root of the CUDA toolkit (older build systems' name).
-    CudaRoot = "CUDA_ROOT";
+    CudaRoot = "CUDA_ROOT", input, path;
     /// Root of the CUDA toolkit (FindCUDA.cmake's name).
-    CudaToolkitRootDir = "CUDA_TOOLKIT_ROOT_DIR";
+    CudaToolkitRootDir = "CUDA_TOOLKIT_ROOT_DIR", input, path;
     /// Root of the CUDA toolkit (FindCUDAToolkit.cmake's name).
-    CudaToolkitRoot = "CUDAToolkit_ROOT";
+    CudaToolkitRoot = "CUDAToolkit_ROOT", input, path;
     /// Searched for nvcc after the explicit variables.
-    Path = "PATH";
+    Path = "PATH", input, free;
     /// An active Python virtual environment; its site-packages may hold nvidia-cuda-nvcc wheels.
-    VirtualEnv = "VIRTUAL_ENV";
+    VirtualEnv = "VIRTUAL_ENV", input, path;
     /// An active conda environment; may hold a conda CUDA toolkit or wheels.
-    CondaPrefix = "CONDA_PREFIX";
+    CondaPrefix = "CONDA_PREFIX", input, path;
     /// The python whose site-packages are searched for CUDA wheels (default: python3 on PATH).
-    CudaBuildPython = "CUDA_BUILD_PYTHON";
+    CudaBuildPython = "CUDA_BUILD_PYTHON", input, program;
     /// This project's arch list, e.g. `80;90` or `sm_86,sm_90a` or `native`.
-    CudaArchs = "CUDA_ARCHS";
+    CudaArchs = "CUDA_ARCHS", input, archs;
     /// CMake's arch list variable, honoured for projects that already set it.
-    CmakeCudaArchs = "CUDAARCHS";
+    CmakeCudaArchs = "CUDAARCHS", input, archs;
     /// The compute capability read by candle-style crates, e.g. `90`.
-    CudaComputeCap = "CUDA_COMPUTE_CAP";
+    CudaComputeCap = "CUDA_COMPUTE_CAP", input, archs;
     /// Which GPUs the driver shows; detection honours it.
-    CudaVisibleDevices = "CUDA_VISIBLE_DEVICES";
+    CudaVisibleDevices = "CUDA_VISIBLE_DEVICES", input, free;
     /// Host compiler for nvcc (passed as -ccbin).
-    NvccCcbin = "NVCC_CCBIN";
+    NvccCcbin = "NVCC_CCBIN", input, path;
     /// Flags nvcc itself prepends to every command line; part of the cache key.
-    NvccPrependFlags = "NVCC_PREPEND_FLAGS";
+    NvccPrependFlags = "NVCC_PREPEND_FLAGS", input, free;
     /// Flags nvcc itself appends to every command line; part of the cache key.
-    NvccAppendFlags = "NVCC_APPEND_FLAGS";
+    NvccAppendFlags = "NVCC_APPEND_FLAGS", input, free;
     /// Where the persistent kernel cache lives (default: the user cache dir).
-    CudaBuildCacheDir = "CUDA_BUILD_CACHE_DIR";
+    CudaBuildCacheDir = "CUDA_BUILD_CACHE_DIR", side, path;
     /// Set to 1 to turn the persistent kernel cache off.
-    CudaBuildNoCache = "CUDA_BUILD_NO_CACHE";
+    CudaBuildNoCache = "CUDA_BUILD_NO_CACHE", side, flag;
     /// A compiler cache (e.g. `sccache`) to run nvcc under.
-    CudaBuildWrapper = "CUDA_BUILD_WRAPPER";
+    CudaBuildWrapper = "CUDA_BUILD_WRAPPER", side, program;
     /// Cargo's compiler wrapper; when it names sccache, nvcc runs under it too.
-    RustcWrapper = "RUSTC_WRAPPER";
+    RustcWrapper = "RUSTC_WRAPPER", side, free;
     /// Seconds before a hung nvcc, nvidia-smi or driver probe is killed (default 300 for nvcc, 10 for probes).
-    CudaBuildTimeout = "CUDA_BUILD_TIMEOUT";
+    CudaBuildTimeout = "CUDA_BUILD_TIMEOUT", side, seconds;
     /// File that cuda-build appends progress events to, read by `cargo cuda build`.
-    CargoCudaProgress = "CARGO_CUDA_PROGRESS";
+    CargoCudaProgress = "CARGO_CUDA_PROGRESS", side, free;
     /// Executable that answers the driver probe in a child process (set by `cargo cuda`).
-    CargoCudaProbe = "CARGO_CUDA_PROBE";
+    CargoCudaProbe = "CARGO_CUDA_PROBE", side, free;
+    /// The arch plan `cargo cuda` resolved, handed to build scripts ([`crate::plan::HandedPlan`]);
+    /// used only when it was made from the same inputs the build script sees.
+    CargoCudaPlan = "CARGO_CUDA_PLAN", side, free;
     /// File-system root used instead of `/` for probing and discovery (for tests and chroots).
-    CargoCudaSysroot = "CARGO_CUDA_SYSROOT";
+    CargoCudaSysroot = "CARGO_CUDA_SYSROOT", input, path;
     /// Set by docs.rs: build no kernels, generate an empty module.
-    DocsRs = "DOCS_RS";
+    DocsRs = "DOCS_RS", input, free;
     /// Parallel jobs when cargo's jobserver is absent.
-    NumJobs = "NUM_JOBS";
+    NumJobs = "NUM_JOBS", side, count;
     /// Build scripts' output directory.
-    OutDir = "OUT_DIR";
+    OutDir = "OUT_DIR", side, free;
     /// The build script's package directory.
-    CargoManifestDir = "CARGO_MANIFEST_DIR";
+    CargoManifestDir = "CARGO_MANIFEST_DIR", side, free;
     /// Home directory, for the default cache location.
-    Home = "HOME";
+    Home = "HOME", side, free;
     /// XDG cache directory, for the default cache location.
-    XdgCacheHome = "XDG_CACHE_HOME";
+    XdgCacheHome = "XDG_CACHE_HOME", side, free;
     /// Where `cargo cuda toolkit install` keeps toolkits (default: `$XDG_DATA_HOME/cargo-cuda`, else `~/.local/share/cargo-cuda`).
-    CargoCudaHome = "CARGO_CUDA_HOME";
+    CargoCudaHome = "CARGO_CUDA_HOME", input, path;
     /// XDG data directory, for the default toolkit store.
-    XdgDataHome = "XDG_DATA_HOME";
+    XdgDataHome = "XDG_DATA_HOME", side, path;
     /// uv's package index; `cargo cuda toolkit install` downloads from it (wins over PIP_INDEX_URL).
-    UvIndexUrl = "UV_INDEX_URL";
+    UvIndexUrl = "UV_INDEX_URL", side, free;
     /// pip's package index; `cargo cuda toolkit install` downloads from it.
-    PipIndexUrl = "PIP_INDEX_URL";
+    PipIndexUrl = "PIP_INDEX_URL", side, free;
     /// Proxy for https downloads (`cargo cuda toolkit install`).
-    HttpsProxy = "HTTPS_PROXY";
+    HttpsProxy = "HTTPS_PROXY", side, free;
     /// Proxy for https downloads, lowercase spelling.
-    HttpsProxyLower = "https_proxy";
+    HttpsProxyLower = "https_proxy", side, free;
     /// Proxy for http downloads.
-    HttpProxy = "HTTP_PROXY";
+    HttpProxy = "HTTP_PROXY", side, free;
     /// Proxy for http downloads, lowercase spelling.
-    HttpProxyLower = "http_proxy";
+    HttpProxyLower = "http_proxy", side, free;
     /// Hosts reached without the proxy (comma-separated suffixes, or `*`).
-    NoProxy = "NO_PROXY";
+    NoProxy = "NO_PROXY", side, free;
     /// Hosts reached without the proxy, lowercase spelling.
-    NoProxyLower = "no_proxy";
+    NoProxyLower = "no_proxy", side, free;
     /// Cargo's offline mode: `cargo cuda toolkit install` then uses only what is already in the store.
-    CargoNetOffline = "CARGO_NET_OFFLINE";
+    CargoNetOffline = "CARGO_NET_OFFLINE", side, free;
     /// Colour control for `cargo cuda` output (always, never, auto).
-    CargoTermColor = "CARGO_TERM_COLOR";
+    CargoTermColor = "CARGO_TERM_COLOR", side, free;
     /// Any value turns colour off.
-    NoColor = "NO_COLOR";
+    NoColor = "NO_COLOR", side, free;
     /// The cargo that `cargo cuda` runs (cargo sets it for subcommands).
-    Cargo = "CARGO";
+    Cargo = "CARGO", side, free;
+    /// Cargo's home (default `~/.cargo`); its config.toml's `[env]` is read like cargo does.
+    CargoHome = "CARGO_HOME", side, path;
     /// cudarc's build-time CUDA version, e.g. `13000`; `cargo cuda` sets it.
-    CudarcCudaVersion = "CUDARC_CUDA_VERSION";
+    CudarcCudaVersion = "CUDARC_CUDA_VERSION", side, free;
     /// Library search path; `cargo cuda env` extends it.
-    LdLibraryPath = "LD_LIBRARY_PATH";
+    LdLibraryPath = "LD_LIBRARY_PATH", side, free;
     /// Set on CI systems; detection then never guesses an arch silently.
-    Ci = "CI";
+    Ci = "CI", side, free;
     /// Directory (or file) of libclang, for the `launchers` feature; read by clang-sys.
-    LibclangPath = "LIBCLANG_PATH";
+    LibclangPath = "LIBCLANG_PATH", input, path;
     /// The llvm-config used to find libclang when LIBCLANG_PATH is unset (default: `llvm-config` on PATH).
-    LlvmConfigPath = "LLVM_CONFIG_PATH";
+    LlvmConfigPath = "LLVM_CONFIG_PATH", input, program;
     /// The target triple cargo builds for (set for build scripts); picks the host compiler and archiver, and `*-msvc` changes nvcc's host flags.
-    Target = "TARGET";
+    Target = "TARGET", input, free;
     /// The triple of the machine running the build (set for build scripts).
-    Host = "HOST";
+    Host = "HOST", input, free;
     /// Host C++ compiler, read as cc reads it (also `CXX_<target>`, `HOST_CXX`, `TARGET_CXX`); nvcc gets it as -ccbin.
-    Cxx = "CXX";
+    Cxx = "CXX", input, program;
     /// Host C++ compiler when the target is the build machine (cc's name).
-    HostCxx = "HOST_CXX";
+    HostCxx = "HOST_CXX", input, program;
     /// Host C++ compiler when cross-compiling (cc's name).
-    TargetCxx = "TARGET_CXX";
+    TargetCxx = "TARGET_CXX", input, program;
     /// Archiver for static libraries, read as cc reads it (also `AR_<target>`, `HOST_AR`, `TARGET_AR`).
-    Ar = "AR";
+    Ar = "AR", input, program;
     /// Archiver when the target is the build machine (cc's name).
-    HostAr = "HOST_AR";
+    HostAr = "HOST_AR", input, program;
     /// Archiver when cross-compiling (cc's name).
-    TargetAr = "TARGET_AR";
+    TargetAr = "TARGET_AR", input, program;
     /// NVCC_CCBIN for builds whose target is the build machine (also `NVCC_CCBIN_<target>`).
-    HostNvccCcbin = "HOST_NVCC_CCBIN";
+    HostNvccCcbin = "HOST_NVCC_CCBIN", input, program;
     /// NVCC_CCBIN for cross builds.
-    TargetNvccCcbin = "TARGET_NVCC_CCBIN";
+    TargetNvccCcbin = "TARGET_NVCC_CCBIN", input, program;
     /// Cargo's profile debug setting (`true`/`false`/`0`-`2`); true adds nvcc's `-lineinfo`.
-    Debug = "DEBUG";
+    Debug = "DEBUG", input, free;
     /// Cargo's profile opt-level (`0`-`3`, `s`, `z`); becomes the host compiler's `-O<n>`.
-    OptLevel = "OPT_LEVEL";
+    OptLevel = "OPT_LEVEL", input, free;
     /// Set to 1 for device debug code (`-G`, slow kernels) in builds where DEBUG is true.
-    CudaBuildDeviceDebug = "CUDA_BUILD_DEVICE_DEBUG";
+    CudaBuildDeviceDebug = "CUDA_BUILD_DEVICE_DEBUG", input, flag;
     /// Set to 0 to ignore DEBUG and OPT_LEVEL (no `-lineinfo`, `-G` or host `-O` from the profile).
-    CudaBuildProfileFlags = "CUDA_BUILD_PROFILE_FLAGS";
+    CudaBuildProfileFlags = "CUDA_BUILD_PROFILE_FLAGS", input, flag;
     /// Windows: the Program Files directory searched for `NVIDIA GPU Computing Toolkit\CUDA\vX.Y`.
-    ProgramFiles = "ProgramFiles";
+    ProgramFiles = "ProgramFiles", input, path;
+}
+
+/// The variables that are build inputs ([`Var::is_build_input`]).
+pub fn build_inputs() -> impl Iterator<Item = Var> {
+    Var::ALL.iter().copied().filter(|v| v.is_build_input())
 }
 
 /// Variables whose names are made at run time: read as [`Env::get_named`].
@@ -242,11 +295,11 @@ pub fn doc_table() -> String {
     out
 }
 
-/// Prints `cargo:rerun-if-env-changed=NAME` for every variable this project reads.
+/// Prints `cargo:rerun-if-env-changed=NAME` for every build input.
 ///
 /// Build scripts call this once (the [`crate::Build`] builder does it for you).
 pub fn emit_rerun_if_env_changed() {
-    for var in Var::ALL {
+    for var in build_inputs() {
         println!("cargo:rerun-if-env-changed={}", var.name());
     }
 }
@@ -329,12 +382,7 @@ impl Env {
 
     /// Whether the variable is set to a true-ish value (`1`, `true`, `yes`, `on`).
     pub fn flag(&self, var: Var) -> bool {
-        matches!(
-            self.get(var)
-                .map(|v| v.trim().to_ascii_lowercase())
-                .as_deref(),
-            Some("1" | "true" | "yes" | "on")
-        )
+        self.get(var).and_then(parse_flag).unwrap_or(false)
     }
 
     /// Maps an absolute system path (such as `/usr/local/cuda`) into this env's root.
@@ -445,6 +493,175 @@ impl Env {
     pub fn iter(&self) -> impl Iterator<Item = (Var, &OsStr)> {
         self.vars.iter().map(|(k, v)| (*k, v.as_os_str()))
     }
+
+    /// Every set variable whose value does not have the shape its [`Kind`]
+    /// asks for, as one warning each that names the variable, shows the value
+    /// (shortened), says what was expected and what happens instead.
+    ///
+    /// Arch lists are checked here only when a higher-precedence arch
+    /// variable shadows them (the one in use fails the plan with its own error).
+    ///
+    /// ```
+    /// use cuda_core::env::{Env, Var};
+    /// let env = Env::empty().set(Var::CudaBuildTimeout, "ten");
+    /// let w = env.check();
+    /// assert!(w[0].starts_with("CUDA_BUILD_TIMEOUT=`ten` is not a duration"), "{w:?}");
+    /// assert!(Env::empty().set(Var::CudaBuildTimeout, "10s").check().is_empty());
+    /// ```
+    pub fn check(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut arch_in_use: Option<Var> = None;
+        for &var in self.vars.keys() {
+            if let Some(w) = self.check_one(var, &mut arch_in_use) {
+                out.push(w);
+            }
+        }
+        out
+    }
+
+    fn check_one(&self, var: Var, arch_in_use: &mut Option<Var>) -> Option<String> {
+        let kind = var.kind();
+        if kind == Kind::free {
+            return None;
+        }
+        let raw = self.get_os(var)?;
+        let name = var.name();
+        let Some(value) = raw.to_str() else {
+            return Some(format!(
+                "{name} is not valid UTF-8, so it is ignored; set it to {}",
+                kind.expected()
+            ));
+        };
+        let shown = show_value(value);
+        if value.trim().is_empty() {
+            return Some(format!(
+                "{name} is set but empty, so it is ignored; unset it, or set it to {}",
+                kind.expected()
+            ));
+        }
+        match kind {
+            Kind::flag => parse_flag(value).is_none().then(|| {
+                format!(
+                    "{name}={shown} is not a switch, so it counts as off; expected {}",
+                    kind.expected()
+                )
+            }),
+            Kind::seconds => parse_seconds(value).is_none().then(|| {
+                format!(
+                    "{name}={shown} is not a duration, so the default applies; expected {}",
+                    kind.expected()
+                )
+            }),
+            Kind::count => (value.trim().parse::<usize>().ok().filter(|&n| n > 0))
+                .is_none()
+                .then(|| {
+                    format!(
+                        "{name}={shown} is not a positive whole number, so it is ignored; expected {}",
+                        kind.expected()
+                    )
+                }),
+            Kind::archs => {
+                // Precedence order of the arch variables (see crate::plan).
+                let order = [Var::CudaArchs, Var::CmakeCudaArchs, Var::CudaComputeCap];
+                let winner = order
+                    .iter()
+                    .copied()
+                    .find(|v| self.get_nonempty(*v).is_some());
+                *arch_in_use = winner;
+                match winner {
+                    Some(w) if w != var => value
+                        .parse::<crate::arch::ArchSpec>()
+                        .err()
+                        .map(|e| {
+                            format!(
+                                "{name}={shown} is not an arch list ({}); it is ignored because {} is set",
+                                e.message,
+                                w.name()
+                            )
+                        }),
+                    _ => None,
+                }
+            }
+            Kind::path | Kind::program => value
+                .chars()
+                .any(char::is_control)
+                .then(|| format!("{name}={shown} holds control characters; expected {}", kind.expected())),
+            Kind::free => None,
+        }
+    }
+}
+
+impl Kind {
+    /// What a valid value looks like, in words.
+    pub fn expected(self) -> &'static str {
+        match self {
+            Kind::path => "a path",
+            Kind::program => "a program path or a name on PATH",
+            Kind::archs => "an arch list such as `80;90`, `sm_90a` or `native`",
+            Kind::flag => "`1` or `0` (also true/false, yes/no, on/off)",
+            Kind::seconds => {
+                "seconds such as `600`, or a number with a unit: `90s`, `500ms`, `10m`, `1h`"
+            }
+            Kind::count => "a whole number above 0, such as `4`",
+            Kind::free => "any text",
+        }
+    }
+}
+
+/// A value for a message: quoted, control characters escaped, and cut after
+/// 60 characters (a 10 kB value must not fill the terminal).
+pub fn show_value(value: &str) -> String {
+    const MAX: usize = 60;
+    let escaped: String = value.escape_debug().collect();
+    if escaped.chars().count() <= MAX {
+        format!("`{escaped}`")
+    } else {
+        let cut: String = escaped.chars().take(MAX).collect();
+        format!("`{cut}…` ({} bytes)", value.len())
+    }
+}
+
+/// Reads a switch: `1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off` (any case).
+pub fn parse_flag(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// Reads a duration: plain seconds (`600`, `2.5`) or a number with a unit
+/// (`500ms`, `90s`, `10m`, `1h`). Zero, negative, non-finite and unparsable
+/// values give `None`.
+///
+/// ```
+/// use cuda_core::env::parse_seconds;
+/// use std::time::Duration;
+/// assert_eq!(parse_seconds("10s"), Some(Duration::from_secs(10)));
+/// assert_eq!(parse_seconds(" 2m "), Some(Duration::from_secs(120)));
+/// assert_eq!(parse_seconds("-1"), None);
+/// ```
+pub fn parse_seconds(value: &str) -> Option<std::time::Duration> {
+    let v = value.trim();
+    let (number, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = v.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (v, 1.0)
+    };
+    let n: f64 = number.trim().parse().ok()?;
+    let secs = n * scale;
+    // NaN, zero and negative values are not durations.
+    if secs.is_nan() || secs <= 0.0 {
+        return None;
+    }
+    // `try_`: `1e30` or `inf` must not panic.
+    std::time::Duration::try_from_secs_f64(secs).ok()
 }
 
 #[cfg(test)]
@@ -514,6 +731,87 @@ mod tests {
         let env = Env::empty().set(Var::CudaHome, "");
         assert_eq!(env.get(Var::CudaHome), Some(""));
         assert_eq!(env.get_nonempty(Var::CudaHome), None);
+    }
+
+    /// Every kind of bad value gets one warning that names the variable,
+    /// says what was expected, and never echoes 10 kB back.
+    #[test]
+    fn bad_values_are_named_never_silent() {
+        let long = "x".repeat(10_000);
+        let cases: &[(Var, &str, &str)] = &[
+            (Var::CudaBuildTimeout, "ten", "is not a duration"),
+            (Var::CudaBuildTimeout, "-1", "is not a duration"),
+            (Var::CudaBuildTimeout, "0", "is not a duration"),
+            (Var::CudaBuildTimeout, "10 minutes", "is not a duration"),
+            (Var::CudaBuildTimeout, "", "is set but empty"),
+            (Var::CudaBuildTimeout, &long, "is not a duration"),
+            (Var::CudaBuildTimeout, "\u{663}\u{661}", "is not a duration"),
+            (Var::CudaBuildNoCache, "maybe", "is not a switch"),
+            (Var::CudaBuildNoCache, " ", "is set but empty"),
+            (Var::CudaBuildCacheDir, "", "is set but empty"),
+            (Var::CudaBuildCacheDir, "/tmp/a\nb", "control characters"),
+            (Var::CudaBuildWrapper, "", "is set but empty"),
+            (Var::CudaBuildPython, "", "is set but empty"),
+            (Var::NumJobs, "-1", "not a positive whole number"),
+            (Var::CudaArchs, "", "is set but empty"),
+            (Var::CmakeCudaArchs, "", "is set but empty"),
+            (Var::CudaComputeCap, "", "is set but empty"),
+        ];
+        for (var, value, says) in cases {
+            let w = Env::empty().set(*var, value).check();
+            assert_eq!(w.len(), 1, "{}={value:?}: {w:?}", var.name());
+            assert!(w[0].starts_with(var.name()), "{w:?}");
+            assert!(w[0].contains(says), "{}={value:?}: {w:?}", var.name());
+            assert!(w[0].len() < 400, "the value is shortened: {}", w[0].len());
+        }
+        // A shadowed arch variable is checked too; the one in use fails the plan.
+        let env = Env::empty()
+            .set(Var::CudaArchs, "90")
+            .set(Var::CudaComputeCap, "-1");
+        let w = env.check();
+        assert!(
+            w.len() == 1 && w[0].contains("CUDA_COMPUTE_CAP=`-1` is not an arch list"),
+            "{w:?}"
+        );
+        for good in [
+            (Var::CudaBuildTimeout, "600"),
+            (Var::CudaBuildTimeout, "10s"),
+            (Var::CudaBuildTimeout, "500ms"),
+            (Var::CudaBuildNoCache, "0"),
+            (Var::NumJobs, "4"),
+            (Var::CudaArchs, "80;90"),
+        ] {
+            assert!(
+                Env::empty().set(good.0, good.1).check().is_empty(),
+                "{good:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_build_inputs_are_tracked() {
+        let inputs: Vec<&str> = build_inputs().map(Var::name).collect();
+        for side in [
+            "CARGO_CUDA_PROGRESS",
+            "CARGO_CUDA_PROBE",
+            "CARGO_CUDA_PLAN",
+            "CARGO_TERM_COLOR",
+            "NO_COLOR",
+            "HOME",
+            "CI",
+            "CUDA_BUILD_TIMEOUT",
+        ] {
+            assert!(!inputs.contains(&side), "{side} is not a build input");
+        }
+        for input in [
+            "NVCC",
+            "CUDA_HOME",
+            "CUDA_ARCHS",
+            "PATH",
+            "NVCC_PREPEND_FLAGS",
+        ] {
+            assert!(inputs.contains(&input), "{input} is a build input");
+        }
     }
 
     #[test]

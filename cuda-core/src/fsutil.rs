@@ -89,6 +89,39 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Whether `path` starts like a program: an ELF executable (`\x7fELF`) or a
+/// script (`#!`). Advice such as `chmod +x` only fits a file that does.
+pub fn looks_like_program(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == *b"\x7fELF" || head.starts_with(b"#!"))
+}
+
+/// The fix for a `tool` file at `path` that cannot be run: `chmod +x` when it
+/// is a program without its execute bit; otherwise it is not the tool at all
+/// (`NVCC=/etc/passwd`), and making it executable would be wrong.
+pub fn not_executable_fix(path: &Path, tool: &str) -> String {
+    if path.is_dir() {
+        format!(
+            "`{}` is a directory: name the {tool} program inside it (e.g. `{}`)",
+            path.display(),
+            path.join("bin").join(tool).display()
+        )
+    } else if looks_like_program(path) {
+        format!(
+            "chmod +x {} (or reinstall the toolkit)",
+            crate::process::shell_quote(&path.to_string_lossy())
+        )
+    } else {
+        format!(
+            "`{}` is not a program (neither an ELF executable nor a script): point at the toolkit's {tool}, e.g. /usr/local/cuda/bin/{tool}",
+            path.display()
+        )
+    }
+}
+
 /// Whether `path` is a regular file with an execute bit set.
 pub fn is_executable(path: &Path) -> bool {
     #[cfg(unix)]
@@ -107,6 +140,25 @@ pub fn is_executable(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chmod_is_advised_only_for_programs() {
+        let d = tempfile::tempdir().unwrap();
+        let text = d.path().join("passwd");
+        std::fs::write(&text, "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+        let fix = not_executable_fix(&text, "nvcc");
+        assert!(!fix.contains("chmod"), "{fix}");
+        assert!(fix.contains("is not a program"), "{fix}");
+        let script = d.path().join("nvcc");
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        assert!(not_executable_fix(&script, "nvcc").starts_with("chmod +x "));
+        let fix = not_executable_fix(d.path(), "nvcc");
+        assert!(
+            fix.contains("is a directory") && !fix.contains("chmod"),
+            "{fix}"
+        );
+        assert!(!looks_like_program(&d.path().join("missing")));
+    }
 
     #[test]
     fn atomic_write_replaces_and_leaves_no_temp() {

@@ -6,6 +6,9 @@
 //! arch = "80;90"              # the arch list (any spelling `arch` parses), or ["sm_80", "sm_90"]
 //! fallback-arch = "80"        # used when no GPU can be detected
 //! ```
+//!
+//! Any other key is reported as a warning naming the nearest known key
+//! ([`CudaMetadata::warnings`]): a misspelled `archs` must not be ignored in silence.
 
 use std::path::Path;
 
@@ -22,6 +25,45 @@ pub struct CudaMetadata {
     pub fallback_arch: Option<String>,
     /// `cutlass`: the CUTLASS version (`"4.2"`) that `cargo cuda deps fetch` puts in the store.
     pub cutlass: Option<String>,
+    /// One line per unknown key, naming the file and the nearest known key.
+    pub warnings: Vec<String>,
+}
+
+/// The keys `[package.metadata.cuda]` understands.
+pub const KEYS: [&str; 6] = [
+    "toolkit",
+    "arch",
+    "fallback-arch",
+    "cutlass",
+    "wrapper",
+    "deploy",
+];
+
+/// The known key nearest to `key` (edit distance at most 3, or the same
+/// letters with `_` for `-`), for "did you mean" hints.
+pub fn nearest_key(key: &str) -> Option<&'static str> {
+    let k = key.to_ascii_lowercase().replace('_', "-");
+    KEYS.iter()
+        .map(|known| (edit_distance(&k, known), *known))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, known)| known)
+}
+
+/// Levenshtein distance over chars (the keys are a few bytes long).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// Reads `[package.metadata.cuda]` from `manifest_dir/Cargo.toml`.
@@ -117,6 +159,21 @@ fn parse(text: &str, path: &Path) -> Result<CudaMetadata, Error> {
             Some(_) => Err(bad(key, "a string or an array of strings", example)),
         }
     };
+    let warnings = table
+        .keys()
+        .filter(|k| !KEYS.contains(&k.as_str()))
+        .map(|k| {
+            let hint = match nearest_key(k) {
+                Some(near) => format!("did you mean `{near}`?"),
+                None => format!("known keys: {}", KEYS.join(", ")),
+            };
+            format!(
+                "unknown key `{}` under [package.metadata.cuda] in `{}` is ignored; {hint}",
+                k.escape_debug(),
+                path.display()
+            )
+        })
+        .collect();
     Ok(CudaMetadata {
         toolkit,
         arch: list("arch")?,
@@ -126,6 +183,7 @@ fn parse(text: &str, path: &Path) -> Result<CudaMetadata, Error> {
             Some(toml::Value::String(s)) => Some(s.trim().to_string()),
             Some(_) => return Err(bad("cutlass", "a string", "\"4.2\"")),
         },
+        warnings,
     })
 }
 
@@ -175,6 +233,34 @@ mod tests {
         assert!(e.message.contains("not a table"), "{e}");
         let e = p("[package\n").unwrap_err();
         assert!(e.message.contains("not valid TOML"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_are_warned_about_with_the_nearest_key() {
+        let md = p("[package.metadata.cuda]\narchs = \"80\"\ntoolkt = \"12\"\nfallback_arch = \"80\"\ncolour = 1\n").unwrap();
+        assert_eq!(md.arch, None, "a misspelled key is not read");
+        let w = md.warnings.join("\n");
+        assert!(
+            w.contains("unknown key `archs`") && w.contains("did you mean `arch`?"),
+            "{w}"
+        );
+        assert!(
+            w.contains("`toolkt`") && w.contains("did you mean `toolkit`?"),
+            "{w}"
+        );
+        assert!(
+            w.contains("`fallback_arch`") && w.contains("did you mean `fallback-arch`?"),
+            "{w}"
+        );
+        assert!(
+            w.contains("`colour`") && w.contains("known keys: toolkit, arch, fallback-arch"),
+            "{w}"
+        );
+        assert!(w.contains("/x/Cargo.toml"), "{w}");
+        assert!(p("[package.metadata.cuda]\narch = \"80\"\n")
+            .unwrap()
+            .warnings
+            .is_empty());
     }
 
     #[test]

@@ -62,8 +62,11 @@ use crate::probe::GpuInfo;
 use crate::toolkit::Toolkit;
 use crate::{facts, Error};
 
+mod handed;
+pub use handed::{HandedPlan, PlanInputs, HANDED_PLAN_VERSION};
+
 /// Which rule supplied the arch targets.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ArchSource {
     /// The build script's own setting (`Build::arch`).
@@ -117,7 +120,7 @@ impl fmt::Display for ArchSource {
 }
 
 /// The compile plan: SASS for each distinct real arch, PTX for the highest.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArchPlan {
     /// Archs to emit machine code (SASS) for, ascending, deduplicated.
     pub sass: Vec<Arch>,
@@ -163,13 +166,41 @@ impl ArchPlan {
     /// The `"arch"` object of `cargo cuda info --json`:
     /// `{"targets": ["sm_80", "sm_90", "compute_90"], "ptx": "compute_90", "found_via": "cuda-archs", "warnings": []}`
     /// (`ptx` is null when no PTX is embedded). `"gencode"` is [`ArchPlan::gencode_flags`].
-    pub fn info_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "targets": self.targets_display(),
-            "ptx": self.ptx.map(|a| a.compute_name()),
-            "found_via": self.source.as_str(),
-            "warnings": self.warnings,
-        })
+    pub fn summary(&self) -> PlanSummary {
+        PlanSummary {
+            targets: self.targets_display(),
+            ptx: self.ptx.map(|a| a.compute_name()),
+            found_via: self.source.clone(),
+            warnings: self.warnings.clone(),
+        }
+    }
+
+    /// The plan as an arch list (`CUDA_ARCHS` syntax) that plans back to
+    /// exactly this plan: SASS-only archs as `NN-real`, the PTX arch as `NN`
+    /// (or `NN-virtual` when it has no SASS).
+    ///
+    /// ```
+    /// use cuda_build::arch::Arch;
+    /// use cuda_build::plan::{ArchPlan, ArchSource};
+    /// let plan = ArchPlan { sass: vec![Arch::new(8, 0), Arch::new(9, 0)], ptx: Some(Arch::new(9, 0)),
+    ///     source: ArchSource::CudaArchs, warnings: vec![] };
+    /// assert_eq!(plan.to_arch_list(), "80-real;90");
+    /// ```
+    pub fn to_arch_list(&self) -> String {
+        let mut items: Vec<String> = Vec::new();
+        for a in &self.sass {
+            if self.ptx.as_ref() == Some(a) {
+                items.push(a.to_string());
+            } else {
+                items.push(format!("{a}-real"));
+            }
+        }
+        if let Some(p) = &self.ptx {
+            if !self.sass.contains(p) {
+                items.push(format!("{p}-virtual"));
+            }
+        }
+        items.join(";")
     }
 
     /// The targets in nvcc's words: `sm_80`, `sm_90`, `compute_90`.
@@ -178,6 +209,19 @@ impl ArchPlan {
         out.extend(self.ptx.iter().map(Arch::compute_name));
         out
     }
+}
+
+/// A plan as reports show it ([`ArchPlan::summary`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PlanSummary {
+    /// The targets in nvcc's words: `sm_80`, `sm_90`, `compute_90`.
+    pub targets: Vec<String>,
+    /// The PTX target (`compute_90`), if any.
+    pub ptx: Option<String>,
+    /// Where the targets came from (`cuda-archs`, `detected`, …).
+    pub found_via: ArchSource,
+    /// Things the user should know.
+    pub warnings: Vec<String>,
 }
 
 /// The arch settings that do not come from environment variables.
@@ -259,7 +303,7 @@ fn parse_from(value: &str, source: &ArchSource) -> Result<ArchSpec, Error> {
             ),
             other => (other.describe().to_string(), "CUDA_ARCHS=\"80;90\""),
         };
-        e.message = format!("{what} is `{}`: {}", value.escape_debug(), e.message);
+        e.message = format!("{what} is {}: {}", crate::env::show_value(value), e.message);
         e.help.insert(0, format!("for example {example}"));
         e
     })
@@ -609,17 +653,28 @@ fn check_target(
             if let (Some(v), Some(_)) = (version, span) {
                 if !facts::toolkit_supports(v, arch) {
                     let first = facts::arch_variant_first_last(arch).map(|(f, _)| f);
-                    let mut e = Error::new(
-                        "arch-too-new-for-nvcc",
-                        format!(
-                            "{} (from {}) is not supported by {nvcc}",
-                            arch.sm_name(),
-                            source.describe()
-                        ),
-                    );
-                    e = match first {
-                        Some((a, b)) => e.with_help(format!("{} needs CUDA {a}.{b} or newer: upgrade the toolkit, or use the plain {}", arch.sm_name(), arch.cc.arch().sm_name())),
-                        None => e.with_help(format!("{} has no `{}` variant; use {}", arch.cc.arch().sm_name(), arch.variant.suffix(), arch.cc.arch().sm_name())),
+                    let e = match first {
+                        Some((a, b)) => Error::new(
+                            "arch-too-new-for-nvcc",
+                            format!(
+                                "{} (from {}) is not supported by {nvcc}",
+                                arch.sm_name(),
+                                source.describe()
+                            ),
+                        )
+                        .with_help(format!("{} needs CUDA {a}.{b} or newer: upgrade the toolkit, or use the plain {}", arch.sm_name(), arch.cc.arch().sm_name())),
+                        // No toolkit has it: a spelling that does not exist, not a toolkit too old.
+                        None => Error::new(
+                            "arch-invalid",
+                            format!(
+                                "{} (from {}) is not a GPU architecture: {} has no `{}` variant",
+                                arch.sm_name(),
+                                source.describe(),
+                                arch.cc.arch().sm_name(),
+                                arch.variant.suffix()
+                            ),
+                        )
+                        .with_help(format!("use {}", arch.cc.arch().sm_name())),
                     };
                     return Err(e);
                 }
@@ -746,6 +801,29 @@ pub fn plan_for_toolkit(
     inputs: &ArchInputs,
     detect: &dyn Fn() -> Vec<GpuInfo>,
 ) -> Result<ArchPlan, Error> {
+    // `cargo cuda` already planned from these very inputs: use its plan.
+    if let Some(plan) = HandedPlan::take(env, toolkit, inputs) {
+        return Ok(plan);
+    }
+    let mut plan = plan_without_handoff(env, toolkit, inputs, detect)?;
+    // An arch variable set to an empty string is ignored: say so.
+    for var in [Var::CudaArchs, Var::CmakeCudaArchs, Var::CudaComputeCap] {
+        if env.get(var).is_some_and(|v| v.trim().is_empty()) {
+            plan.warnings.push(format!(
+                "{} is set but empty, so it is ignored; unset it, or set it to an arch list such as `80;90`",
+                var.name()
+            ));
+        }
+    }
+    Ok(plan)
+}
+
+fn plan_without_handoff(
+    env: &Env,
+    toolkit: &Toolkit,
+    inputs: &ArchInputs,
+    detect: &dyn Fn() -> Vec<GpuInfo>,
+) -> Result<ArchPlan, Error> {
     let support = || NvccArchSupport::query(&toolkit.nvcc, toolkit.version.as_ref(), env);
     let version = toolkit.version.as_ref();
     let fallback = || -> Result<Option<ArchSpec>, Error> {
@@ -842,6 +920,103 @@ mod tests {
         )
     }
 
+    /// `90f` and `sm_80a` exist in no toolkit: the spelling is wrong, and
+    /// "upgrade nvcc" would be bad advice.
+    #[test]
+    fn variants_that_do_not_exist_are_invalid_not_too_new() {
+        for spec in ["90f", "sm_80a"] {
+            let e = plan(spec).unwrap_err();
+            assert_eq!(e.code, "arch-invalid", "{spec}: {e}");
+            assert!(e.message.contains("is not a GPU architecture"), "{e}");
+            assert!(!e.to_string().contains("upgrade"), "{e}");
+        }
+        assert_eq!(plan("90a").unwrap().sass[0].sm_name(), "sm_90a");
+    }
+
+    /// `cargo cuda` hands its plan over in CARGO_CUDA_PLAN; a build script
+    /// uses it only when it was made from the same inputs.
+    #[test]
+    fn a_handed_plan_is_used_only_for_the_same_inputs() {
+        let tk = Toolkit {
+            root: "/opt/cuda".into(),
+            nvcc: "/opt/cuda/bin/nvcc".into(),
+            version: Some(v("13.0.88")),
+            found_via: crate::toolkit::FoundVia::Explicit,
+            include_dirs: vec![],
+            lib_dirs: vec![],
+            problems: vec![],
+        };
+        let env = Env::empty().set(Var::CudaArchs, "80;90");
+        let inputs = ArchInputs::default();
+        // A plan no rule would make from these inputs, to see which one wins.
+        let mut handed = plan("75").unwrap();
+        handed.source = ArchSource::CudaArchs;
+        let value = HandedPlan::new(&env, &tk, &inputs, &handed).encode();
+        let with = env.clone().set(Var::CargoCudaPlan, &value);
+        let got = plan_for_toolkit(&with, &tk, &inputs, &Vec::new).unwrap();
+        assert_eq!(got, handed, "same inputs: the handed plan");
+        let other = with.clone().set(Var::CudaArchs, "86");
+        let got = plan_for_toolkit(&other, &tk, &inputs, &Vec::new).unwrap();
+        assert_eq!(got.to_arch_list(), "86", "other inputs: planned here");
+        let explicit = ArchInputs {
+            explicit: Some("90".into()),
+            ..ArchInputs::default()
+        };
+        let got = plan_for_toolkit(&with, &tk, &explicit, &Vec::new).unwrap();
+        assert_eq!(got.source, ArchSource::Explicit);
+        for garbage in [
+            "",
+            "{",
+            "{\"version\":99}",
+            &value.replace("\"version\":1", "\"version\":2"),
+        ] {
+            let env = env.clone().set(Var::CargoCudaPlan, garbage);
+            let got = plan_for_toolkit(&env, &tk, &inputs, &Vec::new).unwrap();
+            assert_eq!(got.to_arch_list(), "80-real;90", "{garbage}");
+        }
+    }
+
+    /// `10s`, `-1`, unicode and 10 kB of text: an error naming the variable,
+    /// short enough to read.
+    #[test]
+    fn bad_arch_variables_are_named_and_kept_short() {
+        let long = "x".repeat(10_000);
+        for var in [Var::CudaArchs, Var::CmakeCudaArchs, Var::CudaComputeCap] {
+            for value in ["10s", "-1", "８０", "sm_", long.as_str()] {
+                let env = Env::empty().set(var, value);
+                let e = resolve_spec(&env, &ArchInputs::default()).unwrap_err();
+                assert_eq!(e.code, "arch-invalid");
+                assert!(e.message.starts_with(var.name()), "{e}");
+                assert!(e.message.len() < 400, "{} bytes: {e}", e.message.len());
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_arch_variable_is_ignored_with_a_warning() {
+        let tk = Toolkit {
+            root: "/opt/cuda".into(),
+            nvcc: "/nonexistent/nvcc".into(),
+            version: Some(v("13.0.88")),
+            found_via: crate::toolkit::FoundVia::Explicit,
+            include_dirs: vec![],
+            lib_dirs: vec![],
+            problems: vec![],
+        };
+        let env = Env::empty()
+            .set(Var::CudaArchs, " ")
+            .set(Var::CudaComputeCap, "86");
+        let p = plan_for_toolkit(&env, &tk, &ArchInputs::default(), &Vec::new).unwrap();
+        assert_eq!(p.source, ArchSource::CudaComputeCap);
+        assert!(
+            p.warnings
+                .iter()
+                .any(|w| w.contains("CUDA_ARCHS is set but empty")),
+            "{:?}",
+            p.warnings
+        );
+    }
+
     #[test]
     fn sass_for_each_ptx_for_highest() {
         let p = plan("90;80;86;80;sm_90").unwrap();
@@ -864,11 +1039,11 @@ mod tests {
     fn info_json_shape() {
         let p = plan("80;90").unwrap();
         assert_eq!(
-            p.info_json(),
+            serde_json::to_value(p.summary()).unwrap(),
             serde_json::json!({"targets": ["sm_80", "sm_90", "compute_90"], "ptx": "compute_90", "found_via": "cuda-archs", "warnings": []})
         );
         assert_eq!(
-            plan("90a").unwrap().info_json()["ptx"],
+            serde_json::to_value(plan("90a").unwrap().summary()).unwrap()["ptx"],
             serde_json::Value::Null
         );
     }

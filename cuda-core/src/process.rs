@@ -282,13 +282,38 @@ mod linux {
     }
 }
 
-/// Reads a timeout override in seconds from `CUDA_BUILD_TIMEOUT`, else `default`.
+/// Quotes `s` as one word for bash and zsh alike, for commands people
+/// paste: unchanged when it holds only characters neither shell treats
+/// specially, otherwise in single quotes with each `'` written as `'\''`.
+/// Glob characters (`[`, `]`, `*`, `?`), braces, `~`, `!` and a leading `=`
+/// (zsh's `=cmd`) are quoted: a bare `code=[sm_90,compute_90]` is a glob
+/// that zsh refuses with "no matches found".
+///
+/// ```
+/// use cuda_core::process::shell_quote;
+/// assert_eq!(shell_quote("/usr/local/cuda-13.0/bin/nvcc"), "/usr/local/cuda-13.0/bin/nvcc");
+/// assert_eq!(shell_quote("-gencode=arch=compute_90,code=[sm_90,compute_90]"),
+///            "'-gencode=arch=compute_90,code=[sm_90,compute_90]'");
+/// assert_eq!(shell_quote("it's"), r"'it'\''s'");
+/// ```
+pub fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && !s.starts_with('=')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// Reads a timeout override from `CUDA_BUILD_TIMEOUT` (seconds, or `90s`,
+/// `10m`: [`crate::env::parse_seconds`]), else `default`. A value that does
+/// not parse is reported by [`crate::env::Env::check`].
 pub fn timeout_from_env(env: &crate::env::Env, default: Duration) -> Duration {
     env.get_nonempty(crate::env::Var::CudaBuildTimeout)
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|s| *s > 0.0)
-        // `try_`: `CUDA_BUILD_TIMEOUT=1e30` or `inf` must not panic.
-        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .and_then(crate::env::parse_seconds)
         .unwrap_or(default)
 }
 
@@ -323,6 +348,36 @@ mod tests {
         .unwrap();
         assert_eq!(out.stdout, "before\nafter\n");
         assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    /// Each quoted word comes back unchanged from bash and from zsh (when
+    /// installed), globs and all.
+    #[test]
+    fn shell_quote_round_trips_through_bash_and_zsh() {
+        let words = [
+            "-gencode=arch=compute_90,code=[sm_90,compute_90]",
+            "a b'c\"d$e`f\\g\nh*",
+            "x?y",
+            "{a,b}",
+            "~/cuda",
+            "=ls",
+            "!!",
+            "",
+            "plain/path-1.0_x+y:z,w@v%u",
+        ];
+        for sh in ["/bin/bash", "/bin/sh", "/usr/bin/zsh", "/bin/zsh"] {
+            if !std::path::Path::new(sh).exists() {
+                continue;
+            }
+            for w in words {
+                let out = std::process::Command::new(sh)
+                    .arg("-c")
+                    .arg(format!("printf %s {}", shell_quote(w)))
+                    .output()
+                    .unwrap();
+                assert_eq!(String::from_utf8_lossy(&out.stdout), w, "{sh}: {w:?}");
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Helpers for running the built `cargo-cuda` binary in a controlled environment.
 #![allow(dead_code)]
 
+pub mod fresh;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -15,6 +17,14 @@ pub fn cargo_cuda() -> Command {
     }
     cmd.env_remove("CARGO_TARGET_DIR");
     cmd
+}
+
+/// One target directory for the tests that really build GPU crates
+/// (examples/vector-add, the README's and the docs' crates): their shared
+/// dependencies compile once. Not the workspace's own: the outer cargo holds
+/// its build lock while tests run.
+pub fn shared_target() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda-crates")
 }
 
 /// The workspace root (the directory above cargo-cuda/).

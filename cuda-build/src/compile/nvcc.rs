@@ -290,16 +290,9 @@ impl Runner {
     }
 }
 
-/// Quotes an argument for display in a POSIX shell.
+/// Quotes an argument for a pasteable command line (bash and zsh).
 pub(crate) fn quote(s: &str) -> String {
-    let safe = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_=+./,:@%[]".contains(c));
-    if safe {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+    crate::process::shell_quote(s)
 }
 
 /// nvcc's warning lines (with the following context lines dropped), in order.
@@ -343,7 +336,7 @@ mod tests {
     fn quoting() {
         assert_eq!(
             quote("-gencode=arch=compute_90,code=[sm_90,compute_90]"),
-            "-gencode=arch=compute_90,code=[sm_90,compute_90]"
+            "'-gencode=arch=compute_90,code=[sm_90,compute_90]'"
         );
         assert_eq!(quote("a b"), "'a b'");
         assert_eq!(quote("it's"), "'it'\\''s'");

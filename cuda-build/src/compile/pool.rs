@@ -128,10 +128,15 @@ struct Duration {
 
 /// Every build's result and its `cargo:` lines (without the prefix).
 pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec<String>)> {
-    let env_lines: Vec<String> = crate::env::Var::ALL
-        .iter()
-        .map(|v| format!("rerun-if-env-changed={}", v.name()))
-        .collect();
+    // Only build inputs are rerun triggers: side channels (the progress file,
+    // colours) differ between `cargo` and `cargo cuda` and must not dirty a build.
+    let env_lines = |env: &Env| -> Vec<String> {
+        crate::env::build_inputs()
+            .map(|v| format!("rerun-if-env-changed={}", v.name()))
+            .chain(env.check().into_iter().map(|w| format!("warning={w}")))
+            .chain(super::builder::metadata_warnings(env).map(|w| format!("warning={w}")))
+            .collect()
+    };
     // Each build first resolves what cc-style settings imply (host compiler,
     // archiver, profile flags, arch flags given as flags): see `parity.rs`.
     let envs: Vec<Env> = builds
@@ -262,8 +267,9 @@ pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec
     runs.iter()
         .zip(stages)
         .zip(&prepared)
-        .map(|((run, stage), prep)| {
-            let mut lines = env_lines.clone();
+        .zip(&envs)
+        .map(|(((run, stage), prep), env)| {
+            let mut lines = env_lines(env);
             if let Ok(p) = prep {
                 lines.extend(p.rerun.iter().cloned());
             }

@@ -19,23 +19,32 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// What happened to one source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Event {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Event {
+    /// nvcc started on it.
     Start,
+    /// Compiled.
     Done,
+    /// Served from the cache, or already up to date.
     Cached,
+    /// nvcc failed.
     Failed,
 }
 
-impl Event {
-    fn name(self) -> &'static str {
-        match self {
-            Event::Start => "start",
-            Event::Done => "done",
-            Event::Cached => "cached",
-            Event::Failed => "failed",
-        }
-    }
+/// One line of the side channel; `cargo cuda` reads the same type.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProgressEvent {
+    /// What happened.
+    pub event: Event,
+    /// The source file.
+    pub file: String,
+    /// Its targets, e.g. `sm_80,sm_90,compute_90`.
+    pub archs: String,
+    /// Sources finished so far.
+    pub done: u64,
+    /// Sources in this build.
+    pub total: u64,
 }
 
 pub(crate) struct Progress {
@@ -65,14 +74,14 @@ impl Progress {
             self.done.fetch_add(1, Ordering::SeqCst) + 1
         };
         let Some(path) = &self.path else { return };
-        let line = serde_json::json!({
-            "event": event.name(),
-            "file": file,
-            "archs": archs,
-            "done": done,
-            "total": self.total,
-        });
-        let mut text = line.to_string();
+        let line = ProgressEvent {
+            event,
+            file: file.to_string(),
+            archs: archs.to_string(),
+            done: done as u64,
+            total: self.total as u64,
+        };
+        let mut text = serde_json::to_string(&line).unwrap_or_default();
         text.push('\n');
         let _guard = self.lock.lock();
         if let Ok(mut f) = std::fs::OpenOptions::new()

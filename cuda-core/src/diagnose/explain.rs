@@ -221,22 +221,21 @@ fn context_findings(view: &View, findings: &mut Vec<Finding>) {
             format!("(probe) the libcuda loaded here, {path}, is the toolkit's stub"),
         );
     }
-    if let (Some(k), Some(n)) = (&platform.kernel_module_version, &platform.nvml_version) {
-        // NVML may add a CUDA prefix ("13.580.65.06"); compare the driver part.
-        let n_driver = match n.split_once('.') {
-            Some((_, rest)) if n.split('.').count() > 3 => rest,
-            _ => n.as_str(),
-        };
-        // Compare only the components both have ("580.173" from nvidia-smi vs "580.173.02").
-        let (a, b) = (
-            facts::parse_driver_version(k),
-            facts::parse_driver_version(n_driver),
-        );
-        let differ = matches!((a, b), (Some(a), Some(b)) if a.iter().zip(&b).any(|(x, y)| x != y));
-        if differ {
+    // One reading of the probe, shared with `cargo cuda doctor`.
+    if let Some(report) = view.ctx.probe.as_ref() {
+        if let crate::probe::NvmlVerdict::Mismatch {
+            libraries,
+            kernel_module,
+            ..
+        } = crate::probe::nvml_verdict(report)
+        {
             add(
                 Code::DriverLibraryMismatch,
-                format!("(probe) kernel module {k}, driver libraries {n_driver}"),
+                format!(
+                    "(probe) kernel module {}, driver libraries {}",
+                    kernel_module.as_deref().unwrap_or("?"),
+                    libraries.as_deref().unwrap_or("?")
+                ),
             );
         }
     }

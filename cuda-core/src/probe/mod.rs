@@ -31,7 +31,9 @@ mod driver_api;
 mod nvidia_smi;
 mod platform;
 mod procfs;
+mod verdict;
 pub mod visible;
+pub use verdict::{nvml_driver_version, nvml_verdict, NvmlVerdict};
 
 pub use driver_api::{
     cu_result_name, DriverProbe, DRIVER_PROBE_SCHEMA, LIBCUDA_SONAME, WSL_LIBCUDA,

@@ -659,10 +659,7 @@ impl Search<'_> {
                 code: "nvcc-not-executable",
                 severity: Severity::Error,
                 message: format!("`{}` is not executable", real.display()),
-                fix: Some(format!(
-                    "chmod +x '{}' (or reinstall the toolkit)",
-                    real.display()
-                )),
+                fix: Some(crate::fsutil::not_executable_fix(&real, "nvcc")),
             });
             None
         };
@@ -879,7 +876,7 @@ fn run_problem(nvcc: &Path, e: &ToolRunError) -> Problem {
             code: "nvcc-not-executable",
             severity: Severity::Error,
             message: format!("`{}` is not executable (permission denied)", nvcc.display()),
-            fix: Some(format!("chmod +x '{}'", nvcc.display())),
+            fix: Some(crate::fsutil::not_executable_fix(nvcc, "nvcc")),
         },
         ToolRunError::Run(other) => Problem {
             code: "nvcc-failed",

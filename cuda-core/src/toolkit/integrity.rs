@@ -114,7 +114,7 @@ pub(crate) fn check(env: &Env, tk: &Toolkit, places: &Places) -> Vec<Problem> {
                 code: "toolkit-incomplete",
                 severity: Severity::Error,
                 message: format!("`{}` is not executable", path.display()),
-                fix: Some(format!("chmod +x '{}'", path.display())),
+                fix: Some(crate::fsutil::not_executable_fix(&path, tool)),
             }),
             Some(path) => found.push((tool, path)),
         }

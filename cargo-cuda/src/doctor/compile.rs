@@ -1,0 +1,130 @@
+//! The compile layer: a real nvcc compile of the embedded kernel.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::cb::{self, ArchPlan, Env, Toolkit};
+use crate::session::{Overrides, ProjectWants, Session};
+
+use super::{Check, Status, VECTOR_ADD_CU};
+
+/// The plan for the newest plain arch the toolkit's nvcc lists (e.g. `sm_120`).
+pub(super) fn newest_arch_plan(session: &Session, t: &Toolkit) -> Option<ArchPlan> {
+    let support = cb::NvccArchSupport::query(&t.nvcc, t.version.as_ref(), &session.env);
+    let newest = support
+        .real
+        .iter()
+        .filter(|a| a.variant == cb::Variant::Plain)
+        .max()?;
+    let overrides = Overrides {
+        arch: Some(newest.to_string()),
+        ..Default::default()
+    };
+    session.plan(t, &overrides, &ProjectWants::default()).ok()
+}
+
+/// Compiles the embedded vectorAdd; returns the check and the image it built.
+pub(super) fn compile_check(
+    env: &Env,
+    toolkit: Option<&Toolkit>,
+    plan: Option<&Result<ArchPlan, cb::Error>>,
+) -> (Check, Option<(PathBuf, Vec<u8>)>) {
+    let Some(t) = toolkit else {
+        return (
+            Check::new(
+                "compile.vector-add",
+                Status::Skip,
+                "skipped: no toolkit selected (see toolkit.selected)",
+            ),
+            None,
+        );
+    };
+    let Some(Ok(plan)) = plan else {
+        return (
+            Check::new(
+                "compile.vector-add",
+                Status::Skip,
+                "skipped: no arch plan (see compat.arch)",
+            ),
+            None,
+        );
+    };
+    let dir = match tempfile::Builder::new()
+        .prefix("cargo-cuda-doctor-")
+        .tempdir()
+    {
+        Ok(d) => d,
+        Err(e) => {
+            return (
+                Check::new(
+                    "compile.vector-add",
+                    Status::Fail,
+                    format!("could not create a temporary directory: {e}"),
+                )
+                .fix("check that TMPDIR points at a writable directory"),
+                None,
+            )
+        }
+    };
+    let source = dir.path().join("vector_add.cu");
+    if let Err(e) = cuda_build::fsutil::write_atomic(&source, VECTOR_ADD_CU.as_bytes()) {
+        return (
+            Check::new(
+                "compile.vector-add",
+                Status::Fail,
+                format!("could not write {}: {e}", source.display()),
+            ),
+            None,
+        );
+    }
+    let spec = plan.to_arch_list();
+    let start = Instant::now();
+    match cb::compile_one(env, t, &source, &spec, &dir.path().join("out")) {
+        Ok(k) => {
+            let secs = start.elapsed().as_secs_f64();
+            let image = std::fs::read(&k.image).ok();
+            let c = Check::new(
+                "compile.vector-add",
+                Status::Pass,
+                format!(
+                    "nvcc compiled vectorAdd for {} in {secs:.2} s",
+                    k.archs.join(", ")
+                ),
+            )
+            .evidence(format!("nvcc: {}", t.nvcc.display()));
+            (c, image.map(|b| (k.image, b)))
+        }
+        Err(e) => {
+            let mut c =
+                Check::new("compile.vector-add", Status::Fail, e.message.clone()).code(e.code);
+            if let Some(detail) = &e.detail {
+                c.evidence.extend(
+                    detail
+                        .lines()
+                        .filter(|l| !l.trim().is_empty())
+                        .take(20)
+                        .map(str::to_string),
+                );
+            }
+            c.fix = (!e.help.is_empty()).then(|| e.help.join("; "));
+            // nvcc's own words, explained: the diagnosis names the cause and a concrete fix.
+            let ctx = cb::Context {
+                toolkits: vec![t.clone()],
+                selected: Some(0),
+                probe: None,
+            };
+            let log = format!("{}\n{}", e.message, e.detail.as_deref().unwrap_or(""));
+            if let Some(d) = cb::diagnose(&log, &ctx).into_iter().next() {
+                if !log.contains(&format!("[{}]", d.code)) {
+                    c.evidence
+                        .push(format!("diagnosis [{}]: {}", d.code, d.cause));
+                }
+                c.code = Some(d.code.as_str());
+                if !d.fix.is_empty() {
+                    c.fix = Some(d.fix.join("; "));
+                }
+            }
+            (c, None)
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! `cargo cuda doctor`: the driver, the toolkit, their compatibility, a real
+//! compile and (with a GPU) a real run, checked layer by layer. Each check
+//! says what it saw (evidence) and what to do (fix).
+//!
+//! The driver layer reports the root cause once: with no NVIDIA driver at all,
+//! one check fails and the checks that depend on it are skipped, naming it.
+//!
+//! One file per layer: [`driver`], [`toolkit`] (toolkit and compatibility),
+//! [`compile`], [`run`] (the kernel and the workload); [`print`] renders.
+
+use serde::Serialize;
+
+use crate::cb::{self, Toolkit};
+use crate::session::{Overrides, ProjectWants, Session};
+
+mod compile;
+mod driver;
+mod print;
+mod run;
+mod toolkit;
+
+pub use print::print;
+
+use compile::{compile_check, newest_arch_plan};
+use driver::driver_checks;
+use run::{run_checks, Workload};
+use toolkit::{compat_checks, toolkit_checks};
+
+/// The outcome of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// All good.
+    Pass,
+    /// Works, but worth knowing.
+    Warn,
+    /// Broken; the exit status will be nonzero.
+    Fail,
+    /// Not applicable or not possible here (the summary says why).
+    Skip,
+}
+
+/// One check.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// Stable id, `layer.name`.
+    pub id: &'static str,
+    /// driver, toolkit, compatibility, compile or run.
+    pub layer: &'static str,
+    /// The outcome.
+    pub status: Status,
+    /// One line.
+    pub summary: String,
+    /// What was observed.
+    pub evidence: Vec<String>,
+    /// What to do, when not passing.
+    pub fix: Option<String>,
+    /// A diagnosis code (`cargo cuda explain CODE`), when one applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
+}
+
+impl Check {
+    fn new(id: &'static str, status: Status, summary: impl Into<String>) -> Check {
+        let layer = match id.split('.').next().unwrap_or("") {
+            "driver" => "driver",
+            "toolkit" => "toolkit",
+            "compat" => "compatibility",
+            "compile" => "compile",
+            _ => "run",
+        };
+        Check {
+            id,
+            layer,
+            status,
+            summary: summary.into(),
+            evidence: Vec::new(),
+            fix: None,
+            code: None,
+        }
+    }
+    fn evidence(mut self, e: impl Into<String>) -> Check {
+        self.evidence.push(e.into());
+        self
+    }
+    fn fix(mut self, f: impl Into<String>) -> Check {
+        self.fix = Some(f.into());
+        self
+    }
+    fn code(mut self, c: &'static str) -> Check {
+        self.code = Some(c);
+        self
+    }
+}
+
+/// The whole report.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// No check failed.
+    pub ok: bool,
+    /// Every check, in layer order.
+    pub checks: Vec<Check>,
+}
+
+/// Options for a doctor run.
+pub struct Options {
+    /// Command-line overrides.
+    pub overrides: Overrides,
+    /// Skip building and running the sample workload.
+    pub no_workload: bool,
+}
+
+/// The embedded kernel the compile and run layers use.
+pub const VECTOR_ADD_CU: &str = r#"// cargo cuda doctor: the smallest real kernel.
+extern "C" __global__ void vectorAdd(const float* a, const float* b, float* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+"#;
+
+/// Runs every check.
+pub fn run(session: &Session, opts: &Options) -> Report {
+    let mut checks = Vec::new();
+    let probe = session.probe();
+    let project = session.project(opts.overrides.manifest_path.as_deref());
+    let wants = project.wants;
+    let toolkit_min = |tk: Option<&Toolkit>| {
+        tk.and_then(|t| t.version.as_ref())
+            .and_then(|v| cb::min_driver_for_toolkit(v).map(|d| (v.clone(), d)))
+    };
+
+    // Toolkit first (the driver's fix names the driver version this toolkit needs),
+    // but reported after the driver, in layer order.
+    let discovery = match &wants {
+        Ok(w) => session.discover(&opts.overrides, w),
+        Err(e) => Err(e.clone()),
+    };
+    let selected: Option<Toolkit> = discovery
+        .as_ref()
+        .ok()
+        .and_then(|d| d.selected.and_then(|i| d.candidates.get(i).cloned()));
+
+    checks.extend(driver_checks(
+        &session.env,
+        probe,
+        toolkit_min(selected.as_ref()),
+    ));
+    checks.extend(toolkit_checks(&discovery));
+    checks.push(settings_check(
+        &session.env,
+        wants.as_ref().map(|w| w.warnings.as_slice()).unwrap_or(&[]),
+    ));
+
+    let plan = selected.as_ref().map(|t| {
+        session.plan(
+            t,
+            &opts.overrides,
+            wants.as_ref().unwrap_or(&ProjectWants::default()),
+        )
+    });
+    checks.extend(compat_checks(
+        session,
+        probe,
+        selected.as_ref(),
+        plan.as_ref(),
+    ));
+
+    // With no arch set and no GPU (CI), builds need CUDA_ARCHS (compat.arch
+    // says so), but the toolkit can still be proven: compile for the newest
+    // arch this nvcc supports.
+    let probe_plan = match (&plan, selected.as_ref()) {
+        (Some(Err(e)), Some(t)) if e.code == "arch-not-detected" => newest_arch_plan(session, t),
+        _ => None,
+    };
+    let compile_plan = match &probe_plan {
+        Some(p) => Some(Ok(p.clone())),
+        None => plan.clone(),
+    };
+    let (mut compile, image) =
+        compile_check(&session.env, selected.as_ref(), compile_plan.as_ref());
+    if probe_plan.is_some() && compile.status == Status::Pass {
+        compile = compile.evidence(
+            "no arch is set and no GPU was found: compiled for the newest arch this nvcc supports",
+        );
+    }
+    checks.push(compile);
+    checks.push(crate::sccache::doctor_check(
+        &crate::sccache::current_state(&session.env, project.workspace.as_ref()),
+    ));
+    let workload = Workload {
+        workspace: project.workspace.as_ref(),
+        toolkit: selected.as_ref(),
+        plan: plan.as_ref().and_then(|p| p.as_ref().ok()),
+    };
+    checks.extend(run_checks(
+        probe,
+        image.as_ref().map(|(_, bytes)| bytes.as_slice()),
+        opts,
+        session,
+        workload,
+    ));
+
+    let ok = !checks.iter().any(|c| c.status == Status::Fail);
+    Report { ok, checks }
+}
+
+/// Variables and `[package.metadata.cuda]` keys whose values are ignored
+/// (do not parse, or are unknown): a warning each, never silence.
+fn settings_check(env: &cb::Env, metadata_warnings: &[String]) -> Check {
+    let warnings: Vec<String> = env
+        .check()
+        .into_iter()
+        .chain(metadata_warnings.iter().cloned())
+        .collect();
+    if warnings.is_empty() {
+        return Check::new(
+            "toolkit.settings",
+            Status::Pass,
+            "every CUDA variable and [package.metadata.cuda] key that is set is understood",
+        );
+    }
+    let mut c = Check::new(
+        "toolkit.settings",
+        Status::Warn,
+        format!("{} setting(s) are ignored", warnings.len()),
+    );
+    for w in warnings {
+        c = c.evidence(w);
+    }
+    c.fix("fix or unset them (each line says what was expected)")
+}

@@ -1,0 +1,304 @@
+//! The one toolchain environment: the variables that point every tool at
+//! the selected toolkit (and, with `--arch`, at one arch list).
+//!
+//! `cargo cuda env --shell` exports exactly this set, `cargo cuda env
+//! --write` puts the part cargo's `[env]` can hold into `.cargo/config.toml`,
+//! and `cargo cuda build --toolkit DIR`/`--arch A` sets it for cargo. Without
+//! those flags the wrapper sets none of it: build scripts then resolve the
+//! same toolkit and plan on their own, so `cargo build` and `cargo cuda
+//! build` see one environment and nothing rebuilds when switching.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use crate::cb::{ArchPlan, Env, Toolkit, Var};
+
+/// How a variable gets its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    /// Replaces any previous value.
+    Set(OsString),
+    /// Directories put in front of the variable's current list.
+    Prepend(Vec<PathBuf>),
+}
+
+/// One variable of the toolchain environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolchainVar {
+    /// Which variable.
+    pub var: Var,
+    /// Its value.
+    pub value: Value,
+}
+
+/// What to point the environment at.
+pub struct Target<'a> {
+    /// The toolkit (`None`: leave the toolkit variables alone).
+    pub toolkit: Option<&'a Toolkit>,
+    /// An arch list as the user wrote it, and the plan made from it.
+    pub arch: Option<(&'a str, Option<&'a ArchPlan>)>,
+}
+
+/// The toolchain variables for `target`, in a fixed order.
+pub fn vars(target: &Target<'_>, env: &Env) -> Vec<ToolchainVar> {
+    let mut out = Vec::new();
+    let mut set = |var: Var, value: OsString| {
+        out.push(ToolchainVar {
+            var,
+            value: Value::Set(value),
+        })
+    };
+    if let Some(t) = target.toolkit {
+        let root = t.root.clone().into_os_string();
+        set(Var::CudaHome, root.clone());
+        set(Var::CudaPath, root.clone());
+        set(Var::Nvcc, t.nvcc.clone().into_os_string());
+        // Other spellings only where already set: a stale value would contradict us.
+        for var in [Var::CudaRoot, Var::CudaToolkitRootDir, Var::CudaToolkitRoot] {
+            if env.get_os(var).is_some() {
+                set(var, root.clone());
+            }
+        }
+        if let Some(v) = t.version.as_ref().and_then(cudarc_version) {
+            set(Var::CudarcCudaVersion, v.into());
+        }
+    }
+    if let Some((spec, plan)) = target.arch {
+        set(Var::CudaArchs, spec.into());
+        if let Some(cc) = plan.and_then(compute_cap) {
+            set(Var::CudaComputeCap, cc.to_string().into());
+        }
+    }
+    if let Some(t) = target.toolkit {
+        let mut bins: Vec<PathBuf> = t.nvcc.parent().map(PathBuf::from).into_iter().collect();
+        let root_bin = t.root.join("bin");
+        if !bins.contains(&root_bin) {
+            bins.push(root_bin);
+        }
+        out.push(ToolchainVar {
+            var: Var::Path,
+            value: Value::Prepend(bins),
+        });
+        let mut libs = t.lib_dirs.clone();
+        if libs.is_empty() {
+            libs.extend(
+                ["lib64", "lib"]
+                    .iter()
+                    .map(|d| t.root.join(d))
+                    .filter(|d| d.is_dir()),
+            );
+        }
+        if !libs.is_empty() {
+            out.push(ToolchainVar {
+                var: Var::LdLibraryPath,
+                value: Value::Prepend(libs),
+            });
+        }
+    }
+    out
+}
+
+/// The variables as `(name, value)` for a child process: prepended lists
+/// are joined with the current value from `env`, without duplicates.
+pub fn for_child(vars: &[ToolchainVar], env: &Env) -> Vec<(&'static str, OsString)> {
+    vars.iter()
+        .filter_map(|v| match &v.value {
+            Value::Set(s) => Some((v.var.name(), s.clone())),
+            Value::Prepend(dirs) => {
+                let mut all = dirs.clone();
+                let old = env.get_os(v.var).unwrap_or_default();
+                all.extend(
+                    std::env::split_paths(old)
+                        .filter(|d| !d.as_os_str().is_empty() && !dirs.contains(d))
+                        .collect::<Vec<_>>(),
+                );
+                std::env::join_paths(&all).ok().map(|p| (v.var.name(), p))
+            }
+        })
+        .collect()
+}
+
+/// The variables as POSIX shell lines (`export NAME=value`; lists are
+/// prepended to the shell's own value at eval time).
+pub fn shell_lines(vars: &[ToolchainVar]) -> Vec<String> {
+    vars.iter()
+        .map(|v| {
+            let name = v.var.name();
+            match &v.value {
+                Value::Set(s) => crate::shell::export(name, &s.to_string_lossy()),
+                Value::Prepend(dirs) => {
+                    let quoted: Vec<String> = dirs
+                        .iter()
+                        .map(|d| crate::shell::quote(&d.to_string_lossy()))
+                        .collect();
+                    format!(
+                        "export {name}={}\"${{{name}:+:${name}}}\"",
+                        quoted.join(":")
+                    )
+                }
+            }
+        })
+        .collect()
+}
+
+/// candle-style `CUDA_COMPUTE_CAP`: the single highest compute capability, as a number (`90`).
+pub fn compute_cap(plan: &ArchPlan) -> Option<u32> {
+    plan.sass
+        .iter()
+        .chain(plan.ptx.iter())
+        .map(|a| a.cc.number())
+        .max()
+}
+
+/// CUDA versions cudarc 0.19 has bindings for (its build.rs list); it
+/// panics on any other `CUDARC_CUDA_VERSION`, so we only set one of these.
+const CUDARC_VERSIONS: &[(u64, u64)] = &[
+    (11, 4),
+    (11, 5),
+    (11, 6),
+    (11, 7),
+    (11, 8),
+    (12, 0),
+    (12, 1),
+    (12, 2),
+    (12, 3),
+    (12, 4),
+    (12, 5),
+    (12, 6),
+    (12, 8),
+    (12, 9),
+    (13, 0),
+    (13, 1),
+    (13, 2),
+    (13, 3),
+    (13, 4),
+];
+
+/// `CUDARC_CUDA_VERSION` for a toolkit version (`13.0.88` → `13000`), when cudarc supports it.
+pub fn cudarc_version(v: &semver::Version) -> Option<String> {
+    CUDARC_VERSIONS
+        .contains(&(v.major, v.minor))
+        .then(|| format!("{}0{}0", v.major, v.minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cb;
+
+    fn toolkit() -> Toolkit {
+        Toolkit {
+            root: PathBuf::from("/opt/cuda-13.0"),
+            nvcc: PathBuf::from("/opt/cuda-13.0/bin/nvcc"),
+            version: Some(semver::Version::new(13, 0, 88)),
+            found_via: cb::FoundVia::Explicit,
+            include_dirs: vec![],
+            lib_dirs: vec![PathBuf::from("/opt/cuda-13.0/lib64")],
+            problems: vec![],
+        }
+    }
+
+    fn plan() -> ArchPlan {
+        ArchPlan {
+            sass: vec![cb::Arch::new(8, 0), cb::Arch::new(9, 0)],
+            ptx: Some(cb::Arch::new(9, 0)),
+            source: cb::ArchSource::CudaArchs,
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn child_env_points_everything_at_one_toolkit() {
+        let tk = toolkit();
+        let plan = plan();
+        let env = Env::empty()
+            .set(Var::Path, "/usr/bin:/opt/cuda-12.4/bin")
+            .set(Var::CudaRoot, "/opt/cuda-12.4");
+        let target = Target {
+            toolkit: Some(&tk),
+            arch: Some(("80;90", Some(&plan))),
+        };
+        let vars = for_child(&vars(&target, &env), &env);
+        let get = |k: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_str().unwrap().to_string())
+        };
+        assert_eq!(get("CUDA_HOME").as_deref(), Some("/opt/cuda-13.0"));
+        assert_eq!(get("CUDA_PATH").as_deref(), Some("/opt/cuda-13.0"));
+        assert_eq!(get("CUDA_ROOT").as_deref(), Some("/opt/cuda-13.0"));
+        assert_eq!(get("NVCC").as_deref(), Some("/opt/cuda-13.0/bin/nvcc"));
+        assert_eq!(
+            get("PATH").as_deref(),
+            Some("/opt/cuda-13.0/bin:/usr/bin:/opt/cuda-12.4/bin")
+        );
+        assert_eq!(
+            get("CUDA_ARCHS").as_deref(),
+            Some("80;90"),
+            "as the user wrote it"
+        );
+        assert_eq!(get("CUDA_COMPUTE_CAP").as_deref(), Some("90"));
+        assert_eq!(get("CUDARC_CUDA_VERSION").as_deref(), Some("13000"));
+        assert_eq!(
+            get("LD_LIBRARY_PATH").as_deref(),
+            Some("/opt/cuda-13.0/lib64")
+        );
+        assert_eq!(
+            get("CUDA_TOOLKIT_ROOT_DIR"),
+            None,
+            "unset spellings stay unset"
+        );
+    }
+
+    /// The shell lines and the child environment are one list: every
+    /// variable the wrapper would set is exported, and nothing else.
+    #[test]
+    fn shell_exports_exactly_what_a_child_gets() {
+        let tk = toolkit();
+        let env = Env::empty().set(Var::Path, "/usr/bin");
+        let target = Target {
+            toolkit: Some(&tk),
+            arch: None,
+        };
+        let v = vars(&target, &env);
+        let mut child: Vec<&str> = for_child(&v, &env).iter().map(|(n, _)| *n).collect();
+        let mut shell: Vec<String> = shell_lines(&v)
+            .iter()
+            .map(|l| l["export ".len()..l.find('=').unwrap()].to_string())
+            .collect();
+        child.sort();
+        shell.sort();
+        assert_eq!(child, shell);
+        assert!(shell_lines(&v)
+            .contains(&"export PATH=/opt/cuda-13.0/bin\"${PATH:+:$PATH}\"".to_string()));
+    }
+
+    #[test]
+    fn no_toolkit_and_no_arch_is_no_variable() {
+        let target = Target {
+            toolkit: None,
+            arch: None,
+        };
+        assert!(vars(&target, &Env::empty()).is_empty());
+    }
+
+    #[test]
+    fn compute_cap_is_the_highest() {
+        assert_eq!(compute_cap(&plan()), Some(90));
+    }
+
+    #[test]
+    fn cudarc_version_only_for_supported_releases() {
+        let v = |s: &str| semver::Version::parse(s).unwrap();
+        assert_eq!(cudarc_version(&v("13.0.88")).as_deref(), Some("13000"));
+        assert_eq!(cudarc_version(&v("12.9.86")).as_deref(), Some("12090"));
+        assert_eq!(cudarc_version(&v("11.8.89")).as_deref(), Some("11080"));
+        assert_eq!(
+            cudarc_version(&v("12.7.0")),
+            None,
+            "cudarc has no 12.7 bindings"
+        );
+        assert_eq!(cudarc_version(&v("11.2.0")), None);
+        assert_eq!(cudarc_version(&v("13.5.0")), None);
+    }
+}
