@@ -186,6 +186,42 @@ fn corpus_public_reports() {
     check_all(&["public"], 10, cites_a_url);
 }
 
+/// Logs whose evidence cannot decide between two causes without knowing the
+/// nvcc: "Unsupported gpu architecture 'compute_61'" comes from an nvcc older
+/// than the arch (here the threads' confirmed cause) and, word for word, from
+/// one newer than the arch's last release. Without machine context the engine
+/// must not be confident, and must name the other cause with the way to tell
+/// them apart; with the machine's toolkit known it decides.
+#[test]
+fn corpus_ambiguous_cases_name_both_causes() {
+    let mut n = 0;
+    for e in entries("ambiguous") {
+        n += 1;
+        let name = e.path.display().to_string();
+        cites_a_url(&e).unwrap();
+        let found = diagnose(&e.body, &Context::default());
+        let top = found
+            .first()
+            .unwrap_or_else(|| panic!("{name}: nothing found"));
+        let pair = ["arch-too-new-for-nvcc", "arch-dropped-by-nvcc"];
+        assert!(pair.contains(&top.code.as_str()), "{name}: {top:?}");
+        assert!(top.confidence < 0.9, "{name}: over-confident {top:?}");
+        let other = pair.iter().find(|c| **c != top.code.as_str()).unwrap();
+        assert!(
+            top.alternatives
+                .iter()
+                .any(|a| a.contains(other) && a.contains("nvcc --version")),
+            "{name}: the other cause `{other}` is not named: {:?}",
+            top.alternatives
+        );
+        assert_eq!(
+            e.expect[0], "arch-too-new-for-nvcc",
+            "{name}: the thread's cause"
+        );
+    }
+    assert!(n >= 3, "tests/corpus/ambiguous has {n} files");
+}
+
 /// Logs quoted from Rust GPU projects' public issues (candle, mistral.rs,
 /// cudarc, text-embeddings-inference, ...).
 #[test]
@@ -295,6 +331,7 @@ fn every_code_raised_in_the_source_is_documented() {
             .unwrap();
     let mut files = Vec::new();
     let mut stack = vec![
+        root.join("cuda-core/src"),
         root.join("cuda-build/src"),
         root.join("cargo-cuda/src"),
         root.join("cuda-install/src"),

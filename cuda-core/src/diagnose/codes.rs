@@ -1219,6 +1219,51 @@ the directory is missing or read-only, or the disk is full.
 Confirm: check the path named in the error, its permissions, and `df -h`.
 
 Fix: free space or fix permissions; set OUT_DIR / CUDA_BUILD_CACHE_DIR to a writable place."),
+    doc("nvcc-bad-output", Toolkit, "The compiler exited successfully but wrote a bad output", "\
+nvcc (or the wrapper around it) exited 0, yet the file it was asked to write is missing,
+truncated or not what the output kind needs (a fatbin without its header, a cubin that is not a
+whole ELF file, PTX without `.version`/`.target`, an archive with no member). cuda-build checks
+every output before it uses or caches it, so nothing was kept.
+
+Confirm: run the command shown in the error by hand and look at the file it writes; check that
+NVCC or CUDA_BUILD_WRAPPER names the real nvcc, and the free space in OUT_DIR.
+
+Fix: point NVCC / CUDA_HOME at a real toolkit, unset a wrapper that swallows nvcc's output, or
+free disk space."),
+    doc("module-name-collision", BuildConfig, "Two builds in one build script write the same module", "\
+Two `Build`s given to `compile_all` (or run in one script) use the same module name, so one
+generated `$OUT_DIR/<name>.rs` and manifest would overwrite the other.
+
+Confirm: the error names both builds and the module name.
+
+Fix: give each build its own `module_name(...)`."),
+    doc("output-collision", BuildConfig, "Two sources would write the same output file", "\
+With a shared output directory or the source-stem file names (`output_names`), two sources
+map to one output path (`a/x.cu` and `b/x.cu` both to `x.ptx`), and one would overwrite the other.
+
+Confirm: the error names both sources and the output.
+
+Fix: rename one source, exclude it, or keep the default per-module layout."),
+    doc("output-overwrites-source", BuildConfig, "An output location would overwrite sources", "\
+The output directory chosen with `output_dir(...)` lies inside the package's sources, or an
+output would replace a source file; cuda-build refuses rather than overwrite code.
+
+Confirm: compare the output directory in the error with the source directories.
+
+Fix: put outputs under OUT_DIR (the default) or another directory outside the sources."),
+    doc("invalid-glob", BuildConfig, "A source glob or exclude pattern does not parse", "\
+A pattern given to `Build::glob` or `Build::exclude` is not a valid glob (an unclosed `[` or `{`).
+
+Confirm: the error names the pattern and what is wrong with it.
+
+Fix: correct the pattern; `**/*.cu` matches every .cu file below the package root."),
+    doc("internal", Environment, "cuda-build hit a state it does not expect", "\
+An invariant of cuda-build failed (a worker thread panicked, a result went missing). This is a
+bug in cuda-build, not in your setup.
+
+Confirm: rerun the build; the error says where it happened.
+
+Fix: report it with the full output; meanwhile `CUDA_BUILD_NO_CACHE=1` or NUM_JOBS=1 may avoid it."),
     doc("libclang-not-found", BuildConfig, "libclang, needed for the typed launchers, was not found", "\
 The `launchers` feature parses the CUDA sources with libclang, and no libclang shared library
 was found.

@@ -16,7 +16,7 @@
 //! Every code is documented in [`codes`].
 
 pub mod codes;
-mod cuda_errors;
+pub(crate) mod cuda_errors;
 mod explain;
 mod render;
 mod rules;

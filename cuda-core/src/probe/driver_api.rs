@@ -107,53 +107,12 @@ impl DriverProbe {
     }
 }
 
-/// `CUresult` codes and names that the probe can meet, with the driver's own
-/// message text (shared/cuda-facts.md section 7).
-const CU_RESULTS: &[(c_int, &str, &str)] = &[
-    (1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"),
-    (2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"),
-    (3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"),
-    (4, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"),
-    (
-        34,
-        "CUDA_ERROR_STUB_LIBRARY",
-        "CUDA driver is a stub library",
-    ),
-    (
-        46,
-        "CUDA_ERROR_DEVICE_UNAVAILABLE",
-        "CUDA-capable device(s) is/are busy or unavailable",
-    ),
-    (
-        100,
-        "CUDA_ERROR_NO_DEVICE",
-        "no CUDA-capable device is detected",
-    ),
-    (101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"),
-    (
-        802,
-        "CUDA_ERROR_SYSTEM_NOT_READY",
-        "system not yet initialized",
-    ),
-    (
-        803,
-        "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-        "system has unsupported display driver / cuda driver combination",
-    ),
-    (
-        804,
-        "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-        "forward compatibility was attempted on non supported HW",
-    ),
-    (999, "CUDA_ERROR_UNKNOWN", "unknown error"),
-];
-
-/// The name of a `CUresult`, e.g. `CUDA_ERROR_NO_DEVICE` for 100.
+/// The name of a `CUresult`, e.g. `CUDA_ERROR_NO_DEVICE` for 100, from the
+/// one table of CUDA errors (`diagnose::cuda_errors`); a loaded driver names
+/// the others itself (`cuGetErrorName`).
 pub fn cu_result_name(code: i32) -> Option<&'static str> {
-    CU_RESULTS
-        .iter()
-        .find(|(c, _, _)| *c == code)
-        .map(|(_, n, _)| *n)
+    let num = u32::try_from(code).ok()?;
+    crate::diagnose::cuda_errors::by_number(num).and_then(|e| e.driver)
 }
 
 const CUDA_ERROR_STUB_LIBRARY: c_int = 34;
@@ -338,8 +297,13 @@ impl Symbols {
 
     /// `CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected`.
     fn describe(&self, code: c_int) -> String {
-        if let Some((_, name, text)) = CU_RESULTS.iter().find(|(c, _, _)| *c == code) {
-            return format!("{name} ({code}): {text}");
+        let known = u32::try_from(code)
+            .ok()
+            .and_then(crate::diagnose::cuda_errors::by_number);
+        if let Some(e) = known {
+            if let (Some(name), Some(text)) = (e.driver, e.messages.first()) {
+                return format!("{name} ({code}): {text}");
+            }
         }
         let ask = |f: Option<CuGetErrorText>| -> Option<String> {
             let f = f?;

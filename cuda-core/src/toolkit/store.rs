@@ -91,12 +91,13 @@ pub fn read_installed(dir: &Path) -> Option<Installed> {
     let cuda_home = if record.layout == "root" {
         Some(dir.to_path_buf())
     } else {
-        // pip's layout: nvidia/cu13 (13.x) or nvidia/cuda_nvcc (11.x/12.x).
-        std::fs::read_dir(dir.join("nvidia"))
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.join("bin/nvcc").is_file())
+        // pip's layout: nvidia/cu13 (13.x) or nvidia/cuda_nvcc (11.x/12.x);
+        // an unchecked set may hold no compiler at all (ptxas only, sccache).
+        std::fs::read_dir(dir.join("nvidia")).ok().and_then(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .find(|p| p.join("bin/nvcc").is_file())
+        })
     }
     .filter(|home| home.join("bin/nvcc").is_file());
     Some(Installed {
