@@ -2,7 +2,7 @@
 //! explanation out (like `rustc --explain`).
 
 use std::ffi::OsStr;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::path::Path;
 
 use serde_json::json;
@@ -179,7 +179,6 @@ fn explain_log(text: &str, json: bool, ctx: &cb::Context, out: &Style) -> i32 {
                 out.status(Tone::Note, "Note", "diagnoses are listed most likely first")
             );
         }
-        emit(&text);
     }
     if found.is_empty() {
         1
@@ -191,11 +190,6 @@ fn explain_log(text: &str, json: bool, ctx: &cb::Context, out: &Style) -> i32 {
 /// Writes `text` and a newline to standard output. A reader that went away
 /// (`cargo cuda explain log | head -1`) ends the output quietly, like other
 /// command-line tools, instead of a panic.
-fn emit(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

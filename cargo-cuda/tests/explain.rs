@@ -247,3 +247,22 @@ fn binary_input_finds_nothing() {
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
     assert_eq!(stdout.trim(), "no known CUDA failure found");
 }
+
+/// The text report holds the diagnoses and nothing else: the log itself is
+/// not echoed back (a 100 MB log would come back whole).
+#[test]
+fn text_report_does_not_echo_the_log() {
+    let log =
+        "unrelated-marker-line-7f3a\nnvcc fatal   : Unsupported gpu architecture 'compute_70'\n";
+    let out = explain_stdin(log, &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("error[arch-dropped-by-nvcc]") || stdout.contains("error[arch-"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("unrelated-marker-line-7f3a"),
+        "the log was echoed:\n{stdout}"
+    );
+}
