@@ -45,6 +45,7 @@ fn snippets(markdown: &str) -> Vec<Snippet> {
             .filter(|f| {
                 f.starts_with("excerpt of ")
                     || f.starts_with("shape of ")
+                    || f.starts_with("config: ")
                     || f.ends_with(".rs")
                     || f.ends_with(".cu")
                     || *f == "Cargo.toml"
@@ -80,7 +81,8 @@ fn write_crate(doc: &Path, dir: &Path) -> (Vec<Snippet>, bool) {
             panic!(
                 "{}:{}: a {} block must start with the file it belongs to \
                  (`// src/main.rs`, `# Cargo.toml`, `// excerpt of $OUT_DIR/kernels.rs`,\n\
-                 `// shape of …` for an outline that is not compiled):\n{}",
+                 `// shape of …` for an outline that is not compiled, `# config: PATH` for\n\
+                 another tool's TOML file):\n{}",
                 doc.display(),
                 s.line,
                 s.lang,
@@ -93,6 +95,18 @@ fn write_crate(doc: &Path, dir: &Path) -> (Vec<Snippet>, bool) {
         }
         if file.starts_with("shape of ") {
             // Says so in its first line: an outline whose values vary.
+            continue;
+        }
+        if file.starts_with("config: ") {
+            // Another tool's configuration file (sccache's): not part of the
+            // crate, but it must still be valid TOML.
+            if let Err(e) = s.body.parse::<toml::Table>() {
+                panic!(
+                    "{}:{}: {file} is not valid TOML: {e}",
+                    doc.display(),
+                    s.line
+                );
+            }
             continue;
         }
         files += 1;
