@@ -180,8 +180,8 @@ impl ArchPlan {
     /// (or `NN-virtual` when it has no SASS).
     ///
     /// ```
-    /// use cuda_build::arch::Arch;
-    /// use cuda_build::plan::{ArchPlan, ArchSource};
+    /// use cuda_core::arch::Arch;
+    /// use cuda_core::plan::{ArchPlan, ArchSource};
     /// let plan = ArchPlan { sass: vec![Arch::new(8, 0), Arch::new(9, 0)], ptx: Some(Arch::new(9, 0)),
     ///     source: ArchSource::CudaArchs, warnings: vec![] };
     /// assert_eq!(plan.to_arch_list(), "80-real;90");
