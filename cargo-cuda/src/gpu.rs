@@ -132,38 +132,13 @@ pub fn run_vector_add(image: &[u8], ordinal: usize) -> Result<String, RunFailure
     })
 }
 
-/// `cuModuleLoadDataEx` with the JIT error and info logs captured.
+/// Loads the image through the one JIT-log loader (`cuda_core::jit`), keeping
+/// the JIT's error log for the report when the driver rejects it.
 fn load_with_log(image: &[u8]) -> Result<sys::CUmodule, RunFailure> {
-    let mut error_log = vec![0u8; 16 * 1024];
-    let mut info_log = vec![0u8; 16 * 1024];
-    let mut options = [
-        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-        sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER,
-        sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-    ];
-    let mut values: [*mut c_void; 4] = [
-        error_log.as_mut_ptr().cast(),
-        error_log.len() as *mut c_void,
-        info_log.as_mut_ptr().cast(),
-        info_log.len() as *mut c_void,
-    ];
-    let mut module: sys::CUmodule = std::ptr::null_mut();
-    // SAFETY: the buffers outlive the call; sizes are passed by value as the API requires.
-    let r = unsafe {
-        sys::cuModuleLoadDataEx(
-            &mut module,
-            image.as_ptr().cast(),
-            options.len() as u32,
-            options.as_mut_ptr(),
-            values.as_mut_ptr(),
-        )
-    };
+    // SAFETY: `run` made the primary context current on this thread.
+    let (r, module, logs) = unsafe { cuda_core::jit::load_with_logs(image, false) };
     if let Err(mut f) = check(r, "loading the kernel image (cuModuleLoadDataEx)") {
-        let log = String::from_utf8_lossy(error_log.split(|&b| b == 0).next().unwrap_or(&[]))
-            .trim()
-            .to_string();
-        f.jit_log = (!log.is_empty()).then_some(log);
+        f.jit_log = (!logs.error.is_empty()).then_some(logs.error);
         return Err(f);
     }
     Ok(module)

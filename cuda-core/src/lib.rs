@@ -34,6 +34,7 @@
 //! | [`diagnose`] | logs in, stable-coded causes and fixes out |
 //! | [`image`] | kernel images in any file (fatbin, cubin, PTX), and whether they run on a target |
 //! | [`metadata`] | `[package.metadata.cuda]` of a manifest |
+//! | `jit` (feature `cudarc`) | loading a kernel image with the driver JIT's logs |
 //! | [`process`], [`fsutil`] | children under a deadline; atomic file writes |
 #![warn(missing_docs)]
 
@@ -45,6 +46,8 @@ mod error;
 pub mod facts;
 pub mod fsutil;
 pub mod image;
+#[cfg(feature = "cudarc")]
+pub mod jit;
 pub mod metadata;
 pub mod plan;
 pub mod probe;

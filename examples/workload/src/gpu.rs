@@ -176,65 +176,19 @@ pub fn load_module(ctx: &Arc<CudaContext>, image: &[u8]) -> Result<Arc<CudaModul
     }
 }
 
+/// The JIT's logs for an image that failed to load, from the one loader
+/// (`cuda_core::jit`), verbose.
 fn jit_log(ctx: &Arc<CudaContext>, image: &[u8]) -> String {
-    const LOG: usize = 16 * 1024;
     if ctx.bind_to_thread().is_err() {
         return String::new();
     }
-    let mut error_log = vec![0u8; LOG];
-    let mut info_log = vec![0u8; LOG];
-    let mut options = [
-        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-        sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER,
-        sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-        sys::CUjit_option::CU_JIT_LOG_VERBOSE,
-    ];
-    // The driver reads sizes and flags as integers stored in the pointer slots.
-    let mut values: [*mut c_void; 5] = [
-        error_log.as_mut_ptr().cast(),
-        LOG as *mut c_void,
-        info_log.as_mut_ptr().cast(),
-        LOG as *mut c_void,
-        1usize as *mut c_void,
-    ];
-    let mut module: sys::CUmodule = std::ptr::null_mut();
-    // The image must outlive the call and be readable as bytes; copy it so a
-    // fatbin's required alignment holds.
-    let owned: Vec<u64> = image
-        .chunks(8)
-        .map(|c| {
-            let mut b = [0u8; 8];
-            b[..c.len()].copy_from_slice(c);
-            u64::from_le_bytes(b)
-        })
-        .collect();
-    // SAFETY: the option arrays have matching lengths; the buffers are
-    // LOG bytes long and live until after the call.
-    let r = unsafe {
-        sys::cuModuleLoadDataEx(
-            &mut module,
-            owned.as_ptr().cast(),
-            options.len() as u32,
-            options.as_mut_ptr(),
-            values.as_mut_ptr(),
-        )
-    };
+    // SAFETY: the context was bound to this thread just above.
+    let (r, module, logs) = unsafe { cuda_core::jit::load_with_logs(image, true) };
     if r == sys::CUresult::CUDA_SUCCESS && !module.is_null() {
         // SAFETY: the module was just loaded and nothing else holds it.
         unsafe { sys::cuModuleUnload(module) };
     }
-    let text = |buf: &[u8]| {
-        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-        String::from_utf8_lossy(&buf[..end]).trim().to_string()
-    };
-    let (err, info) = (text(&error_log), text(&info_log));
-    match (err.is_empty(), info.is_empty()) {
-        (true, true) => String::new(),
-        (false, true) => err,
-        (true, false) => info,
-        (false, false) => format!("{err}\n{info}"),
-    }
+    logs.combined()
 }
 
 /// One GPU, its stream, and what the workload needs to know about it.
