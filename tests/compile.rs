@@ -1063,11 +1063,17 @@ fn a_hung_nvcc_is_killed_and_leaves_nothing_trusted() {
     let Some(fx) = fixture(&["vector_add.cu"]) else {
         return;
     };
-    // An nvcc that writes half an output, then hangs (a killed or wedged compile).
+    // An nvcc that writes half an output and an intermediate in its TMPDIR
+    // (as nvcc's tmpxft_* files), records where that was, then hangs.
     let slow = fx.root().join("bin/slow-nvcc");
+    let seen = fx.root().join("tmpdir-seen");
     workspace_tests::write_script(
         &slow,
-        "out=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=\"$2\"; shift; done\nprintf 'half' > \"$out\"\nexec sleep 30",
+        &format!(
+            "echo \"$TMPDIR\" > '{}'\ntouch \"${{TMPDIR:-/tmp}}/tmpxft_fake_{}\"\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=\"$2\"; shift; done\nprintf 'half' > \"$out\"\nexec sleep 30",
+            seen.display(),
+            std::process::id()
+        ),
     );
     let mut tk = fx.tk.clone();
     tk.nvcc = slow;
@@ -1089,6 +1095,15 @@ fn a_hung_nvcc_is_killed_and_leaves_nothing_trusted() {
         .filter(|p| std::fs::read(p).is_ok_and(|b| b == b"half"))
         .collect();
     assert!(kept.is_empty(), "{kept:?}");
+    // nvcc's TMPDIR was the job's own directory, and it is gone with its intermediates.
+    let tmpdir = std::fs::read_to_string(&seen).unwrap();
+    let tmpdir = Path::new(tmpdir.trim());
+    assert!(
+        tmpdir.starts_with(fx.root()),
+        "nvcc's TMPDIR was {}",
+        tmpdir.display()
+    );
+    assert!(!tmpdir.exists(), "{} was left behind", tmpdir.display());
     // The next (working) build compiles for real.
     let a = fx.build().dir("cu").try_compile().unwrap();
     assert_eq!(a.stats.compiled, 1);

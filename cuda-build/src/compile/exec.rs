@@ -158,7 +158,13 @@ impl Run<'_> {
             args.push(tmp.join(role).into());
             args.push(job.source_arg.clone().into());
             let shown = || self.shown_args(job, &args, tmp);
-            match runner.run(&args) {
+            // nvcc's own intermediates (tmpxft_*) go to the job's directory,
+            // removed below whether nvcc finished, failed or was killed.
+            let job_runner = nvcc::Runner {
+                tmpdir: Some(tmp.to_path_buf()),
+                ..runner.clone()
+            };
+            match job_runner.run(&args) {
                 Ok(stderr) => stderr_all.push_str(&stderr),
                 Err(mut f) => {
                     f.command = runner.display_failed(&f, &shown());

@@ -31,6 +31,9 @@ pub(crate) struct Runner {
     pub sccache_off: Arc<AtomicBool>,
     /// The directory nvcc runs in (the package root, so paths can be relative).
     pub cwd: PathBuf,
+    /// nvcc's TMPDIR: a job's own temporary directory, removed with it, so the
+    /// `tmpxft_*` files of a killed nvcc do not pile up in /tmp.
+    pub tmpdir: Option<PathBuf>,
 }
 
 /// The variable that set the wrapper, for messages.
@@ -89,6 +92,7 @@ impl Runner {
             sccache_deadline: super::sccache::stall_deadline(env, timeout),
             sccache_off: Arc::default(),
             cwd: cwd.to_path_buf(),
+            tmpdir: None,
         };
         runner.check_sccache(env);
         runner
@@ -159,6 +163,9 @@ impl Runner {
         }
         if !self.cwd.as_os_str().is_empty() {
             cmd.current_dir(&self.cwd);
+        }
+        if let Some(t) = &self.tmpdir {
+            cmd.env("TMPDIR", t);
         }
         for (name, value) in &self.child_env {
             match value {
