@@ -786,7 +786,7 @@ fn not_detected(source: Option<&ArchSource>) -> Error {
     Error::new("arch-not-detected", message)
         .with_help("set CUDA_ARCHS to the GPUs you run on, e.g. `CUDA_ARCHS=90` (H100/H200) or `CUDA_ARCHS=\"80;86;89;90\"`")
         .with_help("or add `arch = \"90\"` under `[package.metadata.cuda]` in Cargo.toml")
-        .with_help("or call `.arch(\"90\")` on the cuda_core::Build in build.rs, or `.fallback_arch(\"80;90\")` to use a list only when no GPU is found")
+        .with_help("or call `.arch(\"90\")` on the cuda_build::Build in build.rs, or `.fallback_arch(\"80;90\")` to use a list only when no GPU is found")
         .with_help("run `cargo cuda doctor` to see why detection found no GPU")
 }
 

@@ -1311,7 +1311,7 @@ nothing does.
 
 Confirm: is the builder called from build.rs?
 
-Fix: call cuda_core::Build from build.rs, or set Build::out_dir."),
+Fix: call cuda_build::Build from build.rs, or set Build::out_dir."),
     doc("out-dir-not-writable", Environment, "The output directory is not writable", "\
 cuda-build could not write into the output directory (permissions, a read-only mount).
 
