@@ -180,10 +180,12 @@ fn explain_log(text: &str, json: bool, ctx: &cb::Context, out: &Style) -> i32 {
             );
         }
     }
+    // Like a linter: a known failure found (printed as `error[code]`) exits 1;
+    // a log with nothing known in it is not an error.
     if found.is_empty() {
-        1
-    } else {
         0
+    } else {
+        1
     }
 }
 

@@ -49,7 +49,7 @@ fn corpus_logs_give_their_codes_through_the_cli() {
         let diags = v["diagnoses"].as_array().unwrap();
         if expect.trim() == "none" {
             assert!(diags.is_empty(), "{}: {v:#}", path.display());
-            assert_eq!(out.status.code(), Some(1));
+            assert_eq!(out.status.code(), Some(0));
             continue;
         }
         // `# expect: TOP[, OTHER...]`: the first code is the top diagnosis.
@@ -60,7 +60,7 @@ fn corpus_logs_give_their_codes_through_the_cli() {
             "{}: {v:#}",
             path.display()
         );
-        assert_eq!(out.status.code(), Some(0), "{}", path.display());
+        assert_eq!(out.status.code(), Some(1), "{}", path.display());
         for key in ["code", "title", "evidence", "cause", "fix"] {
             assert!(diags[0].get(key).is_some(), "missing {key}: {:#}", diags[0]);
         }
@@ -94,7 +94,7 @@ fn real_nvcc_error_from_stdin() {
     );
     let out = explain_stdin(&log, &["-"]);
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
     assert!(stdout.contains("arch-dropped-by-nvcc"), "{stdout}");
     assert!(
         stdout.contains("sm_70"),
@@ -103,13 +103,13 @@ fn real_nvcc_error_from_stdin() {
 }
 
 #[test]
-fn nothing_recognised_exits_1_and_says_so() {
+fn nothing_recognised_exits_0_and_says_so() {
     let out = explain_stdin("   Compiling foo v0.1.0\n    Finished dev profile\n", &[]);
     let (stdout, _) = text(&out);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(0));
     assert_eq!(stdout.trim(), "no known CUDA failure found");
     let out = explain_stdin("all good\n", &["--json"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(0));
     assert_eq!(json(&out)["diagnoses"], serde_json::json!([]));
 }
 
@@ -186,7 +186,7 @@ fn fixes_use_the_detected_toolkit_unless_told_not_to() {
             .write_all(log.as_bytes())
             .unwrap();
         let out = child.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out).1);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out).1);
         let v = json(&out);
         assert_eq!(v["diagnoses"][0]["code"], "arch-dropped-by-nvcc", "{v:#}");
         v["diagnoses"][0]["fix"].to_string()
@@ -225,11 +225,11 @@ fn closed_stdout_pipe_ends_quietly() {
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
 }
 
 /// Binary garbage, invalid UTF-8 and NUL bytes are read as text: nothing
-/// found, exit 1, no panic.
+/// found, exit 0, no panic.
 #[test]
 fn binary_input_finds_nothing() {
     let mut bytes: Vec<u8> = (0..=255u8).cycle().take(1 << 16).collect();
@@ -244,7 +244,7 @@ fn binary_input_finds_nothing() {
     child.stdin.take().unwrap().write_all(&bytes).unwrap();
     let out = child.wait_with_output().unwrap();
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert_eq!(stdout.trim(), "no known CUDA failure found");
 }
 
@@ -256,7 +256,7 @@ fn text_report_does_not_echo_the_log() {
         "unrelated-marker-line-7f3a\nnvcc fatal   : Unsupported gpu architecture 'compute_70'\n";
     let out = explain_stdin(log, &[]);
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("error[arch-dropped-by-nvcc]") || stdout.contains("error[arch-"),
         "{stdout}"
