@@ -68,7 +68,7 @@ make_bundle() {
   cd "$repo" || return 2
   # Every gpu_required("name") must match the run mode's `gpu` filter.
   local unnamed
-  unnamed=$(grep -rhoE --include='*.rs' 'gpu_required\("[^"]*"\)' cuda-build cargo-cuda kernels examples tests 2>/dev/null |
+  unnamed=$(grep -rhoE --include='*.rs' 'gpu_required\("[^"]*"\)' cuda-core cuda-build cargo-cuda kernels examples tests 2>/dev/null |
     grep -v 'gpu_required("[^"]*gpu[^"]*")' | grep -v 'gpu_required("name")')
   if [[ -n $unnamed ]]; then
     say "GPU tests whose names lack \`gpu\` would not run on the GPU machine: $unnamed"
@@ -77,8 +77,9 @@ make_bundle() {
   # The kernels need nvcc: use the test command's toolkit when nothing else is set.
   local cache=${CARGO_CUDA_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cargo-cuda-test}
   if [[ -z ${NVCC:-} && -z ${CUDA_HOME:-} && -z ${CUDA_PATH:-} ]] && ! command -v nvcc >/dev/null; then
-    if [[ -x $cache/cu13/nvidia/cu13/bin/nvcc ]]; then
-      export CUDA_HOME=$cache/cu13/nvidia/cu13
+    # scripts/test.sh installs it with `cargo cuda toolkit install` into this store.
+    if [[ -x $cache/store/toolkits/13.0.88/bin/nvcc ]]; then
+      export CUDA_HOME=$cache/store/toolkits/13.0.88
       say "using nvcc from $CUDA_HOME (run scripts/test.sh once to install it)"
     fi
   fi
