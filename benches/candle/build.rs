@@ -7,8 +7,13 @@ use std::path::{Path, PathBuf};
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    // candle's flags, and only those: cudaforge adds no profile flags, so
+    // cuda-build's dev-profile `-lineinfo` is off too (same PTX, same work).
     let common = |b: &mut Build| {
-        b.flag("--expt-relaxed-constexpr").std("17").flag("-O3");
+        b.flag("--expt-relaxed-constexpr")
+            .std("17")
+            .flag("-O3")
+            .profile_flags(false);
     };
 
     let mut ptx = Build::new();

@@ -116,6 +116,13 @@ done
 for v in cudaforge cuda-build; do
     n=$(echo "$v" | tr - _)
     eval "cold_$n=\$(time_build $v)"
+    # The limit: every file's own nvcc time (cuda-build records each job's
+    # duration in its cache), summed, over the cores, from this very run.
+    if [ "$v" = cuda-build ]; then
+        nvcc_sum=$(find "$CUDA_BUILD_CACHE_DIR/v1/durations" -name '*.json' -exec cat {} + |
+            grep -o '"secs":[0-9.e+-]*' | cut -d: -f2 | paste -sd+ | bc)
+        files=$(find "$CUDA_BUILD_CACHE_DIR/v1/durations" -name '*.json' | wc -l)
+    fi
     eval "noop_$n=\$(time_build $v)"
     eval "rerun_$n=\$(script_rerun $v)"
     eval "lines_$n=\"\$(lines $v)/\$(distinct $v)\""
@@ -131,7 +138,10 @@ done
 
 printf '\ncandle-kernels 0.11.1, sm_%s, %s jobs%s\n\n' "$arch" "$jobs" "${subset:+, subset: $subset}"
 printf '| step | cudaforge 0.1.6 | cuda-build |\n|---|---|---|\n'
-printf '| cold | %.2f s | %.2f s |\n' "$cold_cudaforge" "$cold_cuda_build"
+printf '| cold | %.2f s | %.2f s (%.3f× cudaforge) |\n' "$cold_cudaforge" "$cold_cuda_build" "$(echo "$cold_cuda_build / $cold_cudaforge" | bc -l)"
+limit=$(echo "$nvcc_sum / $jobs" | bc -l)
+printf '| cold / limit (sum of %s files'"'"' nvcc times %.1f s / %s cores = %.1f s) | %.3f | %.3f |\n' \
+    "$files" "$nvcc_sum" "$jobs" "$limit" "$(echo "$cold_cudaforge / $limit" | bc -l)" "$(echo "$cold_cuda_build / $limit" | bc -l)"
 printf '| no-op cargo build | %.2f s | %.2f s |\n' "$noop_cudaforge" "$noop_cuda_build"
 printf '| build-script rerun, nothing to compile (dev profile) | %.3f s | %.3f s |\n' "$rerun_cudaforge" "$rerun_cuda_build"
 printf '| cargo: lines printed / distinct | %s | %s |\n' "$lines_cudaforge" "$lines_cuda_build"

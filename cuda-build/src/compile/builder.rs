@@ -400,15 +400,3 @@ impl Build {
         super::pool::try_compile_all([self]).map(|mut v| v.remove(0))
     }
 }
-
-/// Unknown `[package.metadata.cuda]` keys of the package being built.
-pub(super) fn metadata_warnings(env: &Env) -> impl Iterator<Item = String> {
-    let dir = env
-        .get_os(crate::env::Var::CargoManifestDir)
-        .map(std::path::PathBuf::from)
-        .filter(|d| d.join("Cargo.toml").is_file());
-    dir.and_then(|d| crate::metadata::read(&d).ok())
-        .map(|m| m.warnings)
-        .unwrap_or_default()
-        .into_iter()
-}

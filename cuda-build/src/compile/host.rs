@@ -113,19 +113,28 @@ pub(crate) fn compiler(
         return Ok(Some(HostTool { path, from: name }));
     }
     let set_by = env.get_for_target("CXX", triple, host).map(|(n, _)| n);
-    let tool = cc_build(env, triple, host, scratch)
-        .try_get_compiler()
-        .map_err(|e| {
-            Error::new(
-                "host-compiler-not-found",
-                format!("cc found no C++ compiler for `{triple}`: {e}"),
-            )
-            .with_help(format!(
-                "set CXX_{} (or NVCC_CCBIN) to the host C++ compiler for that target",
-                triple.replace('-', "_")
-            ))
-        })?;
-    let name = tool.path().to_path_buf();
+    let memo = Memo::open(scratch);
+    let key = memo_key(env, &["cc", triple, host]);
+    let name = match memo.get(&key).map(PathBuf::from) {
+        Some(name) => name,
+        None => {
+            let tool = cc_build(env, triple, host, scratch)
+                .try_get_compiler()
+                .map_err(|e| {
+                    Error::new(
+                        "host-compiler-not-found",
+                        format!("cc found no C++ compiler for `{triple}`: {e}"),
+                    )
+                    .with_help(format!(
+                        "set CXX_{} (or NVCC_CCBIN) to the host C++ compiler for that target",
+                        triple.replace('-', "_")
+                    ))
+                })?;
+            let name = tool.path().to_path_buf();
+            memo.put(&key, &name.to_string_lossy());
+            name
+        }
+    };
     match (resolve(env, &name), set_by) {
         (Some(path), Some(var)) => Ok(Some(HostTool { path, from: var })),
         (Some(path), None) => Ok(Some(HostTool {
@@ -239,6 +248,50 @@ pub(crate) fn check_version(
     tool: &HostTool,
     toolkit: &semver::Version,
     flags: &[String],
+    scratch: Option<&Path>,
+) -> Result<Vec<String>, Error> {
+    let allowed = flags
+        .iter()
+        .any(|f| f.trim_start_matches('-') == "allow-unsupported-compiler");
+    // The verdict depends on the compiler binary itself: keyed by its size
+    // and mtime, so replacing it (an upgrade, `update-alternatives`) asks again.
+    let memo = scratch.map(Memo::open);
+    let key = std::fs::metadata(&tool.path).ok().and_then(|m| {
+        let mtime = m
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        Some(memo_key(
+            env,
+            &[
+                "version",
+                &tool.path.to_string_lossy(),
+                &tool.from,
+                &m.len().to_string(),
+                &mtime.as_nanos().to_string(),
+                &toolkit.to_string(),
+                &allowed.to_string(),
+            ],
+        ))
+    });
+    if let (Some(memo), Some(key)) = (&memo, &key) {
+        if let Some(notes) = memo.get(key).and_then(|t| serde_json::from_str(&t).ok()) {
+            return Ok(notes);
+        }
+    }
+    let notes = check_version_uncached(env, tool, toolkit, allowed)?;
+    if let (Some(memo), Some(key), Ok(text)) = (&memo, &key, serde_json::to_string(&notes)) {
+        memo.put(key, &text);
+    }
+    Ok(notes)
+}
+
+fn check_version_uncached(
+    env: &Env,
+    tool: &HostTool,
+    toolkit: &semver::Version,
+    allowed: bool,
 ) -> Result<Vec<String>, Error> {
     let timeout = crate::process::timeout_from_env(env, Duration::from_secs(10));
     let hc = match crate::compat::identify_host_compiler(&tool.path, timeout) {
@@ -253,9 +306,6 @@ pub(crate) fn check_version(
         }
     };
     let verdict = crate::compat::host_compiler_ok(&hc, toolkit);
-    let allowed = flags
-        .iter()
-        .any(|f| f.trim_start_matches('-') == "allow-unsupported-compiler");
     match verdict.status {
         crate::compat::Status::Pass => Ok(Vec::new()),
         crate::compat::Status::Fail if !allowed => {
@@ -280,6 +330,78 @@ pub(crate) fn check_version(
             verdict.reason, tool.from
         )]),
     }
+}
+
+/// What cc and the version probe found, remembered in the build's scratch
+/// directory across build-script runs. Detecting costs four compiler runs
+/// (cc's `-E` family probe and `-?`, then `--version` and
+/// `-dumpfullversion`), about 55 ms per build: most of a rerun that
+/// compiles nothing. Keys cover every variable cc could read (side channels
+/// excepted) and the triples, so any change asks again.
+struct Memo {
+    path: PathBuf,
+    entries: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
+}
+
+impl Memo {
+    fn open(scratch: &Path) -> Memo {
+        let path = scratch.join("detected.json");
+        let entries = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Memo {
+            path,
+            entries: std::sync::Mutex::new(entries),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<String> {
+        self.entries.lock().ok()?.get(key).cloned()
+    }
+
+    /// Best effort: a memo that cannot be written only costs the probe next time.
+    fn put(&self, key: &str, value: &str) {
+        let Ok(mut entries) = self.entries.lock() else {
+            return;
+        };
+        // Bounded: old keys (other environments) are dropped first-in first-out
+        // by key order, which is as good as any for a memo.
+        while entries.len() >= 64 {
+            let Some(k) = entries.keys().next().cloned() else {
+                break;
+            };
+            entries.remove(&k);
+        }
+        entries.insert(key.to_string(), value.to_string());
+        if let Ok(bytes) = serde_json::to_vec(&*entries) {
+            let _ = crate::fsutil::write_atomic_unsynced(&self.path, &bytes);
+        }
+    }
+}
+
+/// A memo key: the parts, then every variable of the Env that is not a side
+/// channel (they change on every `cargo cuda build` and never change the
+/// compiler cc picks).
+fn memo_key(env: &Env, parts: &[&str]) -> String {
+    let mut k = super::hash::KeyHasher::new("host-memo-v1");
+    for p in parts {
+        k.str(p);
+    }
+    let mut vars: Vec<(String, OsString)> = env
+        .iter()
+        .filter(|(v, _)| v.is_build_input())
+        .map(|(v, value)| (v.name().to_string(), value.to_os_string()))
+        .chain(
+            env.iter_named()
+                .map(|(n, value)| (n.to_string(), value.to_os_string())),
+        )
+        .collect();
+    vars.sort();
+    for (name, value) in vars {
+        k.str(&name).str(&value.to_string_lossy());
+    }
+    k.finish()
 }
 
 #[cfg(test)]

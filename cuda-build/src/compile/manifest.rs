@@ -2,7 +2,7 @@
 //! run with nothing changed stats files instead of hashing them, and starts
 //! no nvcc.
 
-use super::hash::FileHashes;
+use super::hash::{file_stat as stat, FileHashes};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -14,17 +14,6 @@ pub(crate) struct Stamp {
     pub mtime_ns: u64,
     /// SHA-256 of the content; empty for outputs (their hashes live in the cache).
     pub sha: String,
-}
-
-fn stat(path: &Path) -> Option<(u64, u64)> {
-    let m = std::fs::metadata(path).ok()?;
-    let mtime = m
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_nanos() as u64;
-    Some((m.len(), mtime))
 }
 
 impl Stamp {
@@ -240,6 +229,14 @@ impl Manifest {
             launchers: self.launchers.clone(),
         };
         serde_json::to_vec(&disk).unwrap_or_default()
+    }
+
+    /// Every input's recorded size, mtime and hash (for [`FileHashes::seed`]).
+    pub(crate) fn input_stamps(&self) -> impl Iterator<Item = (&Path, u64, u64, &str)> + '_ {
+        self.sources
+            .values()
+            .flat_map(|e| e.deps.iter())
+            .map(|d| (d.path.as_path(), d.size, d.mtime_ns, d.sha.as_str()))
     }
 
     /// Every input some source was built from (sources and headers).

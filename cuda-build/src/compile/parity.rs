@@ -126,6 +126,11 @@ impl Build {
             b.arch = Some(value);
         }
 
+        // `[package.metadata.cuda]` and toolkit discovery, once per build:
+        // the engine gets both (and the other toolkits found, which failure
+        // explanations name) instead of reading and searching again.
+        let metadata = super::glue::metadata(&super::run::package_dir(env))?;
+        let mut toolkits = None;
         if b.toolkit.is_none() {
             if let Some(root) = &b.toolkit_root {
                 let opts = crate::toolkit::DiscoverOptions {
@@ -135,16 +140,13 @@ impl Build {
                 b.toolkit = Some(crate::toolkit::discover(env, &opts)?.into_selected()?);
             } else {
                 // The package's `toolkit` requirement applies here as in the engine.
-                let dir = env
-                    .get_os(crate::env::Var::CargoManifestDir)
-                    .map(PathBuf::from)
-                    .unwrap_or_default();
-                let md = super::glue::metadata(&dir).unwrap_or_default();
-                if let Ok((tk, _others)) = super::glue::find_toolkit(env, &md) {
-                    b.toolkit = Some(tk);
+                let found = super::glue::find_toolkit(env, &metadata);
+                if let Ok((tk, _)) = &found {
+                    b.toolkit = Some(tk.clone());
                 }
+                // Not found: the engine reports it (or builds docs.rs's empty module).
+                toolkits = Some(found);
             }
-            // Not found: the engine reports it (or builds docs.rs's empty module).
         }
 
         let (target, host_triple) = host::triples(env);
@@ -170,7 +172,7 @@ impl Build {
         });
         if let Some(c) = &ccbin {
             if let Some(v) = b.toolkit.as_ref().and_then(|t| t.version.as_ref()) {
-                notes.extend(host::check_version(env, c, v, &b.flags)?);
+                notes.extend(host::check_version(env, c, v, &b.flags, Some(&scratch))?);
             }
             b.ccbin = Some(c.path.clone());
         }
@@ -212,6 +214,7 @@ impl Build {
             build: b,
             notes,
             rerun,
+            found: Found { metadata, toolkits },
         })
     }
 }
@@ -221,6 +224,17 @@ pub(super) struct Prepared {
     pub build: Build,
     pub notes: Vec<String>,
     pub rerun: Vec<String>,
+    pub found: Found,
+}
+
+/// What preparing read and discovered, handed to the engine as is.
+#[derive(Clone, Default)]
+pub(super) struct Found {
+    /// The package's `[package.metadata.cuda]`.
+    pub metadata: crate::metadata::CudaMetadata,
+    /// The selected toolkit and the others found; None when the builder
+    /// named its toolkit (`Build::toolkit`, `Build::toolkit_root`).
+    pub toolkits: Option<Result<(crate::toolkit::Toolkit, Vec<crate::toolkit::Toolkit>), Error>>,
 }
 
 /// Where cc may write its compiler-detection scratch files.

@@ -130,11 +130,15 @@ struct Duration {
 pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec<String>)> {
     // Only build inputs are rerun triggers: side channels (the progress file,
     // colours) differ between `cargo` and `cargo cuda` and must not dirty a build.
-    let env_lines = |env: &Env| -> Vec<String> {
+    let env_lines = |env: &Env, prep: &Result<super::parity::Prepared, Error>| -> Vec<String> {
+        let md_warnings = prep
+            .as_ref()
+            .map(|p| p.found.metadata.warnings.clone())
+            .unwrap_or_default();
         crate::env::build_inputs()
             .map(|v| format!("rerun-if-env-changed={}", v.name()))
             .chain(env.check().into_iter().map(|w| format!("warning={w}")))
-            .chain(super::builder::metadata_warnings(env).map(|w| format!("warning={w}")))
+            .chain(md_warnings.into_iter().map(|w| format!("warning={w}")))
             .collect()
     };
     // Each build first resolves what cc-style settings imply (host compiler,
@@ -152,7 +156,7 @@ pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec
         .iter()
         .zip(&envs)
         .map(|(p, env)| match p {
-            Ok(p) => Run::new(&p.build, env.clone()),
+            Ok(p) => Run::new(&p.build, env.clone(), p.found.clone()),
             Err(e) => Err(e.clone()),
         })
         .collect();
@@ -269,7 +273,7 @@ pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec
         .zip(&prepared)
         .zip(&envs)
         .map(|(((run, stage), prep), env)| {
-            let mut lines = env_lines(env);
+            let mut lines = env_lines(env, prep);
             if let Ok(p) = prep {
                 lines.extend(p.rerun.iter().cloned());
             }

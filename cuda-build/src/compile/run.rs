@@ -11,6 +11,7 @@ use super::layout::OutputNames;
 use super::manifest::{InputChecks, Manifest, PlanStamp};
 use super::module::{self, ModuleItem};
 use super::nvcc::{self, Runner};
+use super::parity::Found;
 use super::progress::{Event, Progress};
 use super::{glue, sources};
 use crate::arch::Arch;
@@ -34,6 +35,8 @@ pub(super) struct Run<'b> {
     pub(super) kernel_dir: PathBuf,
     /// The target is MSVC: no `-fPIC`, no GNU link libraries.
     pub(super) msvc: bool,
+    /// The metadata and toolkits the preparing step found.
+    found: Found,
     pub(super) hashes: FileHashes,
     pub(super) checks: InputChecks,
     warnings: std::sync::Mutex<Vec<String>>,
@@ -99,7 +102,7 @@ pub(super) fn package_dir(env: &Env) -> PathBuf {
 }
 
 impl<'b> Run<'b> {
-    pub(super) fn new(b: &'b Build, env: Env) -> Result<Run<'b>, Error> {
+    pub(super) fn new(b: &'b Build, env: Env, found: Found) -> Result<Run<'b>, Error> {
         let out_dir = match (&b.out_dir, env.get_os(Var::OutDir)) {
             (Some(d), _) => d.clone(),
             (None, Some(d)) if !d.is_empty() => PathBuf::from(d),
@@ -138,6 +141,7 @@ impl<'b> Run<'b> {
             out_root,
             kernel_dir,
             msvc,
+            found,
             hashes: FileHashes::default(),
             checks: InputChecks::default(),
             warnings: std::sync::Mutex::new(Vec::new()),
@@ -244,19 +248,16 @@ impl<'b> Run<'b> {
             }
         }
         let names = module::names(&self.base, &srcs.files);
-        let md = glue::metadata(&self.base)?;
-
-        let (tk, other_toolkits) = match &b.toolkit {
-            Some(tk) => (tk.clone(), Vec::new()),
-            None => match glue::find_toolkit(&self.env, &md) {
-                Ok(found) => found,
-                Err(e) if self.env.get_os(Var::DocsRs).is_some() => {
-                    return self
-                        .docs_rs_module(&srcs.files, &names, &e)
-                        .map(Stage::Done);
-                }
-                Err(e) => return Err(e),
-            },
+        let md = &self.found.metadata;
+        let (tk, other_toolkits) = match (&self.found.toolkits, &b.toolkit) {
+            (Some(Ok(found)), _) => found.clone(),
+            (_, Some(tk)) => (tk.clone(), Vec::new()),
+            (Some(Err(e)), None) if self.env.get_os(Var::DocsRs).is_some() => {
+                return self.docs_rs_module(&srcs.files, &names, e).map(Stage::Done);
+            }
+            (Some(Err(e)), None) => return Err(e.clone()),
+            // Preparing always names or searches; searching here keeps it total.
+            (None, None) => glue::find_toolkit(&self.env, md)?,
         };
         for dir in [&self.out_root, &self.kernel_dir] {
             if let Err(e) = std::fs::create_dir_all(dir) {
@@ -265,6 +266,7 @@ impl<'b> Run<'b> {
         }
         let manifest_path = self.out_root.join("manifest.json");
         let mut manifest = Manifest::load(&manifest_path, &self.base);
+        self.hashes.seed(manifest.input_stamps());
         let loaded = manifest.clone();
         let default_inputs = ArchInputs {
             explicit: b.arch.clone(),
