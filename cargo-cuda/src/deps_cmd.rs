@@ -1,8 +1,10 @@
-//! `cargo cuda deps fetch`: header-only dependencies (CUTLASS) into the
-//! store, sha256-verified, so builds need no network (CI caches, air-gapped machines).
+//! `cargo cuda deps fetch`: header-only dependencies (CUTLASS, index
+//! packages, git repositories at a commit) into the store, verified, so
+//! builds need no network (CI caches, air-gapped machines).
 
 use std::path::Path;
 
+use cuda_build::metadata::HeaderSource;
 use cuda_install::source::{index_url, Index, Source};
 
 use crate::cb::Error;
@@ -25,21 +27,24 @@ pub fn run(session: &Session, args: &DepsArgs, err: &Style) -> i32 {
 fn fetch(session: &Session, args: &DepsArgs, err: &Style) -> Result<(), Error> {
     let DepsCommand::Fetch(a) = &args.command;
     let env = &session.env;
-    // What the workspace declares: `[package.metadata.cuda] cutlass` of its CUDA packages.
-    let mut wanted: Vec<(String, String)> = Vec::new();
+    // What the workspace declares (`cutlass = "4.2"` and
+    // `[package.metadata.cuda.header-deps]` of its CUDA packages), then the flags.
+    let mut wanted: Vec<(String, String, HeaderSource)> = Vec::new();
     if let Some(w) = session.project(a.manifest_path.as_deref()).workspace {
         for p in &w.cuda_packages {
             let dir = p.manifest_path.parent().unwrap_or(Path::new("."));
-            if let Some(v) = crate::cb::read_metadata(dir)?.cutlass {
-                wanted.push((p.name.clone(), v));
+            for (name, source) in crate::cb::read_metadata(dir)?.header_deps {
+                wanted.push((p.name.clone(), name, source));
             }
         }
     }
     if let Some(v) = &a.cutlass {
-        wanted.push(("--cutlass".into(), v.clone()));
+        let source = HeaderSource::Index {
+            package: "nvidia-cutlass".into(),
+            version: v.clone(),
+        };
+        wanted.push(("--cutlass".into(), "cutlass".into(), source));
     }
-    let store = store_dir(env)?;
-    let progress = |msg: &str| eprintln!("{}", err.status(Tone::Note, "Deps", msg));
     for spec in &a.git {
         let parsed = spec
             .split_once('=')
@@ -51,56 +56,69 @@ fn fetch(session: &Session, args: &DepsArgs, err: &Style) -> Result<(), Error> {
             )
             .with_help("e.g. `--git mylib=https://github.com/org/mylib@<full 40-digit commit>`"));
         };
-        let (dep, fetched) = cuda_install::deps::fetch_git(
-            &store,
-            name,
-            url,
-            commit,
-            a.offline || offline_env(env),
-            &progress,
-        )?;
-        let what = if fetched { "fetched" } else { "cached" };
-        eprintln!(
-            "{}",
-            err.status(Tone::Good, "Deps", &format!("{name} at {commit}: {what}"))
-        );
-        println!("{}", dep.dir.display());
-    }
-    if wanted.is_empty() && !a.git.is_empty() {
-        return Ok(());
+        let source = HeaderSource::Git {
+            url: url.into(),
+            commit: commit.into(),
+        };
+        wanted.push(("--git".into(), name.into(), source));
     }
     if wanted.is_empty() {
-        eprintln!("{}", err.status(Tone::Note, "Deps", "nothing to fetch: no package sets `[package.metadata.cuda] cutlass`, and no --cutlass was given"));
+        eprintln!("{}", err.status(Tone::Note, "Deps", "nothing to fetch: no package declares `[package.metadata.cuda] cutlass` or `[package.metadata.cuda.header-deps]`, and no --cutlass or --git was given"));
         return Ok(());
     }
+    let store = store_dir(env)?;
+    let offline = a.offline || offline_env(env);
+    let progress = |msg: &str| eprintln!("{}", err.status(Tone::Note, "Deps", msg));
     let (url, setting) = index_url(a.index_url.as_deref(), env);
     let make = || -> Result<Box<dyn Source>, Error> {
         let http = cuda_install::http::Http::new(env)?;
         Ok(Box::new(Index::new(&url, setting, http)))
     };
-    for (who, version) in wanted {
-        let (dep, fetched) = cuda_install::deps::fetch(
-            &store,
-            &make,
-            "nvidia-cutlass",
-            &version,
-            a.offline || offline_env(env),
-            &progress,
-        )?;
-        let what = if fetched { "fetched" } else { "cached" };
-        eprintln!(
-            "{}",
-            err.status(
-                Tone::Good,
-                "Deps",
-                &format!(
-                    "CUTLASS {} for {who}: {what}, sha256 {}",
-                    dep.version,
-                    &dep.sha256[..12]
+    let mut done: Vec<(&str, &HeaderSource)> = Vec::new();
+    for (who, name, source) in &wanted {
+        // Two packages declaring the same dependency: fetched and reported once.
+        if done.contains(&(name.as_str(), source)) {
+            continue;
+        }
+        done.push((name, source));
+        let (line, dir) = match source {
+            HeaderSource::Index { package, version } => {
+                let (dep, fetched) =
+                    cuda_install::deps::fetch(&store, &make, package, version, offline, &progress)?;
+                let what = if fetched { "fetched" } else { "cached" };
+                let sha = dep.sha256.get(..12).unwrap_or(&dep.sha256);
+                let line = if package == "nvidia-cutlass" {
+                    format!("CUTLASS {} for {who}: {what}, sha256 {sha}", dep.version)
+                } else {
+                    format!(
+                        "{name} ({package} {}) for {who}: {what}, sha256 {sha}",
+                        dep.version
+                    )
+                };
+                (line, dep.dir)
+            }
+            HeaderSource::Git { url, commit } => {
+                let (dep, fetched) =
+                    cuda_install::deps::fetch_git(&store, name, url, commit, offline, &progress)?;
+                let what = if fetched { "fetched" } else { "cached" };
+                (format!("{name} at {commit} for {who}: {what}"), dep.dir)
+            }
+            HeaderSource::Path(dir) => {
+                if !dir.is_dir() {
+                    return Err(Error::new(
+                        "header-dep-missing",
+                        format!("header dependency `{name}` of {who}: `{}` is not a directory", dir.display()),
+                    )
+                    .with_help("fix its `path` under [package.metadata.cuda.header-deps] (for a submodule: run `git submodule update --init`)"));
+                }
+                (
+                    format!("{name} for {who}: local directory, nothing to fetch"),
+                    dir.clone(),
                 )
-            )
-        );
-        println!("{}", dep.dir.display());
+            }
+        };
+        eprintln!("{}", err.status(Tone::Good, "Deps", &line));
+        println!("{}", dir.display());
     }
     Ok(())
 }

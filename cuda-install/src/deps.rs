@@ -150,10 +150,7 @@ pub fn fetch(
     Ok((dep, true))
 }
 
-/// Whether `commit` is a full commit hash (40 hex digits, or 64 for SHA-256 repositories).
-pub fn is_full_commit(commit: &str) -> bool {
-    matches!(commit.len(), 40 | 64) && commit.bytes().all(|b| b.is_ascii_hexdigit())
-}
+pub use cuda_build::metadata::is_full_commit;
 
 fn git(args: &[&str], dir: Option<&Path>) -> Result<String, String> {
     let mut cmd = std::process::Command::new("git");

@@ -258,11 +258,8 @@ impl Build {
     /// CUTLASS and CuTe from NVIDIA's `nvidia-cutlass` wheel (`"4.2"`), in the
     /// store; also requires C++17 (set when `std` is not) and sm_80+ targets.
     pub fn cutlass(&mut self, version: &str) -> &mut Self {
-        self.header_needs.push(super::header_deps::Needs {
-            who: format!("CUTLASS {version}"),
-            min_std: 17,
-            min_cc: (8, 0),
-        });
+        self.header_needs
+            .push(super::header_deps::cutlass_needs(version));
         self.header_dep(
             "cutlass",
             super::HeaderSource::Index {
@@ -270,6 +267,33 @@ impl Build {
                 version: version.into(),
             },
         )
+    }
+
+    /// Every header-only dependency the package's `[package.metadata.cuda]`
+    /// declares (`cutlass = "4.2"` and `[package.metadata.cuda.header-deps]`),
+    /// as [`Build::header_dep`] would add them: the same declaration
+    /// `cargo cuda deps fetch` reads to fill the store. CUTLASS from
+    /// `nvidia-cutlass` brings its checks, as with [`Build::cutlass`]. Call it
+    /// after [`Build::env`] when setting one (it reads `CARGO_MANIFEST_DIR`).
+    pub fn header_deps_from_metadata(&mut self) -> &mut Self {
+        let env = self.env.clone().unwrap_or_else(Env::from_process);
+        let deps = match super::header_deps::declared(&super::run::package_dir(&env)) {
+            Ok(deps) => deps,
+            Err(e) => {
+                self.setup_errors.push(e);
+                return self;
+            }
+        };
+        for (name, source) in deps {
+            if let super::HeaderSource::Index { package, version } = &source {
+                if package == "nvidia-cutlass" {
+                    self.header_needs
+                        .push(super::header_deps::cutlass_needs(version));
+                }
+            }
+            self.header_dep(&name, source);
+        }
+        self
     }
 
     /// The C++ standard: `17`, `c++17` or `c++20`.

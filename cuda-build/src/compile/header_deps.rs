@@ -12,27 +12,7 @@ use crate::env::Env;
 use crate::toolkit::store;
 use crate::Error;
 
-/// Where a header-only dependency comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HeaderSource {
-    /// A local directory of headers (a vendored submodule); used as an include dir.
-    Path(PathBuf),
-    /// A git repository at a full commit hash, read from the store
-    /// (`cargo cuda deps fetch --git NAME=URL@COMMIT` puts it there).
-    Git {
-        /// Repository URL.
-        url: String,
-        /// The full commit hash.
-        commit: String,
-    },
-    /// A package on the index at a version (`4.2` matches 4.2.0.0), read from the store.
-    Index {
-        /// Package name, e.g. `nvidia-cutlass`.
-        package: String,
-        /// Version or version prefix.
-        version: String,
-    },
-}
+pub use crate::metadata::HeaderSource;
 
 /// A dependency resolved to include directories.
 #[derive(Debug, Clone)]
@@ -69,9 +49,7 @@ pub(super) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
             })
         }
         HeaderSource::Git { url, commit } => {
-            let full =
-                matches!(commit.len(), 40 | 64) && commit.bytes().all(|b| b.is_ascii_hexdigit());
-            if !full {
+            if !crate::metadata::is_full_commit(commit) {
                 return Err(Error::new(
                     "header-dep-bad-commit",
                     format!("header dependency `{name}`: `{commit}` is not a full commit hash"),
@@ -84,7 +62,7 @@ pub(super) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
                     "header-dep-missing",
                     format!("header dependency `{name}` ({url} at {commit}) is not in the store; build scripts never download"),
                 )
-                .with_help(format!("run `cargo cuda deps fetch --git {name}={url}@{commit}`")));
+                .with_help(format!("run `cargo cuda deps fetch` (it fetches every `[package.metadata.cuda.header-deps]` entry of the workspace), or `cargo cuda deps fetch --git {name}={url}@{commit}`")));
             };
             Ok(Resolved {
                 name: name.into(),
@@ -93,7 +71,11 @@ pub(super) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
             })
         }
         HeaderSource::Index { package, version } => {
-            let fetch = format!("run `cargo cuda deps fetch` (it fetches every `[package.metadata.cuda]` dependency of the workspace), or `cargo cuda deps fetch --{name} {version}`");
+            let fetch = if package == "nvidia-cutlass" {
+                format!("run `cargo cuda deps fetch` (it fetches every `[package.metadata.cuda]` dependency of the workspace), or `cargo cuda deps fetch --cutlass {version}`")
+            } else {
+                format!("declare it as `{name} = {{ index = \"{package}\", version = \"{version}\" }}` under [package.metadata.cuda.header-deps] and run `cargo cuda deps fetch`")
+            };
             let Some(root) = store::root(env) else {
                 return Err(Error::new(
                     "header-dep-missing",
@@ -126,6 +108,23 @@ pub(super) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
             })
         }
     }
+}
+
+/// What CUTLASS 3.x/4.x needs: C++17 and sm_80+ for most of its paths.
+pub(super) fn cutlass_needs(version: &str) -> Needs {
+    Needs {
+        who: format!("CUTLASS {version}"),
+        min_std: 17,
+        min_cc: (8, 0),
+    }
+}
+
+/// The header dependencies `[package.metadata.cuda]` of the package at
+/// `manifest_dir` declares (`cutlass = "4.2"` and `[package.metadata.cuda.header-deps]`).
+pub(super) fn declared(
+    manifest_dir: &std::path::Path,
+) -> Result<Vec<(String, HeaderSource)>, Error> {
+    Ok(super::glue::metadata(manifest_dir)?.header_deps)
 }
 
 /// The C++ standard number of `17`, `c++17`, `gnu++20`.
