@@ -1,0 +1,265 @@
+//! Header-only dependencies declared in `[package.metadata.cuda]`, shared
+//! through one store by two throwaway crates: `cargo cuda deps fetch` (no
+//! arguments) in the first fetches the git dependency from a local bare
+//! repository made here; in the second, offline, it fetches nothing; then
+//! both crates build with the real nvcc against CUTLASS 4.2 and that git
+//! dependency, as `Build::header_deps_from_metadata` reads the same declaration.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{cargo_cuda, real_cargo, text, workspace_root};
+
+/// Runs git for the test's setup, panicking with its output on failure.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A bare repository with one header, `include/mylib/mylib.cuh`; returns its URL and commit.
+fn bare_repo(tmp: &Path) -> (String, String) {
+    let src = tmp.join("mylib-src");
+    std::fs::create_dir_all(src.join("include/mylib")).unwrap();
+    git(&src, &["init", "-q"]);
+    std::fs::write(
+        src.join("include/mylib/mylib.cuh"),
+        "#pragma once\n#define MYLIB_TILE 128\n",
+    )
+    .unwrap();
+    git(&src, &["add", "."]);
+    git(&src, &["commit", "-qm", "mylib"]);
+    let commit = git(&src, &["rev-parse", "HEAD"]);
+    let bare = tmp.join("mylib.git");
+    let (src, bare_s) = (src.to_str().unwrap(), bare.to_str().unwrap());
+    git(tmp, &["clone", "-q", "--bare", src, bare_s]);
+    (format!("file://{}", bare.display()), commit)
+}
+
+/// A crate whose build script compiles a CUTLASS GEMM that also includes
+/// mylib, with both declared in its Cargo.toml only.
+fn make_crate(dir: &Path, name: &str, url: &str, commit: &str) -> PathBuf {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let cuda_build = workspace_root().join("cuda-build");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+             [build-dependencies]\ncuda-build = {{ path = {:?} }}\n\n\
+             [package.metadata.cuda]\ncutlass = \"4.2\"\n\n\
+             [package.metadata.cuda.header-deps]\nmylib = {{ git = \"{url}\", commit = \"{commit}\" }}\n\n\
+             [workspace]\n",
+            cuda_build.display()
+        ),
+    )
+    .unwrap();
+    // The workspace's lock: same dependency versions, so the shared target
+    // reuses them and cargo needs no registry.
+    std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::write(
+        dir.join("build.rs"),
+        format!(
+            "fn main() {{\n    cuda_build::Build::new()\n        .header_deps_from_metadata()\n        \
+             .file(\"gemm.cu\")\n        .define(\"CRATE\", \"{name}\")\n        .arch(\"80\")\n        \
+             .compile();\n}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("gemm.cu"),
+        "// A basic CUTLASS device GEMM sized by a header from a git dependency.\n\
+         #include <cutlass/gemm/device/gemm.h>\n#include <mylib/mylib.cuh>\n\
+         static_assert(MYLIB_TILE == 128, \"mylib at the pinned commit\");\n\
+         extern \"C\" cudaError_t sgemm(int m, int n, int k, float alpha, const float *a, int lda,\n\
+             const float *b, int ldb, float beta, float *c, int ldc, cudaStream_t stream) {\n\
+             using Col = cutlass::layout::ColumnMajor;\n\
+             using Gemm = cutlass::gemm::device::Gemm<float, Col, float, Col, float, Col>;\n\
+             Gemm gemm;\n\
+             Gemm::Arguments args({m, n, k}, {a, lda}, {b, ldb}, {c, ldc}, {c, ldc}, {alpha, beta});\n\
+             return gemm(args, nullptr, stream) == cutlass::Status::kSuccess ? cudaSuccess : cudaErrorUnknown;\n\
+         }\n",
+    )
+    .unwrap();
+    // The versions the build used, as the crate reads them.
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "pub const CUTLASS: &str = env!(\"CUDA_BUILD_DEP_CUTLASS\");\n\
+         pub const MYLIB: &str = env!(\"CUDA_BUILD_DEP_MYLIB\");\n",
+    )
+    .unwrap();
+    dir.join("Cargo.toml")
+}
+
+/// `cargo cuda deps fetch` for one crate against `store`; returns stderr (it must succeed).
+fn deps_fetch(manifest: &Path, store: &Path, offline: bool) -> String {
+    let mut cmd = cargo_cuda();
+    cmd.args(["cuda", "deps", "fetch", "--manifest-path"])
+        .arg(manifest)
+        // A stopped index: nothing may come from it.
+        .args(["--index-url", "http://127.0.0.1:9/simple"])
+        .env("CARGO_CUDA_HOME", store)
+        .env("CARGO_NET_OFFLINE", if offline { "true" } else { "false" });
+    let out = cmd.output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(
+        out.status.success(),
+        "deps fetch failed:\n{stdout}\n{stderr}"
+    );
+    stderr
+}
+
+#[test]
+fn two_crates_share_cutlass_and_a_git_dep_from_one_store() {
+    let (Some(root), Some(test_store)) = (
+        workspace_tests::cu13_root(),
+        workspace_tests::store_with_cutlass(),
+    ) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (url, commit) = bare_repo(tmp.path());
+    // One store for both crates, holding the CUTLASS 4.2 that scripts/test.sh
+    // fetched (linked, not copied: 40 MB).
+    let store = tmp.path().join("store");
+    let cutlass = cuda_build::toolkit::store::find_header_dep(&test_store, "nvidia-cutlass", "4.2")
+        .expect("the test store has CUTLASS 4.2");
+    let versions = store.join("deps/nvidia-cutlass");
+    std::fs::create_dir_all(&versions).unwrap();
+    std::os::unix::fs::symlink(&cutlass.dir, versions.join(&cutlass.version)).unwrap();
+
+    let a = make_crate(&tmp.path().join("crate-a"), "crate-a", &url, &commit);
+    let b = make_crate(&tmp.path().join("crate-b"), "crate-b", &url, &commit);
+
+    // The first crate: CUTLASS is cached, mylib comes from the bare repository.
+    let first = deps_fetch(&a, &store, false);
+    assert!(
+        first.contains("CUTLASS 4.2.0.0 for crate-a: cached"),
+        "{first}"
+    );
+    assert!(
+        first.contains(&format!("mylib at {commit} for crate-a: fetched")),
+        "{first}"
+    );
+    // The repository is gone and the network is off: the second fetches nothing.
+    std::fs::remove_dir_all(tmp.path().join("mylib.git")).unwrap();
+    let second = deps_fetch(&b, &store, true);
+    assert!(
+        second.contains("CUTLASS 4.2.0.0 for crate-b: cached")
+            && second.contains(&format!("mylib at {commit} for crate-b: cached")),
+        "{second}"
+    );
+    assert!(!second.contains("fetching"), "{second}");
+
+    // Both build offline with the real nvcc; nvcc really runs for each (own
+    // cuda-build cache per crate), and no header lands in OUT_DIR.
+    let target = common::shared_target();
+    for (manifest, name) in [(&a, "crate-a"), (&b, "crate-b")] {
+        let mut cmd = Command::new(real_cargo());
+        for var in cuda_build::env::Var::ALL {
+            if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
+                cmd.env_remove(var.name());
+            }
+        }
+        let out = cmd
+            .args(["build", "--offline", "--manifest-path"])
+            .arg(manifest)
+            .env("CUDA_HOME", &root)
+            .env("CARGO_TARGET_DIR", &target)
+            .env("CARGO_CUDA_HOME", &store)
+            .env("CARGO_NET_OFFLINE", "true")
+            .env(
+                "CUDA_BUILD_CACHE_DIR",
+                tmp.path().join(format!("cache-{name}")),
+            )
+            .output()
+            .unwrap();
+        let (_, stderr) = text(&out);
+        assert!(out.status.success(), "{name} failed to build:\n{stderr}");
+        let outputs: Vec<PathBuf> = std::fs::read_dir(target.join("debug/build"))
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("{name}-"))
+            })
+            .map(|e| e.path())
+            .filter(|p| p.join("output").is_file())
+            .collect();
+        let record = outputs
+            .iter()
+            .map(|p| std::fs::read_to_string(p.join("output")).unwrap())
+            .find(|o| o.contains("CUDA_BUILD_DEP_CUTLASS"))
+            .unwrap_or_else(|| panic!("no build-script output of {name} names CUTLASS"));
+        assert!(
+            record.contains("cargo:rustc-env=CUDA_BUILD_DEP_CUTLASS=4.2.0.0")
+                && record.contains(&format!("cargo:rustc-env=CUDA_BUILD_DEP_MYLIB={commit}")),
+            "{record}"
+        );
+        let out_dir = outputs
+            .iter()
+            .map(|p| p.join("out"))
+            .find(|d| d.is_dir())
+            .unwrap();
+        let files: Vec<PathBuf> = walk(&out_dir);
+        assert!(
+            files
+                .iter()
+                .any(|f| f.extension().is_some_and(|e| e == "fatbin")
+                    && std::fs::metadata(f).unwrap().len() > 0),
+            "no fatbin from nvcc in {}: {files:#?}",
+            out_dir.display()
+        );
+        assert!(
+            !files.iter().any(|f| f
+                .file_name()
+                .is_some_and(|n| n == "gemm.h" || n == "mylib.cuh")),
+            "headers were copied into OUT_DIR"
+        );
+        let cache: Vec<PathBuf> = walk(&tmp.path().join(format!("cache-{name}")));
+        assert!(!cache.is_empty(), "nvcc's output was not cached for {name}");
+    }
+    // One copy of each dependency in the store, used by both.
+    let entries = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect()
+    };
+    assert_eq!(entries(&versions), vec![cutlass.version.clone()]);
+    assert_eq!(entries(&store.join("deps/git/mylib")), vec![commit]);
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
