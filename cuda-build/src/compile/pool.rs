@@ -135,8 +135,16 @@ pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec
             .as_ref()
             .map(|p| p.found.metadata.warnings.clone())
             .unwrap_or_default();
-        crate::env::build_inputs()
-            .map(|v| format!("rerun-if-env-changed={}", v.name()))
+        // `[package.metadata.cuda]` (arch, toolkit, deploy, header-deps)
+        // is an input too: editing a pin reruns the script, which compiles
+        // only what the change affects.
+        let manifest = super::run::package_dir(env).join("Cargo.toml");
+        let manifest = manifest
+            .is_file()
+            .then(|| format!("rerun-if-changed={}", manifest.display()));
+        manifest
+            .into_iter()
+            .chain(crate::env::build_inputs().map(|v| format!("rerun-if-env-changed={}", v.name())))
             .chain(env.check().into_iter().map(|w| format!("warning={w}")))
             .chain(md_warnings.into_iter().map(|w| format!("warning={w}")))
             .collect()
