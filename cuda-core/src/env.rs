@@ -121,7 +121,7 @@ vars! {
     CudaBuildWrapper = "CUDA_BUILD_WRAPPER", side, program;
     /// Cargo's compiler wrapper; when it names sccache, nvcc runs under it too.
     RustcWrapper = "RUSTC_WRAPPER", side, free;
-    /// Seconds before a hung nvcc, nvidia-smi or driver probe is killed (default 300 for nvcc, 10 for probes).
+    /// Seconds before a hung nvcc, nvidia-smi or driver probe is killed (default 3600 for nvcc, 10 for probes).
     CudaBuildTimeout = "CUDA_BUILD_TIMEOUT", side, seconds;
     /// File that cuda-build appends progress events to, read by `cargo cuda build`.
     CargoCudaProgress = "CARGO_CUDA_PROGRESS", side, free;

@@ -187,7 +187,7 @@
 //! Bad input ends in an [`crate::Error`] with a stable code: `source-not-found`,
 //! `no-cuda-sources`, `include-dir-missing`, `out-dir-not-writable`,
 //! `disk-full` (ENOSPC while writing, also detected behind nvcc's "Could not
-//! write file"), `nvcc-timeout` (`CUDA_BUILD_TIMEOUT`, default 300 s),
+//! write file"), `nvcc-timeout` (`CUDA_BUILD_TIMEOUT`, default 3600 s),
 //! `nvcc-not-found`/`nvcc-not-executable` (nvcc or its wrapper cannot start), `archive-failed`, `invalid-module-name`, `out-dir-unset`,
 //! `nvcc-bad-output`, `module-name-collision`, `output-collision`,
 //! `output-overwrites-source`, `invalid-glob`.

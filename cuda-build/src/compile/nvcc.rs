@@ -10,6 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// How long one nvcc may run before its process tree is killed (`CUDA_BUILD_TIMEOUT` overrides).
+pub(crate) const NVCC_TIMEOUT: Duration = Duration::from_secs(3600);
+
 /// How nvcc is started: directly, or under a compiler cache.
 #[derive(Debug, Clone)]
 pub(crate) struct Runner {
@@ -75,7 +78,11 @@ impl Runner {
             .iter()
             .map(|v| (v.name(), env.get_os(*v).map(|s| s.to_os_string())))
             .collect();
-        let timeout = crate::process::timeout_from_env(env, Duration::from_secs(300));
+        // A backstop against a hung nvcc, not a budget: one real kernel can
+        // compile for minutes alone (CUTLASS instances, flash-attention), and
+        // a loaded CI runner multiplies that. 300 s killed candle-kernels'
+        // mmq_instance_q2_k.cu on a busy 2-core machine.
+        let timeout = crate::process::timeout_from_env(env, NVCC_TIMEOUT);
         // nvcc runs in `cwd`: a relative nvcc path must not change meaning.
         let nvcc = if nvcc.is_relative() && nvcc.components().count() > 1 {
             std::env::current_dir().unwrap_or_default().join(nvcc)
