@@ -279,7 +279,6 @@ fn run_problem(nvcc: &Path, e: &ToolRunError) -> Problem {
     }
 }
 
-
 /// For a root inside `site/nvidia/<dir>`, the site and `<dir>`.
 fn wheel_site(root: &Path) -> (Option<PathBuf>, String) {
     let parent = root.parent();

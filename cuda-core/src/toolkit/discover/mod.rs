@@ -1,8 +1,8 @@
-//! Toolkit discovery: the rules in precedence order ([`run`]), built from
-//! where candidates come from ([`sources`]), how explicit settings are
-//! validated ([`explicit`]), how one nvcc is read into a [`Toolkit`]
-//! ([`candidate`]), the choice among candidates ([`choose`]) and the text
-//! that explains it ([`explain`]).
+//! Toolkit discovery: the rules in precedence order (`run`), built from
+//! where candidates come from (`sources`), how explicit settings are
+//! validated (`explicit`), how one nvcc is read into a [`Toolkit`]
+//! (`candidate`), the choice among candidates (`choose`) and the text
+//! that explains it (`explain`).
 
 mod candidate;
 mod choose;
@@ -38,7 +38,6 @@ pub(crate) const ROOT_VARS: [Var; 5] = [
     Var::CudaToolkitRootDir,
     Var::CudaToolkitRoot,
 ];
-
 
 /// Finds every toolkit and chooses one. Errors only when an explicit setting
 /// (an explicit root, `NVCC`, or the first set of `CUDA_HOME`…`CUDAToolkit_ROOT`)

@@ -230,7 +230,6 @@ impl Search<'_> {
             self.push(c);
         }
     }
-
 }
 
 /// Wheel toolkit dirs with a bin/nvcc: `nvidia/cu13`, `nvidia/cu12`…, newest first.
