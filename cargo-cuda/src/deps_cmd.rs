@@ -40,6 +40,13 @@ fn fetch(session: &Session, args: &DepsArgs, err: &Style) -> Result<(), Error> {
     }
     let store = store_dir(env)?;
     let progress = |msg: &str| eprintln!("{}", err.status(Tone::Note, "Deps", msg));
+    // One dependency ready: a status line (`line` gets "fetched" or "cached"),
+    // and its directory on stdout for scripts.
+    let ready = |fetched: bool, dir: &std::path::Path, line: &dyn Fn(&str) -> String| {
+        let what = if fetched { "fetched" } else { "cached" };
+        eprintln!("{}", err.status(Tone::Good, "Deps", &line(what)));
+        println!("{}", dir.display());
+    };
     for spec in &a.git {
         let parsed = spec
             .split_once('=')
@@ -59,12 +66,9 @@ fn fetch(session: &Session, args: &DepsArgs, err: &Style) -> Result<(), Error> {
             a.offline || offline_env(env),
             &progress,
         )?;
-        let what = if fetched { "fetched" } else { "cached" };
-        eprintln!(
-            "{}",
-            err.status(Tone::Good, "Deps", &format!("{name} at {commit}: {what}"))
-        );
-        println!("{}", dep.dir.display());
+        ready(fetched, &dep.dir, &|what| {
+            format!("{name} at {commit}: {what}")
+        });
     }
     if wanted.is_empty() && !a.git.is_empty() {
         return Ok(());
@@ -87,20 +91,13 @@ fn fetch(session: &Session, args: &DepsArgs, err: &Style) -> Result<(), Error> {
             a.offline || offline_env(env),
             &progress,
         )?;
-        let what = if fetched { "fetched" } else { "cached" };
-        eprintln!(
-            "{}",
-            err.status(
-                Tone::Good,
-                "Deps",
-                &format!(
-                    "CUTLASS {} for {who}: {what}, sha256 {}",
-                    dep.version,
-                    &dep.sha256[..12]
-                )
+        ready(fetched, &dep.dir, &|what| {
+            format!(
+                "CUTLASS {} for {who}: {what}, sha256 {}",
+                dep.version,
+                &dep.sha256[..12]
             )
-        );
-        println!("{}", dep.dir.display());
+        });
     }
     Ok(())
 }

@@ -322,6 +322,14 @@ pub struct NvccArchSupport {
     pub version: Option<(u32, u32)>,
 }
 
+/// The highest plain (not `a`/`f`) arch in `list` that `keep` accepts.
+fn highest_plain(list: &[Arch], keep: impl Fn(&Arch) -> bool) -> Option<Arch> {
+    list.iter()
+        .filter(|a| a.variant == Variant::Plain && keep(a))
+        .max()
+        .copied()
+}
+
 impl NvccArchSupport {
     /// Asks nvcc for `--list-gpu-arch` and `--list-gpu-code` (under
     /// `CUDA_BUILD_TIMEOUT`, default 30 s); when that fails, answers from
@@ -393,28 +401,17 @@ impl NvccArchSupport {
     }
 
     fn highest_real(&self) -> Option<Arch> {
-        self.real
-            .iter()
-            .filter(|a| a.variant == Variant::Plain)
-            .max()
-            .copied()
+        highest_plain(&self.real, |_| true)
     }
 
     fn highest_real_same_major_upto(&self, cc: ComputeCapability) -> Option<Arch> {
-        self.real
-            .iter()
-            .filter(|a| a.variant == Variant::Plain && a.sass_runs_on(cc))
-            .filter(|a| !facts::is_tegra(a.cc) || facts::is_tegra(cc))
-            .max()
-            .copied()
+        highest_plain(&self.real, |a| {
+            a.sass_runs_on(cc) && (!facts::is_tegra(a.cc) || facts::is_tegra(cc))
+        })
     }
 
     fn highest_virtual_upto(&self, cc: ComputeCapability) -> Option<Arch> {
-        self.virtual_archs
-            .iter()
-            .filter(|a| a.variant == Variant::Plain && a.ptx_jits_on(cc))
-            .max()
-            .copied()
+        highest_plain(&self.virtual_archs, |a| a.ptx_jits_on(cc))
     }
 
     fn describe(&self) -> String {
