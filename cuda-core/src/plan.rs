@@ -934,15 +934,7 @@ mod tests {
     /// uses it only when it was made from the same inputs.
     #[test]
     fn a_handed_plan_is_used_only_for_the_same_inputs() {
-        let tk = Toolkit {
-            root: "/opt/cuda".into(),
-            nvcc: "/opt/cuda/bin/nvcc".into(),
-            version: Some(v("13.0.88")),
-            found_via: crate::toolkit::FoundVia::Explicit,
-            include_dirs: vec![],
-            lib_dirs: vec![],
-            problems: vec![],
-        };
+        let tk = fake_toolkit();
         let env = Env::empty().set(Var::CudaArchs, "80;90");
         let inputs = ArchInputs::default();
         // A plan no rule would make from these inputs, to see which one wins.
@@ -991,15 +983,7 @@ mod tests {
 
     #[test]
     fn an_empty_arch_variable_is_ignored_with_a_warning() {
-        let tk = Toolkit {
-            root: "/opt/cuda".into(),
-            nvcc: "/nonexistent/nvcc".into(),
-            version: Some(v("13.0.88")),
-            found_via: crate::toolkit::FoundVia::Explicit,
-            include_dirs: vec![],
-            lib_dirs: vec![],
-            problems: vec![],
-        };
+        let tk = fake_toolkit();
         let env = Env::empty()
             .set(Var::CudaArchs, " ")
             .set(Var::CudaComputeCap, "86");

@@ -492,6 +492,23 @@ mod tests {
         );
     }
 
+    /// What the doctor shows is the engine's choice for the build machine.
+    #[test]
+    fn the_public_choice_is_the_engines() {
+        let env = Env::empty().set(Var::Path, "/nonexistent");
+        // Nothing set, cc's default not on PATH: no -ccbin, nvcc's own default.
+        assert_eq!(host_compiler(&env).unwrap(), None);
+        let env = env.set(Var::NvccCcbin, "/plain/g++");
+        let tool = host_compiler(&env).unwrap().unwrap();
+        assert_eq!(
+            (tool.path, tool.from.as_str()),
+            (PathBuf::from("/plain/g++"), "NVCC_CCBIN")
+        );
+        let e = host_compiler(&Env::empty().set(Var::Cxx, "/nonexistent/g++")).unwrap_err();
+        assert_eq!(e.code, "host-compiler-not-found");
+        assert!(e.message.starts_with("CXX names `/nonexistent/g++`"), "{e}");
+    }
+
     #[test]
     fn lib_exe_gets_its_own_arguments() {
         let objs = [PathBuf::from("a.o")];

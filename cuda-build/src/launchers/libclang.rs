@@ -65,6 +65,7 @@ macro_rules! libclang_functions {
             ///
             /// # Safety
             /// As in libclang's C API; call only after [`load`] succeeded.
+            #[allow(clippy::too_many_arguments)] // libclang's own signature
             pub(super) unsafe fn $name($($arg: $ty),*) $(-> $ret)? {
                 (loaded().$name)($($arg),*)
             }
