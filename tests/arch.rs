@@ -602,17 +602,20 @@ fn plan_errors_agree_with_real_nvcc13() {
 }
 
 #[test]
-fn host_compiler_detection_matches_what_nvcc_runs() {
+fn host_compiler_choice_is_what_nvcc_runs() {
     let Some(nvcc) = workspace_tests::nvcc13() else {
         return;
     };
     let path = std::env::var_os("PATH").unwrap_or_default();
     let env = Env::empty().set(Var::Path, path);
-    let hc = match compat::detect_host_compiler(&env) {
-        Ok(hc) => hc,
+    // The build engine's rule (what a Build hands nvcc as -ccbin), as the doctor shows it.
+    let tool = match cuda_build::compile::host_compiler(&env) {
+        Ok(Some(tool)) => tool,
+        Ok(None) => panic!("no host compiler on PATH, but nvcc 13.0 needs one"),
         Err(e) => panic!("no host compiler, but nvcc 13.0 needs one: {e}"),
     };
-    // nvcc (no -ccbin) runs `gcc` from PATH; detection must pick the same program.
+    assert!(tool.from.starts_with("cc's default for "), "{tool:?}");
+    // nvcc given that -ccbin runs exactly that program.
     let dir = kernel_dir();
     let dry = run(
         &nvcc,
@@ -620,15 +623,25 @@ fn host_compiler_detection_matches_what_nvcc_runs() {
             "-dryrun",
             "-c",
             "-arch=sm_90",
+            "-ccbin",
+            tool.path.to_str().unwrap(),
             dir.path().join("k.cu").to_str().unwrap(),
         ],
     )
     .combined();
-    assert!(dry.lines().any(|l| l.starts_with("#$ gcc ")), "{dry}");
-    assert_eq!(hc.path.file_name().unwrap(), "gcc");
+    let shown = format!(
+        "#$ \"{}\"/{} ",
+        tool.path.parent().unwrap().display(),
+        tool.path.file_name().unwrap().to_string_lossy()
+    );
+    assert!(dry.lines().any(|l| l.starts_with(&shown)), "{shown}\n{dry}");
     // And the real compiler is within nvcc 13.0's limits, since real compiles pass.
-    let v = compat::host_compiler_ok(&hc, &semver::Version::new(13, 0, 88));
+    let v13 = semver::Version::new(13, 0, 88);
+    let hc = compat::identify_host_compiler(&tool.path, Duration::from_secs(10)).unwrap();
+    let v = compat::host_compiler_ok(&hc, &v13);
     assert_eq!(v.status, compat::Status::Pass, "{v:?}");
+    let notes = cuda_build::compile::check_host_compiler(&env, &tool, &v13).unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
 }
 
 #[test]

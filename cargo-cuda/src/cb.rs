@@ -8,10 +8,8 @@ use std::path::{Path, PathBuf};
 
 #[allow(unused_imports)] // used by tests
 pub use cuda_build::arch::{Arch, ComputeCapability, Variant};
-pub use cuda_build::compat::{
-    detect_host_compiler, driver_jits_ptx, driver_runs_sass, host_compiler_ok, Status, Verdict,
-};
-pub use cuda_build::compile::Build;
+pub use cuda_build::compat::{driver_jits_ptx, driver_runs_sass, Status, Verdict};
+pub use cuda_build::compile::{check_host_compiler, host_compiler, Build};
 pub use cuda_build::diagnose::codes::CodeDoc;
 pub use cuda_build::diagnose::{diagnose, render, Context};
 pub use cuda_build::env::{Env, Var};

@@ -182,11 +182,12 @@ pub fn cudarc_version(v: &semver::Version) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cb;
 
-    fn toolkit() -> Toolkit {
+    /// A CUDA 13.0 toolkit at /opt/cuda-13.0 (nothing on disk).
+    pub(crate) fn toolkit() -> Toolkit {
         Toolkit {
             root: PathBuf::from("/opt/cuda-13.0"),
             nvcc: PathBuf::from("/opt/cuda-13.0/bin/nvcc"),
@@ -198,13 +199,21 @@ mod tests {
         }
     }
 
-    fn plan() -> ArchPlan {
+    /// sm_80 and sm_90 SASS plus compute_90 PTX, from CUDA_ARCHS.
+    pub(crate) fn plan() -> ArchPlan {
         ArchPlan {
             sass: vec![cb::Arch::new(8, 0), cb::Arch::new(9, 0)],
             ptx: Some(cb::Arch::new(9, 0)),
             source: cb::ArchSource::CudaArchs,
             warnings: vec![],
         }
+    }
+
+    /// The value a child gets for `name`, if it is set.
+    pub(crate) fn value_of(vars: &[(&'static str, OsString)], name: &str) -> Option<String> {
+        vars.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_string_lossy().into_owned())
     }
 
     #[test]
@@ -219,11 +228,7 @@ mod tests {
             arch: Some(("80;90", Some(&plan))),
         };
         let vars = for_child(&vars(&target, &env), &env);
-        let get = |k: &str| {
-            vars.iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| v.to_str().unwrap().to_string())
-        };
+        let get = |k: &str| value_of(&vars, k);
         assert_eq!(get("CUDA_HOME").as_deref(), Some("/opt/cuda-13.0"));
         assert_eq!(get("CUDA_PATH").as_deref(), Some("/opt/cuda-13.0"));
         assert_eq!(get("CUDA_ROOT").as_deref(), Some("/opt/cuda-13.0"));

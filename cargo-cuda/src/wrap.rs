@@ -445,6 +445,7 @@ fn tee(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolchain::tests::{plan, toolkit, value_of};
 
     fn os(v: &[&str]) -> Vec<OsString> {
         v.iter().map(OsString::from).collect()
@@ -486,18 +487,6 @@ mod tests {
         assert!(e.message.contains("--arch needs a value"), "{e}");
     }
 
-    fn toolkit() -> Toolkit {
-        Toolkit {
-            root: PathBuf::from("/opt/cuda-13.0"),
-            nvcc: PathBuf::from("/opt/cuda-13.0/bin/nvcc"),
-            version: Some(semver::Version::new(13, 0, 88)),
-            found_via: cb::FoundVia::Explicit,
-            include_dirs: vec![],
-            lib_dirs: vec![],
-            problems: vec![],
-        }
-    }
-
     /// No flags: only side channels, none of them a build input, so the
     /// build scripts see what plain `cargo build` gives them.
     #[test]
@@ -530,18 +519,8 @@ mod tests {
             arch: Some("80;90".into()),
             manifest_path: None,
         };
-        let plan = ArchPlan {
-            sass: vec![cb::Arch::new(8, 0), cb::Arch::new(9, 0)],
-            ptx: Some(cb::Arch::new(9, 0)),
-            source: cb::ArchSource::CudaArchs,
-            warnings: vec![],
-        };
-        let vars = child_env(&toolkit(), Some(&plan), &o, &env, None, None);
-        let get = |k: &str| {
-            vars.iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| v.to_str().unwrap().to_string())
-        };
+        let vars = child_env(&toolkit(), Some(&plan()), &o, &env, None, None);
+        let get = |k: &str| value_of(&vars, k);
         assert_eq!(get("CUDA_HOME").as_deref(), Some("/opt/cuda-13.0"));
         assert_eq!(get("NVCC").as_deref(), Some("/opt/cuda-13.0/bin/nvcc"));
         assert_eq!(get("PATH").as_deref(), Some("/opt/cuda-13.0/bin:/usr/bin"));

@@ -263,3 +263,58 @@ fn doctor_runs_the_sample_workload_on_the_gpu() {
     let w = check(&report, "run.workload");
     assert_eq!(w["status"], "pass", "{w:#}");
 }
+
+/// The host-compiler check is the build engine's rule, rendered: the doctor
+/// names the compiler and the variable a build would hand nvcc as `-ccbin`.
+#[test]
+fn doctor_host_compiler_is_the_one_the_build_engine_picks() {
+    use cuda_build::env::{Env, Var};
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let doctor = |var: &str, value: &std::ffi::OsStr| {
+        let out = cargo_cuda()
+            .args(["doctor", "--json", "--no-workload"])
+            .env("CUDA_HOME", &root)
+            .env("CUDA_ARCHS", "90")
+            .env_remove("NVCC_CCBIN")
+            .env_remove("CXX")
+            .env(var, value)
+            .output()
+            .unwrap();
+        check(&json(&out), "compat.host-compiler").clone()
+    };
+    let base = Env::from_process().unset(Var::NvccCcbin).unset(Var::Cxx);
+
+    // A CXX that does not exist: the engine refuses it naming CXX, and so does the doctor.
+    let c = doctor("CXX", "/nonexistent/g++".as_ref());
+    let engine =
+        cuda_build::compile::host_compiler(&base.clone().set(Var::Cxx, "/nonexistent/g++"))
+            .unwrap_err();
+    assert_eq!(c["status"], "fail", "{c:#}");
+    assert_eq!(c["code"], engine.code, "{c:#}");
+    assert_eq!(c["summary"], engine.message.as_str(), "{c:#}");
+    assert!(
+        c["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("CXX names `/nonexistent/g++`"),
+        "{c:#}"
+    );
+
+    // NVCC_CCBIN naming the real C++ compiler: chosen by NVCC_CCBIN, and
+    // within CUDA 13.0's limits (real compiles with it pass).
+    let cxx = base.which("c++").expect("a C++ compiler on PATH");
+    let c = doctor("NVCC_CCBIN", cxx.as_os_str());
+    let tool = cuda_build::compile::host_compiler(&base.set(Var::NvccCcbin, &cxx))
+        .unwrap()
+        .unwrap();
+    assert_eq!(tool.from, "NVCC_CCBIN");
+    assert_eq!(c["status"], "pass", "{c:#}");
+    let summary = c["summary"].as_str().unwrap();
+    assert!(
+        summary.contains(&format!("`{}` (chosen by NVCC_CCBIN)", tool.path.display())),
+        "{c:#}"
+    );
+    assert!(summary.contains("13.0"), "{c:#}");
+}

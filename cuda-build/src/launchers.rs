@@ -30,6 +30,7 @@
 
 mod clang;
 mod codegen;
+mod libclang;
 
 use std::path::{Path, PathBuf};
 

@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::arch::ComputeCapability;
-use crate::env::{Env, Var};
 use crate::facts::{self, CudaVersion};
 use crate::probe::DriverInfo;
 use crate::Error;
@@ -323,61 +322,6 @@ impl HostCompiler {
         };
         format!("{name} {} ({})", self.version, self.path.display())
     }
-}
-
-/// Finds the host compiler nvcc will use: `NVCC_CCBIN` (a path or a name on
-/// PATH), else `gcc`, `g++` or `c++` on PATH. nvcc itself runs `gcc` from
-/// PATH when no `-ccbin` is given (`nvcc -dryrun` shows it), so that comes
-/// first. The version comes from `-dumpfullversion` (gcc) or `--version`.
-pub fn detect_host_compiler(env: &Env) -> Result<HostCompiler, Error> {
-    let timeout = crate::process::timeout_from_env(env, Duration::from_secs(10));
-    if let Some(ccbin) = env.get_nonempty(Var::NvccCcbin) {
-        let path = resolve_program(env, ccbin.trim()).ok_or_else(|| {
-            Error::new(
-                "host-compiler-not-found",
-                format!("NVCC_CCBIN is `{ccbin}`, which is not an executable file or a program on PATH"),
-            )
-            .with_help("set NVCC_CCBIN to the host C++ compiler, e.g. NVCC_CCBIN=/usr/bin/g++-13, or unset it")
-        })?;
-        // nvcc accepts a directory for -ccbin; look for the usual names in it.
-        let path = if path.is_dir() {
-            ["gcc", "g++", "c++", "clang++", "clang", "cl.exe"]
-                .iter()
-                .map(|n| path.join(n))
-                .find(|p| crate::fsutil::is_executable(p))
-                .ok_or_else(|| {
-                    Error::new("host-compiler-not-found", format!("NVCC_CCBIN is the directory `{ccbin}`, which holds no gcc, g++, c++, clang++ or cl.exe"))
-                        .with_help("point NVCC_CCBIN at the compiler executable itself")
-                })?
-        } else {
-            path
-        };
-        return identify(&path, timeout).map_err(|e| {
-            e.with_help(
-                "NVCC_CCBIN chose this compiler; point it at a working gcc or clang, or unset it",
-            )
-        });
-    }
-    for name in ["gcc", "g++", "c++"] {
-        if let Some(path) = resolve_program(env, name) {
-            return identify(&path, timeout);
-        }
-    }
-    Err(Error::new(
-        "host-compiler-not-found",
-        "no host C++ compiler (gcc, g++ or c++) was found on PATH; nvcc needs one",
-    )
-    .with_help(
-        "install gcc/g++ (e.g. `apt install g++`), or set NVCC_CCBIN to a supported compiler",
-    ))
-}
-
-fn resolve_program(env: &Env, name: &str) -> Option<PathBuf> {
-    let p = Path::new(name);
-    if p.components().count() > 1 || p.is_absolute() {
-        return (p.is_dir() || crate::fsutil::is_executable(p)).then(|| p.to_path_buf());
-    }
-    env.which(name)
 }
 
 /// Runs this compiler (`--version`, and gcc's `-dumpfullversion`) to learn
@@ -804,7 +748,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn detect_via_fake_compilers() {
+    fn identify_via_fake_compilers() {
         let dir = tempfile::tempdir().unwrap();
         let write = |name: &str, body: &str| {
             use std::os::unix::fs::PermissionsExt;
@@ -821,28 +765,22 @@ mod tests {
             "clang++-19",
             "echo 'clang version 19.1.7'; echo 'Target: x86_64-unknown-linux-gnu'",
         );
-        let env = Env::empty().set(Var::Path, dir.path());
-        let found = detect_host_compiler(&env).unwrap();
+        // Which compiler is chosen (NVCC_CCBIN, CXX, cc's default) is the build
+        // engine's rule (cuda_build::compile::host_compiler); here: what it is.
+        let t = Duration::from_secs(10);
+        let found = identify_host_compiler(&dir.path().join("gcc"), t).unwrap();
         assert_eq!(
             (found.kind, found.version.to_string()),
             (HostCompilerKind::Gcc, "16.1.0".to_string())
         );
         assert_eq!(found.path, dir.path().join("gcc"));
-        let env = env.set(Var::NvccCcbin, "clang++-19");
-        let found = detect_host_compiler(&env).unwrap();
+        let found = identify_host_compiler(&clang, t).unwrap();
         assert_eq!((found.kind, found.path), (HostCompilerKind::Clang, clang));
-        let e = detect_host_compiler(&Env::empty().set(Var::NvccCcbin, "/nonexistent/g++"))
-            .unwrap_err();
+        let e = identify_host_compiler(Path::new("/nonexistent/g++"), t).unwrap_err();
         assert_eq!(e.code, "host-compiler-not-found");
-        assert!(
-            e.message.contains("NVCC_CCBIN is `/nonexistent/g++`"),
-            "{e}"
-        );
-        let e = detect_host_compiler(&Env::empty().set(Var::Path, "/nonexistent")).unwrap_err();
-        assert_eq!(e.code, "host-compiler-not-found");
+        assert!(e.message.contains("`/nonexistent/g++`"), "{e}");
         write("weird", "echo 'hello'");
-        let e = detect_host_compiler(&Env::empty().set(Var::NvccCcbin, dir.path().join("weird")))
-            .unwrap_err();
+        let e = identify_host_compiler(&dir.path().join("weird"), t).unwrap_err();
         assert_eq!(e.code, "host-compiler-unsupported");
     }
 }

@@ -322,6 +322,14 @@ pub struct NvccArchSupport {
     pub version: Option<(u32, u32)>,
 }
 
+/// The highest plain (not `a`/`f`) arch in `list` that `keep` accepts.
+fn highest_plain(list: &[Arch], keep: impl Fn(&Arch) -> bool) -> Option<Arch> {
+    list.iter()
+        .filter(|a| a.variant == Variant::Plain && keep(a))
+        .max()
+        .copied()
+}
+
 impl NvccArchSupport {
     /// Asks nvcc for `--list-gpu-arch` and `--list-gpu-code` (under
     /// `CUDA_BUILD_TIMEOUT`, default 30 s); when that fails, answers from
@@ -393,28 +401,17 @@ impl NvccArchSupport {
     }
 
     fn highest_real(&self) -> Option<Arch> {
-        self.real
-            .iter()
-            .filter(|a| a.variant == Variant::Plain)
-            .max()
-            .copied()
+        highest_plain(&self.real, |_| true)
     }
 
     fn highest_real_same_major_upto(&self, cc: ComputeCapability) -> Option<Arch> {
-        self.real
-            .iter()
-            .filter(|a| a.variant == Variant::Plain && a.sass_runs_on(cc))
-            .filter(|a| !facts::is_tegra(a.cc) || facts::is_tegra(cc))
-            .max()
-            .copied()
+        highest_plain(&self.real, |a| {
+            a.sass_runs_on(cc) && (!facts::is_tegra(a.cc) || facts::is_tegra(cc))
+        })
     }
 
     fn highest_virtual_upto(&self, cc: ComputeCapability) -> Option<Arch> {
-        self.virtual_archs
-            .iter()
-            .filter(|a| a.variant == Variant::Plain && a.ptx_jits_on(cc))
-            .max()
-            .copied()
+        highest_plain(&self.virtual_archs, |a| a.ptx_jits_on(cc))
     }
 
     fn describe(&self) -> String {
@@ -937,15 +934,7 @@ mod tests {
     /// uses it only when it was made from the same inputs.
     #[test]
     fn a_handed_plan_is_used_only_for_the_same_inputs() {
-        let tk = Toolkit {
-            root: "/opt/cuda".into(),
-            nvcc: "/opt/cuda/bin/nvcc".into(),
-            version: Some(v("13.0.88")),
-            found_via: crate::toolkit::FoundVia::Explicit,
-            include_dirs: vec![],
-            lib_dirs: vec![],
-            problems: vec![],
-        };
+        let tk = fake_toolkit();
         let env = Env::empty().set(Var::CudaArchs, "80;90");
         let inputs = ArchInputs::default();
         // A plan no rule would make from these inputs, to see which one wins.
@@ -994,15 +983,7 @@ mod tests {
 
     #[test]
     fn an_empty_arch_variable_is_ignored_with_a_warning() {
-        let tk = Toolkit {
-            root: "/opt/cuda".into(),
-            nvcc: "/nonexistent/nvcc".into(),
-            version: Some(v("13.0.88")),
-            found_via: crate::toolkit::FoundVia::Explicit,
-            include_dirs: vec![],
-            lib_dirs: vec![],
-            problems: vec![],
-        };
+        let tk = fake_toolkit();
         let env = Env::empty()
             .set(Var::CudaArchs, " ")
             .set(Var::CudaComputeCap, "86");

@@ -3,7 +3,7 @@
 //! unpacked atomically; cuda-build only reads them (no network at build time).
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use cuda_build::toolkit::store::{self, HeaderDep};
 use cuda_build::Error;
@@ -95,12 +95,7 @@ pub fn fetch(
     };
     let wheel = crate::install::fetch_verified(store_dir, source.as_ref(), &a, progress)?.0;
     let deps = store::deps_dir(store_dir);
-    let staging = deps.join(".tmp");
-    fs::create_dir_all(&staging).map_err(|e| store_error(store_dir, "create", &staging, &e))?;
-    let stage = tempfile::Builder::new()
-        .prefix(package)
-        .tempdir_in(&staging)
-        .map_err(|e| store_error(store_dir, "create a staging directory in", &staging, &e))?;
+    let stage = new_stage(store_dir, package)?;
     unpack::unpack(&wheel, stage.path(), Layout::Wheel).map_err(|e| {
         if e.kind() == std::io::ErrorKind::InvalidData {
             let _ = fs::remove_file(&wheel);
@@ -132,12 +127,40 @@ pub fn fetch(
         )
         .with_help("this is not a header package; nothing was stored"));
     }
-    let json = serde_json::to_string_pretty(&dep).unwrap_or_default();
+    publish(
+        store_dir,
+        stage,
+        &mut dep,
+        deps.join(package).join(&a.version),
+    )?;
+    Ok((dep, true))
+}
+
+/// A fresh staging directory in the store's `deps/.tmp`: on the same file
+/// system as every destination, so [`publish`] is one rename.
+fn new_stage(store_dir: &Path, prefix: &str) -> Result<tempfile::TempDir, Error> {
+    let staging = store::deps_dir(store_dir).join(".tmp");
+    fs::create_dir_all(&staging).map_err(|e| store_error(store_dir, "create", &staging, &e))?;
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(&staging)
+        .map_err(|e| store_error(store_dir, "create a staging directory in", &staging, &e))
+}
+
+/// Writes `dep.json` into the staged dependency and moves it to `dest` in
+/// one rename, so a reader sees all of it or nothing; `dep.dir` becomes `dest`.
+fn publish(
+    store_dir: &Path,
+    stage: tempfile::TempDir,
+    dep: &mut HeaderDep,
+    dest: PathBuf,
+) -> Result<(), Error> {
+    let json = serde_json::to_string_pretty(&*dep).unwrap_or_default();
     fs::write(stage.path().join("dep.json"), json)
         .map_err(|e| store_error(store_dir, "write dep.json in", stage.path(), &e))?;
-    let dest = deps.join(package).join(&a.version);
-    fs::create_dir_all(deps.join(package))
-        .map_err(|e| store_error(store_dir, "create", &dest, &e))?;
+    if let Some(parent) = dest.parent() {
+        fs::create_dir_all(parent).map_err(|e| store_error(store_dir, "create", parent, &e))?;
+    }
     let staged = stage.keep();
     if let Err(e) = fs::rename(&staged, &dest) {
         let _ = fs::remove_dir_all(&staged);
@@ -147,7 +170,7 @@ pub fn fetch(
         // Another fetch finished first: its copy is as good as ours.
     }
     dep.dir = dest;
-    Ok((dep, true))
+    Ok(())
 }
 
 pub use cuda_build::metadata::is_full_commit;
@@ -193,12 +216,7 @@ pub fn fetch_git(
         )
         .with_help(format!("run `cargo cuda deps fetch --git {name}={url}@{commit}` once with network")));
     }
-    let staging = store::deps_dir(store_dir).join(".tmp");
-    fs::create_dir_all(&staging).map_err(|e| store_error(store_dir, "create", &staging, &e))?;
-    let stage = tempfile::Builder::new()
-        .prefix(&format!("git-{name}-"))
-        .tempdir_in(&staging)
-        .map_err(|e| store_error(store_dir, "create a staging directory in", &staging, &e))?;
+    let stage = new_stage(store_dir, &format!("git-{name}-"))?;
     let dir = stage.path();
     progress(&format!("fetching {url} at {commit}"));
     let fail = |what: String| {
@@ -229,22 +247,11 @@ pub fn fetch_git(
         include_dirs: vec![include.into()],
         dir: Default::default(),
     };
-    fs::write(
-        dir.join("dep.json"),
-        serde_json::to_string_pretty(&dep).unwrap_or_default(),
-    )
-    .map_err(|e| store_error(store_dir, "write dep.json in", dir, &e))?;
-    let dest = store::git_dep_dir(store_dir, name, commit);
-    if let Some(parent) = dest.parent() {
-        fs::create_dir_all(parent).map_err(|e| store_error(store_dir, "create", parent, &e))?;
-    }
-    let staged = stage.keep();
-    if let Err(e) = fs::rename(&staged, &dest) {
-        let _ = fs::remove_dir_all(&staged);
-        if !dest.join("dep.json").is_file() {
-            return Err(store_error(store_dir, "move the dependency to", &dest, &e));
-        }
-    }
-    dep.dir = dest;
+    publish(
+        store_dir,
+        stage,
+        &mut dep,
+        store::git_dep_dir(store_dir, name, commit),
+    )?;
     Ok((dep, true))
 }

@@ -57,6 +57,24 @@ pub mod mismatch {
     include!(concat!(env!("OUT_DIR"), "/mismatch.rs"));
 }
 
+/// The typed launchers of `sgemm` and `sgemmTf32`, which share one C
+/// signature `(int M, int N, int K, float alpha, const float* A, const float*
+/// B, float beta, float* C)`: one type, so a caller can pick either kernel
+/// (and `tests/launchers.rs` checks both launchers coerce to it).
+pub type GemmLauncher = unsafe fn(
+    &cudarc::driver::CudaStream,
+    &cudarc::driver::CudaFunction,
+    cudarc::driver::LaunchConfig,
+    i32,
+    i32,
+    i32,
+    f32,
+    &cudarc::driver::CudaSlice<f32>,
+    &cudarc::driver::CudaSlice<f32>,
+    f32,
+    &mut cudarc::driver::CudaSlice<f32>,
+) -> Result<(), cudarc::driver::DriverError>;
+
 /// The arch the [`mismatch`] module was built for.
 pub const MISMATCH_ARCH: &str = "sm_75";
 

@@ -55,20 +55,9 @@ type ReduceFinal = unsafe fn(
     &mut CudaSlice<f64>,
 ) -> R;
 /// `sgemm` and `sgemmTf32`: `(int M, int N, int K, float alpha, const float* A,
-/// const float* B, float beta, float* C)`.
-type Gemm = unsafe fn(
-    &CudaStream,
-    &CudaFunction,
-    LaunchConfig,
-    i32,
-    i32,
-    i32,
-    f32,
-    &CudaSlice<f32>,
-    &CudaSlice<f32>,
-    f32,
-    &mut CudaSlice<f32>,
-) -> R;
+/// const float* B, float beta, float* C)`; the crate declares it, since the
+/// workload picks either kernel through one pointer type.
+type Gemm = cuda_kernels::GemmLauncher;
 
 /// Every kernel entry (module, C name) whose launcher is checked: each is
 /// coerced to its expected type here. (Function addresses are not compared:

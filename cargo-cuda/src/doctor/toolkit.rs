@@ -228,15 +228,45 @@ pub(super) fn compat_checks(
 
     out.push(match version {
         None => Check::new("compat.host-compiler", Status::Skip, no_toolkit),
-        Some(v) => match cb::detect_host_compiler(&session.env) {
-            Ok(hc) => verdict_check("compat.host-compiler", cb::host_compiler_ok(&hc, v)),
-            Err(e) => {
-                let mut c = Check::new("compat.host-compiler", Status::Fail, e.message.clone())
-                    .code(e.code);
-                c.fix = e.help.first().cloned();
-                c
-            }
-        },
+        Some(v) => host_compiler_check(&session.env, v),
     });
     out
+}
+
+/// The compiler a build would hand nvcc as `-ccbin`, chosen and checked by
+/// the build engine's own rule, rendered: which one, which setting chose it,
+/// and whether CUDA `toolkit` accepts its version.
+fn host_compiler_check(env: &cb::Env, toolkit: &semver::Version) -> Check {
+    const ID: &str = "compat.host-compiler";
+    let fail = |e: cb::Error| {
+        let mut c = Check::new(ID, Status::Fail, e.message.clone()).code(e.code);
+        c.fix = e.help.first().cloned();
+        c
+    };
+    let tool = match cb::host_compiler(env) {
+        Ok(Some(tool)) => tool,
+        Ok(None) => {
+            return Check::new(
+                ID,
+                Status::Fail,
+                "no host C++ compiler: nothing names one (NVCC_CCBIN, CXX) and cc's default is not on PATH; nvcc needs one",
+            )
+            .code("host-compiler-not-found")
+            .fix("install g++ (e.g. `apt install g++`), or set NVCC_CCBIN or CXX to a supported compiler")
+        }
+        Err(e) => return fail(e),
+    };
+    let chosen = format!("`{}` (chosen by {})", tool.path.display(), tool.from);
+    match cb::check_host_compiler(env, &tool, toolkit) {
+        Ok(notes) if notes.is_empty() => Check::new(
+            ID,
+            Status::Pass,
+            format!("host compiler {chosen} is within CUDA {toolkit}'s limits"),
+        ),
+        Ok(notes) => notes.into_iter().fold(
+            Check::new(ID, Status::Warn, format!("host compiler {chosen}")),
+            |c, n| c.evidence(n.trim_start_matches("cuda-build: ").to_string()),
+        ),
+        Err(e) => fail(e).evidence(format!("host compiler {chosen}")),
+    }
 }

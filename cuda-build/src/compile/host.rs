@@ -20,7 +20,8 @@ use std::time::Duration;
 
 /// One chosen tool and which setting chose it (for messages).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct HostTool {
+pub struct HostTool {
+    /// The program (resolved on the Env's PATH when it was a bare name).
     pub path: PathBuf,
     /// `Build::ccbin`, `NVCC_CCBIN_aarch64-unknown-linux-gnu`, `CXX`, or `cc's default for <triple>`.
     pub from: String,
@@ -165,6 +166,34 @@ pub(crate) fn compiler(
         ))),
         (None, None) => Ok(None),
     }
+}
+
+/// The host compiler a [`Build`](super::Build) without `.ccbin()` hands nvcc
+/// as `-ccbin` for device code (fatbin, cubin, PTX outputs are built for the
+/// build machine, `HOST`), by the engine's own rule: `NVCC_CCBIN[_<triple>]`,
+/// then cc's `CXX` rules for the triple. `Ok(None)`: nothing set and cc's
+/// default is not on PATH, so nvcc falls back to its own default. For
+/// `cargo cuda doctor`; check it with [`check_host_compiler`].
+pub fn host_compiler(env: &Env) -> Result<Option<HostTool>, Error> {
+    let (_, host) = triples(env);
+    // cc needs a scratch directory; the memo there spares the next doctor run the probe.
+    let scratch = env
+        .cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("host-compiler");
+    let _ = std::fs::create_dir_all(&scratch);
+    compiler(env, None, &host, &host, &scratch)
+}
+
+/// Checks a compiler from [`host_compiler`] against `toolkit`'s limits as a
+/// build does: `Err` when nvcc would refuse it, else notes (empty: within
+/// the limits; otherwise why the verdict is unsure or a warning).
+pub fn check_host_compiler(
+    env: &Env,
+    tool: &HostTool,
+    toolkit: &semver::Version,
+) -> Result<Vec<String>, Error> {
+    check_version(env, tool, toolkit, &[], None)
 }
 
 /// `aarch64-unknown-linux-gnu` → `aarch64-linux-gnu` (Debian's package suffix).
@@ -461,6 +490,23 @@ mod tests {
             e.to_string().contains("apt install g++-aarch64-linux-gnu"),
             "{e}"
         );
+    }
+
+    /// What the doctor shows is the engine's choice for the build machine.
+    #[test]
+    fn the_public_choice_is_the_engines() {
+        let env = Env::empty().set(Var::Path, "/nonexistent");
+        // Nothing set, cc's default not on PATH: no -ccbin, nvcc's own default.
+        assert_eq!(host_compiler(&env).unwrap(), None);
+        let env = env.set(Var::NvccCcbin, "/plain/g++");
+        let tool = host_compiler(&env).unwrap().unwrap();
+        assert_eq!(
+            (tool.path, tool.from.as_str()),
+            (PathBuf::from("/plain/g++"), "NVCC_CCBIN")
+        );
+        let e = host_compiler(&Env::empty().set(Var::Cxx, "/nonexistent/g++")).unwrap_err();
+        assert_eq!(e.code, "host-compiler-not-found");
+        assert!(e.message.starts_with("CXX names `/nonexistent/g++`"), "{e}");
     }
 
     #[test]

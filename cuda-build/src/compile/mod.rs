@@ -231,5 +231,6 @@ mod validate;
 
 pub use builder::{Artifacts, Build, BuildStats, KernelArtifact, OutputKind};
 pub use header_deps::HeaderSource;
+pub use host::{check_host_compiler, host_compiler, HostTool};
 pub use layout::{Cudart, OutputNames};
 pub use pool::{compile_all, try_compile_all};

@@ -13,9 +13,8 @@ use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_uint, c_ulong};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
 
-use clang_sys::*;
+use super::libclang::{self, *};
 
 use super::{Kernel, Param, ParamKind, Scalar, Shown};
 use crate::env::{Env, Var};
@@ -48,36 +47,19 @@ pub(super) struct Parsed {
     pub(super) notes: Vec<String>,
 }
 
-/// A loaded libclang, shared by every thread that parses.
+/// Proof that libclang is loaded (once per process, shared by every thread
+/// that parses): reading sources needs one.
 pub(super) struct Session {
-    library: Arc<SharedLibrary>,
+    _loaded: (),
 }
-
-static LIBRARY: OnceLock<Result<Arc<SharedLibrary>, String>> = OnceLock::new();
 
 impl Session {
     /// Loads libclang once per process, from `LIBCLANG_PATH` or the
-    /// directory [`find_libclang_dir`] finds.
+    /// directory [`libclang::find_libclang_dir`] finds.
     pub(super) fn load(env: &Env) -> Result<Session, Error> {
-        let loaded = LIBRARY.get_or_init(|| {
-            point_clang_sys_at_libclang(env)?;
-            clang_sys::load_manually().map(Arc::new).and_then(|lib| {
-                // clang_isInvalidDeclaration (libclang 7) is the newest call used.
-                if lib.functions.clang_isInvalidDeclaration.is_some() {
-                    Ok(lib)
-                } else {
-                    Err(format!(
-                        "the libclang at {} is older than 7.0",
-                        lib.path().display()
-                    ))
-                }
-            })
-        });
-        match loaded {
-            Ok(library) => Ok(Session {
-                library: library.clone(),
-            }),
-            Err(why) => Err(libclang_missing(env, why)),
+        match libclang::load(env) {
+            Ok(()) => Ok(Session { _loaded: () }),
+            Err(why) => Err(libclang_missing(env, &why)),
         }
     }
 
@@ -89,100 +71,8 @@ impl Session {
         defines: &[(String, Option<String>)],
         shown: Shown<'_>,
     ) -> Parsed {
-        // clang-sys keeps the library per thread; install ours on this one.
-        let previous = clang_sys::set_library(Some(self.library.clone()));
-        let parsed = parse_source(source, include_dirs, defines, shown);
-        clang_sys::set_library(previous);
-        parsed
+        parse_source(source, include_dirs, defines, shown)
     }
-}
-
-/// Makes sure clang-sys searches only a directory we chose. With
-/// `LIBCLANG_PATH` unset, clang-sys would run `llvm-config` itself, with no
-/// timeout and outside [`crate::process`]; so the directory is found here and
-/// handed to clang-sys through `LIBCLANG_PATH`, the only input it takes.
-fn point_clang_sys_at_libclang(env: &Env) -> Result<(), String> {
-    let dir: std::ffi::OsString = match env.get_os(Var::LibclangPath).filter(|p| !p.is_empty()) {
-        Some(p) => p.to_os_string(),
-        None => find_libclang_dir(env)
-            .ok_or_else(|| {
-                "no libclang in `llvm-config --libdir`, LD_LIBRARY_PATH or the usual \
-                 LLVM directories"
-                    .to_string()
-            })?
-            .into_os_string(),
-    };
-    if Env::from_process().get_os(Var::LibclangPath) != Some(dir.as_os_str()) {
-        // Runs once per process (under the OnceLock), before libclang is loaded.
-        std::env::set_var(Var::LibclangPath.name(), &dir);
-    }
-    Ok(())
-}
-
-/// The directory holding libclang: `llvm-config --libdir` (under a timeout;
-/// `LLVM_CONFIG_PATH` names another llvm-config), then `LD_LIBRARY_PATH`,
-/// then the usual install directories, newest LLVM first.
-pub(super) fn find_libclang_dir(env: &Env) -> Option<PathBuf> {
-    let llvm_config = env
-        .get_nonempty(Var::LlvmConfigPath)
-        .unwrap_or("llvm-config");
-    let timeout = crate::process::timeout_from_env(env, std::time::Duration::from_secs(10));
-    let from_llvm_config = crate::process::run(llvm_config, ["--libdir"], timeout)
-        .ok()
-        .filter(|out| out.status.success())
-        .and_then(|out| out.stdout.lines().next().map(|l| PathBuf::from(l.trim())))
-        .filter(|d| !d.as_os_str().is_empty());
-    let mut candidates: Vec<PathBuf> = from_llvm_config.into_iter().collect();
-    if let Some(paths) = env.get_os(Var::LdLibraryPath) {
-        candidates.extend(std::env::split_paths(paths));
-    }
-    // `/usr/lib/llvm-14/lib` and friends, highest version first.
-    for parent in ["/usr/lib", "/usr/lib64", "/usr/local", "/opt"] {
-        let mut versioned: Vec<(Vec<u32>, PathBuf)> = std::fs::read_dir(env.sys_path(parent))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                let version = name.strip_prefix("llvm")?.trim_start_matches('-');
-                let key = version.split('.').map(|p| p.parse().unwrap_or(0)).collect();
-                Some((key, e.path().join("lib")))
-            })
-            .collect();
-        versioned.sort();
-        candidates.extend(versioned.into_iter().rev().map(|(_, p)| p));
-    }
-    for dir in [
-        "/usr/lib/x86_64-linux-gnu",
-        "/usr/lib/aarch64-linux-gnu",
-        "/usr/lib64",
-        "/usr/lib",
-        "/usr/local/lib",
-        "/opt/homebrew/opt/llvm/lib",
-        "/usr/local/opt/llvm/lib",
-        "/Library/Developer/CommandLineTools/usr/lib",
-    ] {
-        candidates.push(env.sys_path(dir));
-    }
-    candidates.into_iter().find(|d| holds_libclang(d))
-}
-
-/// Whether a directory holds a libclang shared library (not libclang-cpp).
-fn holds_libclang(dir: &Path) -> bool {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            name == "libclang.so"
-                || name.starts_with("libclang.so.")
-                || name == "libclang.dylib"
-                || name == "libclang.dll"
-                || (name.starts_with("libclang-")
-                    && !name.starts_with("libclang-cpp")
-                    && name.contains(".so"))
-        })
 }
 
 /// The error for a libclang that cannot be loaded, saying how to install it.
@@ -363,19 +253,7 @@ impl Walker<'_> {
         if clang_Location_isInSystemHeader(loc) != 0 {
             return None;
         }
-        let mut file: CXFile = std::ptr::null_mut();
-        let mut line: c_uint = 0;
-        clang_getFileLocation(
-            loc,
-            &mut file,
-            &mut line,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        );
-        if file.is_null() {
-            return None;
-        }
-        let path = PathBuf::from(take(clang_getFileName(file)));
+        let (path, line) = file_line(loc)?;
         if path.starts_with(VIRTUAL_DIR) {
             return None;
         }
@@ -800,6 +678,7 @@ unsafe fn diagnostics(tu: CXTranslationUnit) -> Vec<Diag> {
     out
 }
 
+/// The file and line of a location; None where it has no file.
 unsafe fn file_line(loc: CXSourceLocation) -> Option<(PathBuf, u32)> {
     let mut file: CXFile = std::ptr::null_mut();
     let mut line: c_uint = 0;
@@ -843,59 +722,4 @@ unsafe fn take(s: CXString) -> String {
 /// A C string; interior NULs (impossible in paths and flags from cargo) are dropped.
 fn cstring(s: &str) -> CString {
     CString::new(s.replace('\0', "")).unwrap_or_default()
-}
-
-#[cfg(all(test, unix))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn libclang_dir_search_order() {
-        let root = tempfile::tempdir().unwrap();
-        let touch = |p: &str| {
-            let p = root.path().join(p);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, b"").unwrap();
-        };
-        // No llvm-config: the name resolves to nothing.
-        let env = Env::empty()
-            .with_root(root.path())
-            .set(Var::LlvmConfigPath, root.path().join("no-llvm-config"));
-        assert_eq!(find_libclang_dir(&env), None);
-        // libclang-cpp alone is not libclang.
-        touch("usr/lib/x86_64-linux-gnu/libclang-cpp.so.14");
-        assert_eq!(find_libclang_dir(&env), None);
-        touch("usr/lib/x86_64-linux-gnu/libclang-14.so.1");
-        assert_eq!(
-            find_libclang_dir(&env),
-            Some(root.path().join("usr/lib/x86_64-linux-gnu"))
-        );
-        // A versioned LLVM directory wins, the newest first (15 > 9).
-        touch("usr/lib/llvm-9/lib/libclang.so.1");
-        touch("usr/lib/llvm-15/lib/libclang-15.so");
-        assert_eq!(
-            find_libclang_dir(&env),
-            Some(root.path().join("usr/lib/llvm-15/lib"))
-        );
-        // LD_LIBRARY_PATH comes before the usual directories.
-        touch("opt/mine/libclang.so");
-        let env = env.set(Var::LdLibraryPath, root.path().join("opt/mine"));
-        assert_eq!(find_libclang_dir(&env), Some(root.path().join("opt/mine")));
-        // llvm-config --libdir comes first of all.
-        touch("llvm/lib/libclang.so");
-        let script = root.path().join("bin/llvm-config");
-        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
-        std::fs::write(
-            &script,
-            format!(
-                "#!/bin/sh\necho {}\n",
-                root.path().join("llvm/lib").display()
-            ),
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let env = env.set(Var::LlvmConfigPath, &script);
-        assert_eq!(find_libclang_dir(&env), Some(root.path().join("llvm/lib")));
-    }
 }

@@ -9,7 +9,7 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use cuda_kernels::kernels;
+use cuda_kernels::{kernels, GemmLauncher};
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 use cudarc::driver::{
     result, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut,
@@ -402,23 +402,6 @@ pub enum GemmKernel {
     /// `sgemmTf32` (tensor cores): a 2-D grid of tiles.
     Tf32,
 }
-
-/// The typed launchers of `sgemm` and `sgemmTf32`, which share one C
-/// signature `(int M, int N, int K, float alpha, const float* A, const float*
-/// B, float beta, float* C)`.
-type GemmLauncher = unsafe fn(
-    &CudaStream,
-    &CudaFunction,
-    LaunchConfig,
-    i32,
-    i32,
-    i32,
-    f32,
-    &CudaSlice<f32>,
-    &CudaSlice<f32>,
-    f32,
-    &mut CudaSlice<f32>,
-) -> Result<(), DriverError>;
 
 /// `sgemm` / `sgemmTf32` (`f`, of that `kind`) on square row-major n x n
 /// matrices: C = A * B.

@@ -702,14 +702,13 @@ fn gemm(gpu: &Gpu, sizes: &Sizes, iters: u32, report: &mut Report) -> Result<(),
 
     // Full verification at the small size.
     let n = sizes.verify_gemm as usize;
-    let a = verify::random_vec(n * n, 21);
-    let b = verify::random_vec(n * n, 22);
-    let da = gpu::to_device(gpu, &a).map_err(dev_err("copying inputs"))?;
-    let db = gpu::to_device(gpu, &b).map_err(dev_err("copying inputs"))?;
-    let mut dc: CudaSlice<f32> = gpu
-        .stream
-        .alloc_zeros(n * n)
-        .map_err(dev_err("cuMemAlloc"))?;
+    let GemmBuffers {
+        a,
+        b,
+        da,
+        db,
+        mut dc,
+    } = gemm_buffers(gpu, n, 21)?;
     let verify_one =
         |f: &cudarc::driver::CudaFunction, kind, precision, dc: &mut CudaSlice<f32>| {
             gpu::poison(gpu, dc).map_err(dev_err("cuMemsetD8"))?;
@@ -717,48 +716,37 @@ fn gemm(gpu: &Gpu, sizes: &Sizes, iters: u32, report: &mut Report) -> Result<(),
             let c = gpu::to_host(gpu, dc).map_err(dev_err("sgemm"))?;
             Ok::<_, Fatal>(verify::check_gemm(n, &a, &b, &c, None, precision))
         };
-    let mut r = row(
-        "SGEMM FP32 full check",
-        format!("{n}^3"),
-        "GFLOP/s",
-        0.0,
-        0.0,
-    );
-    r.check = Some(verify_one(
-        &fp32,
-        GemmKernel::Fp32,
-        GemmPrecision::Fp32,
-        &mut dc,
-    )?);
-    report.results.push(r);
-    if let Some(tc) = &tc {
-        let mut r = row(
+    let checks = [
+        (
+            "SGEMM FP32 full check",
+            Some(&fp32),
+            GemmKernel::Fp32,
+            GemmPrecision::Fp32,
+        ),
+        (
             "SGEMM TF32 full check",
-            format!("{n}^3"),
-            "GFLOP/s",
-            0.0,
-            0.0,
-        );
-        r.check = Some(verify_one(
-            tc,
+            tc.as_ref(),
             GemmKernel::Tf32,
             GemmPrecision::Tf32,
-            &mut dc,
-        )?);
+        ),
+    ];
+    for (name, f, kind, precision) in checks {
+        let Some(f) = f else { continue };
+        let mut r = row(name, format!("{n}^3"), "GFLOP/s", 0.0, 0.0);
+        r.check = Some(verify_one(f, kind, precision, &mut dc)?);
         report.results.push(r);
     }
     drop((da, db, dc));
 
     // Timed at the large size; 256 sampled entries checked per result.
     let n = sizes.gemm as usize;
-    let a = verify::random_vec(n * n, 31);
-    let b = verify::random_vec(n * n, 32);
-    let da = gpu::to_device(gpu, &a).map_err(dev_err("copying inputs"))?;
-    let db = gpu::to_device(gpu, &b).map_err(dev_err("copying inputs"))?;
-    let mut dc: CudaSlice<f32> = gpu
-        .stream
-        .alloc_zeros(n * n)
-        .map_err(dev_err("cuMemAlloc"))?;
+    let GemmBuffers {
+        a,
+        b,
+        da,
+        db,
+        mut dc,
+    } = gemm_buffers(gpu, n, 31)?;
     let flops = 2.0 * (n as f64).powi(3);
     let size = format!("{n}^3");
     let timed =
@@ -834,6 +822,28 @@ fn gemm(gpu: &Gpu, sizes: &Sizes, iters: u32, report: &mut Report) -> Result<(),
         report.results.push(t);
     }
     Ok(())
+}
+
+/// SGEMM operands: random n x n A and B on the host and the device, C zeroed.
+struct GemmBuffers {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    da: CudaSlice<f32>,
+    db: CudaSlice<f32>,
+    dc: CudaSlice<f32>,
+}
+
+/// [`GemmBuffers`] of size n, A from `seed` and B from `seed + 1`.
+fn gemm_buffers(gpu: &Gpu, n: usize, seed: u64) -> Result<GemmBuffers, Fatal> {
+    let a = verify::random_vec(n * n, seed);
+    let b = verify::random_vec(n * n, seed + 1);
+    let da = gpu::to_device(gpu, &a).map_err(dev_err("copying inputs"))?;
+    let db = gpu::to_device(gpu, &b).map_err(dev_err("copying inputs"))?;
+    let dc = gpu
+        .stream
+        .alloc_zeros(n * n)
+        .map_err(dev_err("cuMemAlloc"))?;
+    Ok(GemmBuffers { a, b, da, db, dc })
 }
 
 /// The result of loading a mismatched module on purpose.
