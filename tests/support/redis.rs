@@ -2,7 +2,7 @@
 //! on a free port and stopped when dropped, plus a tiny client for what the
 //! tests check or tamper with (binary-safe, unlike `redis-cli` arguments).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
