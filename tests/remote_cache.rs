@@ -154,11 +154,7 @@ fn outputs(a: &Artifacts) -> Vec<(String, Vec<u8>)> {
             files.extend(k.outputs.iter().cloned());
             files.into_iter().map(move |p| {
                 (
-                    format!(
-                        "{}/{}",
-                        k.module,
-                        p.file_name().unwrap().to_string_lossy()
-                    ),
+                    format!("{}/{}", k.module, p.file_name().unwrap().to_string_lossy()),
                     std::fs::read(&p).unwrap(),
                 )
             })
@@ -227,11 +223,7 @@ fn a_second_machine_runs_no_nvcc_and_gets_identical_kernels() {
         );
         assert_eq!(entries(&x), ["scale_v1", "shift_v1", "vectorAdd"]);
     }
-    assert_eq!(
-        lab.nvcc_calls(),
-        Vec::<String>::new(),
-        "machine B ran nvcc"
-    );
+    assert_eq!(lab.nvcc_calls(), Vec::<String>::new(), "machine B ran nvcc");
 
     // A header edit on B: exactly the two includers compile, with the new names.
     b.rename("v2");
@@ -380,6 +372,9 @@ fn unusable_redis_builds_locally_with_one_warning() {
         m.env(Some(&redis.endpoint()))
             .set(Var::CudaBuildWrapper, &killer),
         "killed",
-        &["remote kernel cache is off for this build", &redis.endpoint()],
+        &[
+            "remote kernel cache is off for this build",
+            &redis.endpoint(),
+        ],
     );
 }

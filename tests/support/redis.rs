@@ -110,7 +110,7 @@ impl Redis {
                 (0..n).map(|_| read_bulk(&mut r).unwrap()).collect()
             }
             b'$' => read_bulk_after(&mut r, &line).into_iter().collect(),
-            b'+' | b':' => vec![line[1..].as_bytes().to_vec()],
+            b'+' | b':' => vec![line.as_bytes()[1..].to_vec()],
             _ => panic!("Redis answered {line:?} to {args:?}"),
         }
     }

@@ -154,6 +154,9 @@ impl Tier {
     }
 }
 
+/// An entry's files: name and bytes.
+type Files = Vec<(String, Vec<u8>)>;
+
 fn redis_key(ns: &str, key: &str) -> String {
     format!("cuda-build:v1:{ns}:{key}")
 }
@@ -175,7 +178,7 @@ fn encode_blob(meta: &ObjectMeta, files: &[(String, Vec<u8>)]) -> Option<Vec<u8>
 
 /// The entry in a Redis value, verified as a local entry is (sizes and
 /// SHA-256 of every file) and with plain file names only; None otherwise.
-fn decode_blob(blob: &[u8]) -> Option<(ObjectMeta, Vec<(String, Vec<u8>)>)> {
+fn decode_blob(blob: &[u8]) -> Option<(ObjectMeta, Files)> {
     let rest = blob.strip_prefix(BLOB_MAGIC)?;
     let (len, rest) = rest.split_at_checked(8)?;
     let len = usize::try_from(u64::from_le_bytes(len.try_into().ok()?)).ok()?;
@@ -186,8 +189,7 @@ fn decode_blob(blob: &[u8]) -> Option<(ObjectMeta, Vec<(String, Vec<u8>)>)> {
         let plain = !f.name.is_empty()
             && !f.name.starts_with('.')
             && f.name != "meta.json"
-            && f
-                .name
+            && f.name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
         if !plain {
@@ -355,7 +357,12 @@ impl Cache {
     }
 
     /// Writes an entry into the local directory (whole, or not at all).
-    fn put_local(&self, key: &str, files: &[(String, Vec<u8>)], meta: ObjectMeta) -> io::Result<()> {
+    fn put_local(
+        &self,
+        key: &str,
+        files: &[(String, Vec<u8>)],
+        meta: ObjectMeta,
+    ) -> io::Result<()> {
         let final_dir = shard(&self.root.join("objects"), key);
         if self.get_local(key).is_some() {
             return Ok(());
@@ -456,7 +463,10 @@ mod tests {
         assert_eq!(decode_blob(&flipped), None);
         assert_eq!(decode_blob(&blob[..blob.len() - 1]), None);
         assert_eq!(decode_blob(&[&blob[..], b"x"].concat()), None);
-        assert_eq!(decode_blob(b"cbcache1\xff\xff\xff\xff\xff\xff\xff\xff"), None);
+        assert_eq!(
+            decode_blob(b"cbcache1\xff\xff\xff\xff\xff\xff\xff\xff"),
+            None
+        );
         for name in ["../x", "a/b", ".hidden", "meta.json", ""] {
             let mut m = meta.clone();
             m.files[0].name = name.into();

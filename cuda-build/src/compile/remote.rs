@@ -20,7 +20,8 @@ pub(crate) const MAX_VALUE: usize = 256 << 20;
 const TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What the URL must look like, for messages.
-pub(crate) const EXPECTED: &str = "redis://host:port[/db] (optionally redis://:password@host:port[/db])";
+pub(crate) const EXPECTED: &str =
+    "redis://host:port[/db] (optionally redis://:password@host:port[/db])";
 
 /// A parsed `redis://[[user]:password@]host[:port][/db]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,7 +151,6 @@ enum Reply {
     Error(String),
     Int(i64),
     Bulk(Option<Vec<u8>>),
-    Array,
 }
 
 impl Reply {
@@ -160,7 +160,6 @@ impl Reply {
             Reply::Error(e) => format!("`-{e}`"),
             Reply::Int(i) => format!("`:{i}`"),
             Reply::Bulk(_) => "a bulk string".into(),
-            Reply::Array => "an array".into(),
         }
     }
 }
@@ -238,19 +237,20 @@ fn garbage(what: impl std::fmt::Display) -> io::Error {
     )
 }
 
-/// One RESP2 reply. Array elements are read and discarded (no command used
-/// here answers with one); anything malformed is `InvalidData`.
+/// One RESP2 reply (no arrays: GET, SET, AUTH and SELECT never answer with
+/// one); anything malformed is `InvalidData`.
 fn read_reply(r: &mut impl BufRead) -> io::Result<Reply> {
     let line = read_line(r)?;
-    let (kind, rest) = line.split_at(1.min(line.len()));
-    match kind {
-        "+" => Ok(Reply::Simple(rest.to_string())),
-        "-" => Ok(Reply::Error(rest.to_string())),
-        ":" => rest
+    // By byte: the first character of garbage may be multi-byte.
+    let rest = line.get(1..).unwrap_or("");
+    match line.as_bytes().first() {
+        Some(b'+') => Ok(Reply::Simple(rest.to_string())),
+        Some(b'-') => Ok(Reply::Error(rest.to_string())),
+        Some(b':') => rest
             .parse()
             .map(Reply::Int)
             .map_err(|_| garbage(format!("`{line}`"))),
-        "$" => {
+        Some(b'$') => {
             let n: i64 = rest.parse().map_err(|_| garbage(format!("`{line}`")))?;
             if n == -1 {
                 return Ok(Reply::Bulk(None));
@@ -267,13 +267,8 @@ fn read_reply(r: &mut impl BufRead) -> io::Result<Reply> {
             buf.truncate(n);
             Ok(Reply::Bulk(Some(buf)))
         }
-        "*" => {
-            let n: i64 = rest.parse().map_err(|_| garbage(format!("`{line}`")))?;
-            for _ in 0..n.clamp(0, 1024) {
-                read_reply(r)?;
-            }
-            Ok(Reply::Array)
-        }
+        // No command sent here answers with an array (and nesting is unbounded).
+        Some(b'*') => Err(garbage("an array")),
         _ => Err(garbage(format!("`{}`", line.escape_debug()))),
     }
 }
@@ -344,6 +339,9 @@ mod tests {
             b"$3\r\nabcd\r\n",
             b"+OK",
             b"",
+            "\u{e9}t\u{e9}\r\n".as_bytes(),
+            b"*1\r\n$1\r\na\r\n",
+            b"\xff\xfe\r\n",
         ] {
             assert!(
                 read_reply(&mut Cursor::new(bad.to_vec())).is_err(),
