@@ -7,6 +7,10 @@
 #   machine A       sccache + a shared Redis, empty (fills it)
 #   machine B       another sccache server, empty local state, same Redis:
 #                   the "second machine" (goal: <= 5% of cold)
+#   cuda-build A    no sccache: cuda-build's own cache with its Redis tier
+#                   (CUDA_BUILD_CACHE_REDIS, same Redis), empty (fills it)
+#   cuda-build B    empty local cuda-build cache, same Redis: the "second
+#                   machine" through cuda-build's tier (no nvcc at all)
 #   sccache-dist    one scheduler + one build server on 127.0.0.1
 #                   (scripts/sccache-dist-local.sh), empty caches: the
 #                   overhead of shipping every step to a server on the same cores
@@ -116,6 +120,12 @@ start_server "$pb" SCCACHE_REDIS_ENDPOINT="redis://127.0.0.1:$redis_port" SCCACH
 steps= run "machine B (shared Redis)" CUDA_BUILD_WRAPPER="$sccache" SCCACHE_SERVER_PORT="$pb"
 read -r h m d < <(stats "$pb"); rows[-1]="${rows[-1]/|–|/|$h hit, $m miss|}"
 
+# cuda-build's own cache with a Redis tier: machine A fills it (fresh local
+# cache), machine B starts from an empty local cache and reads it.
+steps= run "machine A (cuda-build cache, fills Redis)" CUDA_BUILD_CACHE_REDIS="redis://127.0.0.1:$redis_port"
+steps= run "machine B (cuda-build cache in the shared Redis)" CUDA_BUILD_CACHE_REDIS="redis://127.0.0.1:$redis_port"
+grep -q "CUDA_BUILD_CACHE_REDIS" "$work/last.log" && { cat "$work/last.log" >&2; echo "bench-sccache: the remote cuda-build cache was not used" >&2; exit 1; }
+
 if [[ $(id -u) == 0 ]] && command -v bwrap >/dev/null; then
   export SCHEDULER_PORT=$(free_port) BUILDER_PORT=$(free_port) CLIENT_PORT=$(free_port)
   distenv=$(scripts/sccache-dist-local.sh start "$work/dist")
@@ -136,9 +146,9 @@ read -r h m d < <(stats "$pb"); rows[-1]="${rows[-1]/|–|/|$h hit, $m miss|}"
 
 echo
 echo "cuda-kernels through cuda-build, CUDA_ARCHS=$CUDA_ARCHS, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), sccache $("$sccache" --version | cut -d' ' -f2)"
-printf '%-34s %8s %8s %12s  %-36s %s\n' "build" "wall s" "of cold" "above floor" "nvcc steps (cicc+ptxas)" "sccache notices"
+printf '%-48s %8s %8s %12s  %-36s %s\n' "build" "wall s" "of cold" "above floor" "nvcc steps (cicc+ptxas)" "sccache notices"
 for r in "${rows[@]}"; do
   IFS='|' read -r a b c g d e <<<"$r"
-  printf '%-34s %8s %8s %12s  %-36s %s\n' "$a" "$b" "$c" "$g" "$d" "$e"
+  printf '%-48s %8s %8s %12s  %-36s %s\n' "$a" "$b" "$c" "$g" "$d" "$e"
 done
 echo "above floor: (wall - floor) / (cold - floor), the share of cold's compile work that remains"

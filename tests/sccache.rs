@@ -14,8 +14,9 @@ use cuda_build::env::{Env, Var};
 use serde_json::Value;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
+use workspace_tests::redis::{free_port, Redis};
 
 /// The pinned sccache (0.16.0), or None (skipped) / panic (promised).
 fn sccache_bin(var: &str) -> Option<PathBuf> {
@@ -43,14 +44,6 @@ fn dirs_cache() -> PathBuf {
             PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
                 .join(".cache/cargo-cuda-test")
         })
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// One sccache server ("one machine"), stopped on drop.
@@ -382,76 +375,6 @@ fn header_macro_rename_never_serves_stale_ptx() {
     assert!(has(&again, "shift_v1") && !has(&again, "shift_v2"));
     let s = server.stats();
     assert_eq!((s.misses(), s.count("cache_hits", "PTX")), (0, 6), "{s:?}");
-}
-
-/// A Redis server on 127.0.0.1 (Debian's `redis-server`), stopped on drop.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start(dir: &Path) -> Option<Redis> {
-        let Ok(exe) = which("redis-server") else {
-            assert!(
-                !workspace_tests::nvcc_promised(),
-                "redis-server is missing: apt-get install redis-server (scripts/test.sh does)"
-            );
-            eprintln!("skipped: redis-server missing");
-            return None;
-        };
-        let port = free_port();
-        let child = Command::new(exe)
-            .args([
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .arg("--dir")
-            .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Owned at once: dropping it (the panic below) kills and waits.
-        let redis = Redis { child, port };
-        for _ in 0..100 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Some(redis);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        drop(redis);
-        panic!("redis-server did not listen on 127.0.0.1:{port} within 5 s");
-    }
-    fn endpoint(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-fn which(name: &str) -> Result<PathBuf, ()> {
-    std::env::var_os("PATH")
-        .and_then(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join(name))
-                .find(|c| c.is_file())
-        })
-        .ok_or(())
 }
 
 /// Two "machines" (own sccache server, own OUT_DIR, own cuda-build cache)

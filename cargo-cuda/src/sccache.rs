@@ -356,7 +356,9 @@ pub fn build_vars(
                     style.warning(&format!("the sccache-dist scheduler {url} is not reachable ({why}); sccache compiles locally"))
                 );
             }
-            Ok(vec![("CUDA_BUILD_WRAPPER", path.clone().into_os_string())])
+            let mut vars = vec![("CUDA_BUILD_WRAPPER", path.clone().into_os_string())];
+            vars.extend(redis_for_cuda_build(env));
+            Ok(vars)
         }
         (problem, _, _) => {
             let why = problem.clone().unwrap_or_default();
@@ -376,9 +378,46 @@ pub fn build_vars(
     }
 }
 
+/// One Redis for both caches: sccache's `SCCACHE_REDIS_ENDPOINT` becomes
+/// cuda-build's `CUDA_BUILD_CACHE_REDIS` (its kernel cache's remote tier)
+/// unless that is set. Keys do not collide (cuda-build's start with
+/// `cuda-build:`). Only plain `redis://` (or `tcp://`) endpoints: cuda-build's
+/// client speaks no TLS.
+fn redis_for_cuda_build(env: &Env) -> Option<(&'static str, OsString)> {
+    if env.get_nonempty(Var::CudaBuildCacheRedis).is_some() {
+        return None;
+    }
+    let ep = env.get_nonempty(Var::SccacheRedisEndpoint)?.trim();
+    let url = match ep.strip_prefix("tcp://") {
+        Some(rest) => format!("redis://{rest}"),
+        None if ep.starts_with("redis://") => ep.to_string(),
+        None => return None,
+    };
+    Some((Var::CudaBuildCacheRedis.name(), url.into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sccache_redis_is_shared_with_cuda_build() {
+        let env = Env::empty().set(Var::SccacheRedisEndpoint, "redis://10.0.0.5:6379");
+        assert_eq!(
+            redis_for_cuda_build(&env),
+            Some(("CUDA_BUILD_CACHE_REDIS", "redis://10.0.0.5:6379".into()))
+        );
+        let tcp = Env::empty().set(Var::SccacheRedisEndpoint, "tcp://h:1");
+        assert_eq!(
+            redis_for_cuda_build(&tcp).map(|v| v.1),
+            Some("redis://h:1".into())
+        );
+        // An explicit setting wins; TLS is not passed on.
+        let own = env.clone().set(Var::CudaBuildCacheRedis, "redis://other:1");
+        assert_eq!(redis_for_cuda_build(&own), None);
+        let tls = Env::empty().set(Var::SccacheRedisEndpoint, "rediss://h:1");
+        assert_eq!(redis_for_cuda_build(&tls), None);
+    }
 
     #[test]
     fn flag_is_taken_before_dashes_only() {

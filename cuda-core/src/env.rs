@@ -117,6 +117,10 @@ vars! {
     CudaBuildCacheDir = "CUDA_BUILD_CACHE_DIR", side, path;
     /// Set to 1 to turn the persistent kernel cache off.
     CudaBuildNoCache = "CUDA_BUILD_NO_CACHE", side, flag;
+    /// A Redis server as a shared tier behind the kernel cache, `redis://host:port[/db]` (or `redis://:password@host:port`); `cargo cuda build --sccache` sets it from SCCACHE_REDIS_ENDPOINT.
+    CudaBuildCacheRedis = "CUDA_BUILD_CACHE_REDIS", side, free;
+    /// sccache's Redis backend; `cargo cuda build --sccache` hands it to cuda-build as CUDA_BUILD_CACHE_REDIS when that is unset.
+    SccacheRedisEndpoint = "SCCACHE_REDIS_ENDPOINT", side, free;
     /// A compiler cache (e.g. `sccache`) to run nvcc under.
     CudaBuildWrapper = "CUDA_BUILD_WRAPPER", side, program;
     /// Cargo's compiler wrapper; when it names sccache, nvcc runs under it too.

@@ -8,6 +8,8 @@
 
 use std::path::PathBuf;
 
+pub mod redis;
+
 /// Whether the test command promised the real compilers.
 pub fn nvcc_promised() -> bool {
     std::env::var("CARGO_CUDA_TEST_REQUIRE_NVCC").as_deref() == Ok("1")

@@ -12,6 +12,17 @@
 //! v1/tmp/                   entries being written
 //! ```
 //!
+//! With `CUDA_BUILD_CACHE_REDIS` set, a Redis server is a second tier
+//! behind this directory (read-through, write-through): a local miss asks
+//! Redis, and what it answers is verified exactly as a local entry is (every
+//! file's size and SHA-256 from its meta) before it is written here and
+//! used; a fresh compile is stored here and in Redis. The small `deps` and
+//! `plans` records travel the same way (a second machine needs the deps
+//! index to compute the full key). Redis keys are `cuda-build:v1:<ns>:<key>`,
+//! so one server can also serve sccache. Any fault (down, gone mid-build,
+//! garbage) turns the tier off for the rest of the build with one warning;
+//! the local cache goes on.
+//!
 //! An entry is written into `tmp/`, `meta.json` last, then the whole
 //! directory is renamed into `objects/`. A reader trusts an entry only when
 //! `meta.json` parses and every file has the recorded size and hash, so a
@@ -20,8 +31,12 @@
 //! key race on the rename; the loser drops its copy (same content).
 
 use super::hash::{file_sha256, sha256_hex};
+use super::remote;
+use crate::env::{Env, Var};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 /// One file of a cached entry.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -49,6 +64,145 @@ pub(crate) struct CachedObject {
 
 pub(crate) struct Cache {
     root: PathBuf,
+    remote: Option<Tier>,
+}
+
+/// The record namespaces shared through Redis (`durations` are per machine).
+const REMOTE_NS: &[&str] = &["deps", "plans"];
+
+/// Magic at the start of a Redis value: format version of the blob.
+const BLOB_MAGIC: &[u8; 8] = b"cbcache1";
+
+/// The Redis tier, on until its first fault.
+struct Tier {
+    client: Option<remote::Client>,
+    off: AtomicBool,
+    /// The one warning to hand to the build (taken once).
+    note: Mutex<Option<String>>,
+}
+
+impl Tier {
+    fn from_env(env: &Env) -> Option<Tier> {
+        let var = Var::CudaBuildCacheRedis;
+        let url = env.get_nonempty(var)?.trim();
+        Some(match remote::Endpoint::parse(url) {
+            Ok(ep) => Tier {
+                client: Some(remote::Client::new(ep)),
+                off: AtomicBool::new(false),
+                note: Mutex::new(None),
+            },
+            Err(why) => {
+                // Never echo a password, even from a malformed URL.
+                let shown = match url.rsplit_once('@') {
+                    Some((_, host)) => format!("redis://***@{host}"),
+                    None => url.to_string(),
+                };
+                Tier {
+                    client: None,
+                    off: AtomicBool::new(true),
+                    note: Mutex::new(Some(format!(
+                        "cuda-build: {}=`{shown}` is not used: {why}; expected {}. The remote kernel cache is off for this build (local cache only)",
+                        var.name(),
+                        remote::EXPECTED
+                    ))),
+                }
+            }
+        })
+    }
+
+    fn client(&self) -> Option<&remote::Client> {
+        if self.off.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.client.as_ref()
+    }
+
+    /// The first fault turns the tier off and leaves one warning.
+    fn fault(&self, client: &remote::Client, why: String) {
+        if !self.off.swap(true, Ordering::Relaxed) {
+            if let Ok(mut n) = self.note.lock() {
+                *n = Some(format!(
+                    "cuda-build: the remote kernel cache is off for this build: {}={}: {why}; building with the local cache only",
+                    Var::CudaBuildCacheRedis.name(),
+                    client.endpoint().shown()
+                ));
+            }
+        }
+    }
+
+    fn get(&self, ns: &str, key: &str) -> Option<Vec<u8>> {
+        let c = self.client()?;
+        match c.get(&redis_key(ns, key)) {
+            Ok(v) => v,
+            Err(why) => {
+                self.fault(c, why);
+                None
+            }
+        }
+    }
+
+    fn set(&self, ns: &str, key: &str, value: &[u8]) {
+        // Larger entries stay local: one value is read into memory whole.
+        if value.len() > remote::MAX_VALUE {
+            return;
+        }
+        if let Some(c) = self.client() {
+            if let Err(why) = c.set(&redis_key(ns, key), value) {
+                self.fault(c, why);
+            }
+        }
+    }
+}
+
+/// An entry's files: name and bytes.
+type Files = Vec<(String, Vec<u8>)>;
+
+fn redis_key(ns: &str, key: &str) -> String {
+    format!("cuda-build:v1:{ns}:{key}")
+}
+
+/// One Redis value: magic, meta length (u64 LE), meta JSON, then every
+/// file's bytes in meta order.
+fn encode_blob(meta: &ObjectMeta, files: &[(String, Vec<u8>)]) -> Option<Vec<u8>> {
+    let json = serde_json::to_vec(meta).ok()?;
+    let total = files.iter().map(|(_, b)| b.len()).sum::<usize>();
+    let mut out = Vec::with_capacity(16 + json.len() + total);
+    out.extend_from_slice(BLOB_MAGIC);
+    out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+    out.extend_from_slice(&json);
+    for (_, b) in files {
+        out.extend_from_slice(b);
+    }
+    Some(out)
+}
+
+/// The entry in a Redis value, verified as a local entry is (sizes and
+/// SHA-256 of every file) and with plain file names only; None otherwise.
+fn decode_blob(blob: &[u8]) -> Option<(ObjectMeta, Files)> {
+    let rest = blob.strip_prefix(BLOB_MAGIC)?;
+    let (len, rest) = rest.split_at_checked(8)?;
+    let len = usize::try_from(u64::from_le_bytes(len.try_into().ok()?)).ok()?;
+    let (json, mut body) = rest.split_at_checked(len)?;
+    let meta: ObjectMeta = serde_json::from_slice(json).ok()?;
+    let mut files = Vec::new();
+    for f in &meta.files {
+        let plain = !f.name.is_empty()
+            && !f.name.starts_with('.')
+            && f.name != "meta.json"
+            && f.name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if !plain {
+            return None;
+        }
+        let (bytes, next) = body.split_at_checked(usize::try_from(f.size).ok()?)?;
+        if sha256_hex(bytes) != f.sha256 {
+            return None;
+        }
+        files.push((f.name.clone(), bytes.to_vec()));
+        body = next;
+    }
+    body.is_empty().then_some((meta, files))
 }
 
 fn shard(dir: &Path, key: &str) -> PathBuf {
@@ -59,7 +213,32 @@ impl Cache {
     pub(crate) fn new(dir: &Path) -> Cache {
         Cache {
             root: dir.join("v1"),
+            remote: None,
         }
+    }
+
+    /// Adds the Redis tier named by `CUDA_BUILD_CACHE_REDIS`, if set. A
+    /// malformed value leaves the tier off with a warning ([`Cache::take_remote_note`]).
+    pub(crate) fn with_remote(mut self, env: &Env) -> Cache {
+        self.remote = Tier::from_env(env);
+        self
+    }
+
+    /// The remote tier's one warning (a bad URL, or the fault that turned
+    /// it off), handed out once.
+    pub(crate) fn take_remote_note(&self) -> Option<String> {
+        self.remote.as_ref()?.note.lock().ok()?.take()
+    }
+
+    fn json_path(&self, ns: &str, key: &str) -> PathBuf {
+        shard(&self.root.join(ns), key).with_extension("json")
+    }
+
+    /// Writes a record's bytes locally (temp file, then rename).
+    fn put_local_record(&self, ns: &str, key: &str, bytes: &[u8]) -> io::Result<()> {
+        let path = self.json_path(ns, key);
+        std::fs::create_dir_all(path.parent().unwrap_or(&self.root))?;
+        crate::fsutil::write_atomic(&path, bytes)
     }
 
     /// A small JSON record (`deps` index, remembered `plans`); a torn or
@@ -69,9 +248,18 @@ impl Cache {
         ns: &str,
         key: &str,
     ) -> Option<T> {
-        let path = shard(&self.root.join(ns), key).with_extension("json");
-        let bytes = std::fs::read(path).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        let path = self.json_path(ns, key);
+        if let Some(v) = std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+        {
+            return Some(v);
+        }
+        let tier = self.remote.as_ref().filter(|_| REMOTE_NS.contains(&ns))?;
+        let bytes = tier.get(ns, key)?;
+        let v = serde_json::from_slice(&bytes).ok()?;
+        let _ = self.put_local_record(ns, key, &bytes);
+        Some(v)
     }
 
     /// A small JSON record: None when absent, `Err` (why) when present but unreadable.
@@ -95,10 +283,11 @@ impl Cache {
         key: &str,
         value: &T,
     ) -> io::Result<()> {
-        let path = shard(&self.root.join(ns), key).with_extension("json");
-        std::fs::create_dir_all(path.parent().unwrap_or(&self.root))?;
         let json = serde_json::to_vec(value).map_err(io::Error::other)?;
-        crate::fsutil::write_atomic(&path, &json)
+        if let Some(tier) = self.remote.as_ref().filter(|_| REMOTE_NS.contains(&ns)) {
+            tier.set(ns, key, &json);
+        }
+        self.put_local_record(ns, key, &json)
     }
 
     pub(crate) fn deps_index(&self, k1: &str) -> Option<Vec<String>> {
@@ -109,8 +298,20 @@ impl Cache {
         self.put_json("deps", k1, &deps)
     }
 
-    /// The entry for `key`, if present and intact. A damaged entry is removed.
+    /// The entry for `key`, if present and intact: locally, else from the
+    /// remote tier (verified, then kept locally). A damaged local entry is
+    /// removed; a damaged remote one is a miss (a fresh compile overwrites it).
     pub(crate) fn get(&self, key: &str) -> Option<CachedObject> {
+        if let Some(hit) = self.get_local(key) {
+            return Some(hit);
+        }
+        let blob = self.remote.as_ref()?.get("objects", key)?;
+        let (meta, files) = decode_blob(&blob)?;
+        self.put_local(key, &files, meta).ok()?;
+        self.get_local(key)
+    }
+
+    fn get_local(&self, key: &str) -> Option<CachedObject> {
         let dir = shard(&self.root.join("objects"), key);
         let bytes = std::fs::read(dir.join("meta.json")).ok()?;
         let meta: Option<ObjectMeta> = serde_json::from_slice(&bytes).ok();
@@ -128,15 +329,42 @@ impl Cache {
         Some(CachedObject { dir, meta: meta? })
     }
 
-    /// Stores `files` (name, path of the produced file) under `key`.
+    /// Stores `files` (name, path of the produced file) under `key`, here
+    /// and in the remote tier.
     pub(crate) fn put(
         &self,
         key: &str,
         files: &[(String, PathBuf)],
         mut meta: ObjectMeta,
     ) -> io::Result<()> {
+        let mut data = Vec::with_capacity(files.len());
+        meta.files.clear();
+        for (name, src) in files {
+            let bytes = std::fs::read(src)?;
+            meta.files.push(FileMeta {
+                name: name.clone(),
+                size: bytes.len() as u64,
+                sha256: sha256_hex(&bytes),
+            });
+            data.push((name.clone(), bytes));
+        }
+        if let Some(tier) = &self.remote {
+            if let Some(blob) = encode_blob(&meta, &data) {
+                tier.set("objects", key, &blob);
+            }
+        }
+        self.put_local(key, &data, meta)
+    }
+
+    /// Writes an entry into the local directory (whole, or not at all).
+    fn put_local(
+        &self,
+        key: &str,
+        files: &[(String, Vec<u8>)],
+        meta: ObjectMeta,
+    ) -> io::Result<()> {
         let final_dir = shard(&self.root.join("objects"), key);
-        if self.get(key).is_some() {
+        if self.get_local(key).is_some() {
             return Ok(());
         }
         let tmp_root = self.root.join("tmp");
@@ -145,22 +373,15 @@ impl Cache {
         let tmp = crate::fsutil::temp_path_for(&tmp_root.join(key));
         let result = (|| {
             std::fs::create_dir(&tmp)?;
-            meta.files.clear();
-            for (name, src) in files {
-                let bytes = std::fs::read(src)?;
-                write_synced(&tmp.join(name), &bytes)?;
-                meta.files.push(FileMeta {
-                    name: name.clone(),
-                    size: bytes.len() as u64,
-                    sha256: sha256_hex(&bytes),
-                });
+            for (name, bytes) in files {
+                write_synced(&tmp.join(name), bytes)?;
             }
             let json = serde_json::to_vec_pretty(&meta).map_err(io::Error::other)?;
             write_synced(&tmp.join("meta.json"), &json)?;
             match std::fs::rename(&tmp, &final_dir) {
                 Ok(()) => Ok(()),
                 // Another build script stored the same key first: same content, keep theirs.
-                Err(_) if self.get(key).is_some() => Ok(()),
+                Err(_) if self.get_local(key).is_some() => Ok(()),
                 Err(_) => {
                     let _ = std::fs::remove_dir_all(&final_dir);
                     std::fs::rename(&tmp, &final_dir)
@@ -218,6 +439,52 @@ mod tests {
             .unwrap()
             .collect();
         assert!(tmp.is_empty());
+    }
+
+    /// What comes from Redis is trusted only whole: every file's size and
+    /// hash as recorded, nothing after them, plain file names only.
+    #[test]
+    fn remote_blobs_are_verified() {
+        let bytes = b"fatbin bytes".to_vec();
+        let meta = ObjectMeta {
+            files: vec![FileMeta {
+                name: "out.fatbin".into(),
+                size: bytes.len() as u64,
+                sha256: sha256_hex(&bytes),
+            }],
+            entries: vec!["k".into()],
+            ..Default::default()
+        };
+        let files = vec![("out.fatbin".to_string(), bytes)];
+        let blob = encode_blob(&meta, &files).unwrap();
+        assert_eq!(decode_blob(&blob), Some((meta.clone(), files.clone())));
+        let mut flipped = blob.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert_eq!(decode_blob(&flipped), None);
+        assert_eq!(decode_blob(&blob[..blob.len() - 1]), None);
+        assert_eq!(decode_blob(&[&blob[..], b"x"].concat()), None);
+        assert_eq!(
+            decode_blob(b"cbcache1\xff\xff\xff\xff\xff\xff\xff\xff"),
+            None
+        );
+        for name in ["../x", "a/b", ".hidden", "meta.json", ""] {
+            let mut m = meta.clone();
+            m.files[0].name = name.into();
+            let blob = encode_blob(&m, &files).unwrap();
+            assert_eq!(decode_blob(&blob), None, "{name:?}");
+        }
+        // A malformed URL leaves the tier off, with one note naming the variable.
+        let env = Env::empty().set(Var::CudaBuildCacheRedis, "http://:pw@h:1");
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path()).with_remote(&env);
+        assert!(cache.get("abcdef").is_none());
+        let note = cache.take_remote_note().unwrap();
+        assert!(
+            note.contains("CUDA_BUILD_CACHE_REDIS=`redis://***@h:1`")
+                && note.contains("redis://host:port[/db]"),
+            "{note}"
+        );
+        assert_eq!(cache.take_remote_note(), None, "one warning");
     }
 
     #[test]

@@ -56,6 +56,7 @@ impl Run<'_> {
             }
         }
         let cache = cache?;
+        self.remote_note(cache);
         let deps: Vec<PathBuf> = match old {
             Some(e) => e.deps.iter().map(|d| d.path.clone()).collect(),
             None => {
@@ -225,6 +226,7 @@ impl Run<'_> {
             if let Err(e) = stored {
                 self.warn(format!("cuda-build: could not store `{}` in the kernel cache ({e}); the build goes on without it", job.display));
             }
+            self.remote_note(cache);
         }
         for (role, path) in &job.outputs {
             self.injected_fault(path)?;
@@ -245,6 +247,13 @@ impl Run<'_> {
             outcome: Outcome::Compiled,
             took: None,
         })
+    }
+
+    /// The remote cache tier's one warning (bad URL, or the fault that turned it off).
+    fn remote_note(&self, cache: &Cache) {
+        if let Some(n) = cache.take_remote_note() {
+            self.warn(n);
+        }
     }
 
     fn real_output(&self, job: &Job, role: &str) -> PathBuf {

@@ -223,6 +223,7 @@ mod parity;
 mod pool;
 mod profile;
 mod progress;
+mod remote;
 pub use progress::{Event as ProgressKind, ProgressEvent};
 mod run;
 pub mod sccache;

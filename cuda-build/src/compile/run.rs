@@ -279,7 +279,7 @@ impl<'b> Run<'b> {
             b.cache_dir
                 .clone()
                 .or_else(|| cache::default_dir(&self.env))
-                .map(|d| Cache::new(&d))
+                .map(|d| Cache::new(&d).with_remote(&self.env))
         };
         let default_plan = self.plan(&tk, &default_inputs, &mut manifest, cache.as_ref())?;
         // CUTLASS 3.x/4.x and the like: checked against the plan before any compile.
