@@ -253,7 +253,9 @@ pub struct InfoJson<'a> {
     arch: Option<cuda_build::plan::PlanSummary>,
     gencode: Vec<String>,
     workspace: Option<WorkspaceJson<'a>>,
-    sccache: serde_json::Value,
+    sccache: crate::sccache::InfoJson,
+    /// The kernel cache: local directory and the Redis tier's reachability.
+    cache: cuda_build::compile::CacheStatus,
     errors: Vec<&'a cb::Error>,
     warnings: &'a [String],
 }
@@ -304,6 +306,7 @@ pub fn info_json<'a>(session: &'a Session, data: &'a InfoData) -> InfoJson<'a> {
             &session.env,
             data.workspace.as_ref(),
         )),
+        cache: cuda_build::compile::cache_status(&session.env),
         errors: data.errors(),
         warnings: &data.warnings,
     }

@@ -285,17 +285,30 @@ pub fn doctor_check(st: &State) -> Check {
 }
 
 /// The `sccache` object of `cargo cuda info --json`.
-pub fn info_json(st: &State) -> Value {
-    json!({
-        "in_use": st.setting.is_some() && st.caches_nvcc(),
-        "requested_by": st.setting.as_ref().map(|s| s.via.clone()),
-        "path": st.path,
-        "version": st.version.as_ref().map(|v| v.to_string()),
-        "caches_nvcc": st.caches_nvcc(),
-        "min_version_for_nvcc": scc::MIN_VERSION_FOR_NVCC.to_string(),
-        "problem": st.problem,
-        "dist": st.dist,
-    })
+pub fn info_json(st: &State) -> InfoJson {
+    InfoJson {
+        in_use: st.setting.is_some() && st.caches_nvcc(),
+        requested_by: st.setting.as_ref().map(|s| s.via.clone()),
+        path: st.path.clone(),
+        version: st.version.as_ref().map(|v| v.to_string()),
+        caches_nvcc: st.caches_nvcc(),
+        min_version_for_nvcc: scc::MIN_VERSION_FOR_NVCC.to_string(),
+        problem: st.problem.clone(),
+        dist: st.dist.clone(),
+    }
+}
+
+/// The `sccache` object of `info --json`.
+#[derive(serde::Serialize)]
+pub struct InfoJson {
+    in_use: bool,
+    requested_by: Option<String>,
+    path: Option<PathBuf>,
+    version: Option<String>,
+    caches_nvcc: bool,
+    min_version_for_nvcc: String,
+    problem: Option<String>,
+    dist: Option<Value>,
 }
 
 /// The state for doctor and info: the metadata and environment (no flag).
@@ -480,6 +493,6 @@ mod tests {
         let c = doctor_check(&st);
         assert_eq!(c.status, Status::Warn);
         assert!(c.fix.unwrap().contains("0.9"));
-        assert_eq!(info_json(&st)["in_use"], false);
+        assert_eq!(serde_json::to_value(info_json(&st)).unwrap()["in_use"], false);
     }
 }

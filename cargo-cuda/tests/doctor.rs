@@ -318,3 +318,77 @@ fn doctor_host_compiler_is_the_one_the_build_engine_picks() {
     );
     assert!(summary.contains("13.0"), "{c:#}");
 }
+
+#[test]
+fn doctor_and_info_report_the_shared_kernel_cache() {
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("kernels");
+    let run = |args: &[&str], redis: &str| {
+        json(
+            &cargo_cuda()
+                .args(args)
+                .env("CUDA_HOME", &root)
+                .env("CUDA_ARCHS", "90")
+                .env("CUDA_BUILD_CACHE_DIR", &cache)
+                .env("CUDA_BUILD_CACHE_REDIS", redis)
+                .output()
+                .unwrap(),
+        )
+    };
+    let doctor = ["doctor", "--json", "--no-workload"];
+
+    // Nobody listens on that port: a warning naming the variable, the
+    // address and what builds do instead.
+    let down = format!("redis://127.0.0.1:{}", workspace_tests::redis::free_port());
+    let report = run(&doctor, &down);
+    let c = check(&report, "compile.cache");
+    assert_eq!(c["status"], "warn", "{c:#}");
+    let summary = c["summary"].as_str().unwrap();
+    assert!(
+        summary.contains(&format!("CUDA_BUILD_CACHE_REDIS={down}/0"))
+            && summary.contains("local cache only")
+            && summary.contains(&cache.display().to_string()),
+        "{summary}"
+    );
+    let info = run(&["info", "--json"], &down);
+    assert_eq!(
+        info["cache"]["dir"],
+        cache.display().to_string(),
+        "{info:#}"
+    );
+    assert!(info["cache"]["remote_problem"].is_string(), "{info:#}");
+
+    // A malformed URL says what was expected.
+    let report = run(&doctor, "http://127.0.0.1:1");
+    let c = check(&report, "compile.cache");
+    assert_eq!(c["status"], "warn", "{c:#}");
+    assert!(
+        c["summary"].as_str().unwrap().contains("redis://host:port"),
+        "{c:#}"
+    );
+
+    // A real Redis started here: the tier answers.
+    let Some(redis) = workspace_tests::redis::Redis::start(tmp.path()) else {
+        return;
+    };
+    let report = run(&doctor, &redis.endpoint());
+    let c = check(&report, "compile.cache");
+    assert_eq!(c["status"], "pass", "{c:#}");
+    assert!(
+        c["summary"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("shared through Redis at {}/0", redis.endpoint())),
+        "{c:#}"
+    );
+    let info = run(&["info", "--json"], &redis.endpoint());
+    assert_eq!(
+        info["cache"]["remote"],
+        format!("{}/0", redis.endpoint()),
+        "{info:#}"
+    );
+    assert!(info["cache"]["remote_problem"].is_null(), "{info:#}");
+}

@@ -187,6 +187,9 @@ pub fn run(session: &Session, opts: &Options) -> Report {
     checks.push(crate::sccache::doctor_check(
         &crate::sccache::current_state(&session.env, project.workspace.as_ref()),
     ));
+    checks.push(cache_check(&cuda_build::compile::cache_status(
+        &session.env,
+    )));
     let workload = Workload {
         workspace: project.workspace.as_ref(),
         toolkit: selected.as_ref(),
@@ -228,4 +231,44 @@ fn settings_check(env: &cb::Env, metadata_warnings: &[String]) -> Check {
         c = c.evidence(w);
     }
     c.fix("fix or unset them (each line says what was expected)")
+}
+
+/// `compile.cache`: where compiled kernels are kept, and whether the shared
+/// Redis tier (`CUDA_BUILD_CACHE_REDIS`) answers. An unreachable tier is a
+/// warning: builds still work, from the local cache only.
+fn cache_check(st: &cuda_build::compile::CacheStatus) -> Check {
+    let mut c = Check {
+        id: "compile.cache",
+        layer: "compile",
+        status: Status::Pass,
+        summary: String::new(),
+        evidence: Vec::new(),
+        fix: None,
+        code: None,
+    };
+    match (&st.dir, &st.disabled_by) {
+        (_, Some(var)) => {
+            c.summary = format!("the kernel cache is off ({var} is set): every build compiles")
+        }
+        (Some(d), None) => c.summary = format!("kernels are cached in {}", d.display()),
+        (None, None) => {
+            c.status = Status::Warn;
+            c.summary = "no kernel cache directory (HOME and XDG_CACHE_HOME are unset)".into();
+            c.fix = Some("set CUDA_BUILD_CACHE_DIR to a writable directory".into());
+        }
+    }
+    match (&st.remote, &st.remote_problem) {
+        (None, _) => {}
+        (Some(r), None) => c
+            .summary
+            .push_str(&format!("; shared through Redis at {r}")),
+        (Some(r), Some(why)) => {
+            c.status = Status::Warn;
+            c.summary.push_str(&format!(
+                "; but the shared Redis tier CUDA_BUILD_CACHE_REDIS={r} is not usable ({why}): builds use the local cache only"
+            ));
+            c.fix = Some("start the Redis server or fix CUDA_BUILD_CACHE_REDIS (redis://host:port[/db]); unset it to silence this".into());
+        }
+    }
+    c
 }

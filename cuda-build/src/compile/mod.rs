@@ -225,6 +225,7 @@ mod profile;
 mod progress;
 mod remote;
 pub use progress::{Event as ProgressKind, ProgressEvent};
+pub use remote::{cache_status, CacheStatus};
 mod run;
 pub mod sccache;
 mod sources;
