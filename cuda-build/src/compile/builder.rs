@@ -1,87 +1,14 @@
-//! The `Build` builder: its settings and what a build returns (the build itself is in `run`).
+//! The `Build` builder: setters that write its [`Spec`], and the entry points
+//! that hand it to the engine (preparing in `parity`, the build in `pool` and `run`).
 
-use super::layout::Layout;
+use super::artifacts::{Artifacts, OutputKind};
+use super::spec::Spec;
 use crate::env::Env;
-use crate::plan::ArchPlan;
 use crate::toolkit::Toolkit;
 use crate::Error;
-use std::path::{Path, PathBuf};
-
-/// What nvcc produces for each source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutputKind {
-    /// PTX text for the plan's PTX arch (or the highest SASS arch): `<stem>.ptx`.
-    Ptx,
-    /// One cubin per real arch: `<stem>.sm_80.cubin`, `<stem>.sm_90a.cubin`, ….
-    Cubin,
-    /// One fatbin with SASS for every target plus PTX for the highest: `<stem>.fatbin`.
-    #[default]
-    Fatbin,
-    /// Host objects linked into `lib<module_name>.a`, with cudart linked statically.
-    StaticLib,
-}
-
-impl OutputKind {
-    /// `ptx`, `cubin`, `fatbin` or `staticlib` (the generated module's `KIND`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutputKind::Ptx => "ptx",
-            OutputKind::Cubin => "cubin",
-            OutputKind::Fatbin => "fatbin",
-            OutputKind::StaticLib => "staticlib",
-        }
-    }
-}
-
-/// One compiled source.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KernelArtifact {
-    /// The `.cu` file.
-    pub source: PathBuf,
-    /// The main output (for cubins: the highest arch's; for a static library: the object).
-    pub output: PathBuf,
-    /// Every output file (one per arch for cubins).
-    pub outputs: Vec<PathBuf>,
-    /// What was produced.
-    pub kind: OutputKind,
-    /// Kernel entry points.
-    pub entries: Vec<String>,
-    /// Targets in nvcc's words (`sm_80`, `compute_90`).
-    pub archs: Vec<String>,
-    /// The Rust module name in the generated file.
-    pub module: String,
-}
-
-/// How the sources were satisfied.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct BuildStats {
-    /// Sources nvcc compiled.
-    pub compiled: usize,
-    /// Sources copied from the persistent cache.
-    pub from_cache: usize,
-    /// Sources whose outputs in OUT_DIR were already current.
-    pub up_to_date: usize,
-}
-
-/// What a build produced.
-#[derive(Debug, Clone)]
-pub struct Artifacts {
-    /// The generated Rust module (`$OUT_DIR/<module_name>.rs`).
-    pub module: PathBuf,
-    /// One entry per source, in source order.
-    pub kernels: Vec<KernelArtifact>,
-    /// The toolkit version used (None when nothing was compiled, e.g. on docs.rs).
-    pub toolkit_version: Option<String>,
-    /// The arch plan used for sources without an override.
-    pub plan: Option<ArchPlan>,
-    /// Compiled / cached / up-to-date counts.
-    pub stats: BuildStats,
-    /// The static library, for [`OutputKind::StaticLib`].
-    pub library: Option<PathBuf>,
-    /// Deduplicated warnings (nvcc's and the plan's), as printed for cargo.
-    pub warnings: Vec<String>,
-}
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Mutex;
 
 /// Compiles CUDA sources from a build script. See the [module docs](super).
 ///
@@ -94,97 +21,21 @@ pub struct Artifacts {
 ///     .compile();
 /// assert!(artifacts.module.ends_with("kernels.rs"));
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Build {
-    pub(super) env: Option<Env>,
-    pub(super) files: Vec<PathBuf>,
-    pub(super) dirs: Vec<PathBuf>,
-    pub(super) globs: Vec<String>,
-    pub(super) excludes: Vec<String>,
-    pub(super) includes: Vec<PathBuf>,
-    pub(super) defines: Vec<(String, Option<String>)>,
-    pub(super) flags: Vec<String>,
-    pub(super) std: Option<String>,
-    pub(super) file_flags: Vec<(PathBuf, String)>,
-    pub(super) file_archs: Vec<(PathBuf, String)>,
-    pub(super) ccbin: Option<PathBuf>,
-    pub(super) output: OutputKind,
-    pub(super) arch: Option<String>,
-    pub(super) fallback_arch: Option<String>,
-    pub(super) module_name: String,
-    pub(super) rdc: bool,
-    pub(super) cache_dir: Option<PathBuf>,
-    pub(super) no_cache: bool,
-    pub(super) toolkit: Option<Toolkit>,
-    pub(super) out_dir: Option<PathBuf>,
-    pub(super) emit_cargo: bool,
-    pub(super) launchers: bool,
-    pub(super) write_fault: Option<i32>,
-    // cc parity (see `parity.rs`).
-    pub(super) flags_if_supported: Vec<String>,
-    pub(super) toolkit_root: Option<PathBuf>,
-    pub(super) archiver: Option<PathBuf>,
-    pub(super) cargo_warnings: bool,
-    pub(super) cargo_metadata: bool,
-    pub(super) profile_flags: Option<bool>,
-    pub(super) device_debug: Option<bool>,
-    pub(super) layout: Layout,
-    pub(super) header_deps: Vec<super::header_deps::Resolved>,
-    pub(super) header_needs: Vec<super::header_deps::Needs>,
-    pub(super) setup_errors: Vec<Error>,
-}
-
-impl Default for Build {
-    fn default() -> Self {
-        Build::new()
-    }
+    /// What the setters write; the engine reads it once prepared (`parity.rs`).
+    pub(super) spec: Spec,
 }
 
 impl Build {
     /// A builder with no sources, fatbin output and module name `kernels`.
     pub fn new() -> Build {
-        Build {
-            env: None,
-            files: Vec::new(),
-            dirs: Vec::new(),
-            globs: Vec::new(),
-            excludes: Vec::new(),
-            includes: Vec::new(),
-            defines: Vec::new(),
-            flags: Vec::new(),
-            std: None,
-            file_flags: Vec::new(),
-            file_archs: Vec::new(),
-            ccbin: None,
-            output: OutputKind::Fatbin,
-            arch: None,
-            fallback_arch: None,
-            module_name: "kernels".into(),
-            rdc: false,
-            cache_dir: None,
-            no_cache: false,
-            toolkit: None,
-            out_dir: None,
-            emit_cargo: true,
-            launchers: false,
-            write_fault: None,
-            flags_if_supported: Vec::new(),
-            toolkit_root: None,
-            archiver: None,
-            cargo_warnings: true,
-            cargo_metadata: true,
-            profile_flags: None,
-            device_debug: None,
-            layout: Layout::default(),
-            header_deps: Vec::new(),
-            header_needs: Vec::new(),
-            setup_errors: Vec::new(),
-        }
+        Build::default()
     }
 
     /// Adds a source file (relative paths are from `CARGO_MANIFEST_DIR`).
     pub fn file(&mut self, path: impl AsRef<Path>) -> &mut Self {
-        self.files.push(path.as_ref().to_path_buf());
+        self.spec.files.push(path.as_ref().to_path_buf());
         self
     }
 
@@ -198,38 +49,39 @@ impl Build {
 
     /// Adds every `.cu` file under a directory, recursively (hidden files skipped).
     pub fn dir(&mut self, path: impl AsRef<Path>) -> &mut Self {
-        self.dirs.push(path.as_ref().to_path_buf());
+        self.spec.dirs.push(path.as_ref().to_path_buf());
         self
     }
 
     /// Adds the files matching a glob (`cu/*.cu`, `kernels/**/*.cu`).
     pub fn glob(&mut self, pattern: &str) -> &mut Self {
-        self.globs.push(pattern.to_string());
+        self.spec.globs.push(pattern.to_string());
         self
     }
 
     /// Leaves out sources matching a glob (against the package-relative path or the file name).
     pub fn exclude(&mut self, pattern: &str) -> &mut Self {
-        self.excludes.push(pattern.to_string());
+        self.spec.excludes.push(pattern.to_string());
         self
     }
 
     /// Adds an include directory (`-I`); it must exist.
     pub fn include(&mut self, dir: impl AsRef<Path>) -> &mut Self {
-        self.includes.push(dir.as_ref().to_path_buf());
+        self.spec.includes.push(dir.as_ref().to_path_buf());
         self
     }
 
     /// Defines a macro: `define("BLOCK", "256")` or `define("FAST", None)`.
     pub fn define<'a>(&mut self, name: &str, value: impl Into<Option<&'a str>>) -> &mut Self {
-        self.defines
+        self.spec
+            .defines
             .push((name.to_string(), value.into().map(str::to_string)));
         self
     }
 
     /// Adds one nvcc argument for every source (e.g. `-lineinfo`, `--use_fast_math`).
     pub fn flag(&mut self, flag: &str) -> &mut Self {
-        self.flags.push(flag.to_string());
+        self.spec.flags.push(flag.to_string());
         self
     }
 
@@ -237,20 +89,21 @@ impl Build {
     /// goes into the cache key. An index package is read from the store that
     /// `cargo cuda deps fetch` fills; build scripts never download.
     pub fn header_dep(&mut self, name: &str, source: super::HeaderSource) -> &mut Self {
-        let env = self.env.clone().unwrap_or_else(Env::from_process);
+        let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
         match super::header_deps::resolve(&env, name, &source) {
             Ok(dep) => {
-                self.includes.extend(dep.includes.iter().cloned());
+                self.spec.includes.extend(dep.includes.iter().cloned());
                 let macro_name = format!(
                     "CUDA_BUILD_DEP_{}",
                     name.to_ascii_uppercase()
                         .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
                 );
-                self.defines
+                self.spec
+                    .defines
                     .push((macro_name, Some(format!("\"{}\"", dep.version))));
-                self.header_deps.push(dep);
+                self.spec.header_deps.push(dep);
             }
-            Err(e) => self.setup_errors.push(e),
+            Err(e) => self.spec.setup_errors.push(e),
         }
         self
     }
@@ -258,7 +111,8 @@ impl Build {
     /// CUTLASS and CuTe from NVIDIA's `nvidia-cutlass` wheel (`"4.2"`), in the
     /// store; also requires C++17 (set when `std` is not) and sm_80+ targets.
     pub fn cutlass(&mut self, version: &str) -> &mut Self {
-        self.header_needs
+        self.spec
+            .header_needs
             .push(super::header_deps::cutlass_needs(version));
         self.header_dep(
             "cutlass",
@@ -276,18 +130,19 @@ impl Build {
     /// `nvidia-cutlass` brings its checks, as with [`Build::cutlass`]. Call it
     /// after [`Build::env`] when setting one (it reads `CARGO_MANIFEST_DIR`).
     pub fn header_deps_from_metadata(&mut self) -> &mut Self {
-        let env = self.env.clone().unwrap_or_else(Env::from_process);
+        let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
         let deps = match super::header_deps::declared(&super::run::package_dir(&env)) {
             Ok(deps) => deps,
             Err(e) => {
-                self.setup_errors.push(e);
+                self.spec.setup_errors.push(e);
                 return self;
             }
         };
         for (name, source) in deps {
             if let super::HeaderSource::Index { package, version } = &source {
                 if package == "nvidia-cutlass" {
-                    self.header_needs
+                    self.spec
+                        .header_needs
                         .push(super::header_deps::cutlass_needs(version));
                 }
             }
@@ -298,20 +153,22 @@ impl Build {
 
     /// The C++ standard: `17`, `c++17` or `c++20`.
     pub fn std(&mut self, std: &str) -> &mut Self {
-        self.std = Some(std.to_string());
+        self.spec.std = Some(std.to_string());
         self
     }
 
     /// Adds an nvcc argument for one source only.
     pub fn file_flag(&mut self, file: impl AsRef<Path>, flag: &str) -> &mut Self {
-        self.file_flags
+        self.spec
+            .file_flags
             .push((file.as_ref().to_path_buf(), flag.to_string()));
         self
     }
 
     /// Compiles one source for other archs than the rest (same spellings as [`Build::arch`]).
     pub fn file_arch(&mut self, file: impl AsRef<Path>, arch: &str) -> &mut Self {
-        self.file_archs
+        self.spec
+            .file_archs
             .push((file.as_ref().to_path_buf(), arch.to_string()));
         self
     }
@@ -320,69 +177,69 @@ impl Build {
     /// the `cc` crate's choice (`CXX`, `CXX_<target>`, …; see
     /// [`compile`](super#the-host-toolchain)).
     pub fn ccbin(&mut self, path: impl AsRef<Path>) -> &mut Self {
-        self.ccbin = Some(path.as_ref().to_path_buf());
+        self.spec.ccbin = Some(path.as_ref().to_path_buf());
         self
     }
 
     /// What to produce (default [`OutputKind::Fatbin`]).
     pub fn output(&mut self, kind: OutputKind) -> &mut Self {
-        self.output = kind;
+        self.spec.output = kind;
         self
     }
 
     /// The arch list, e.g. `"80;90"` (see [`crate::arch`]); environment
     /// variables such as `CUDA_ARCHS` rank below it (see [`crate::plan`]).
     pub fn arch(&mut self, archs: &str) -> &mut Self {
-        self.arch = Some(archs.to_string());
+        self.spec.arch = Some(archs.to_string());
         self
     }
 
     /// Archs used only when nothing is set and no GPU is detected.
     pub fn fallback_arch(&mut self, archs: &str) -> &mut Self {
-        self.fallback_arch = Some(archs.to_string());
+        self.spec.fallback_arch = Some(archs.to_string());
         self
     }
 
     /// The generated module's file name without `.rs` (default `kernels`);
     /// also the static library's name.
     pub fn module_name(&mut self, name: &str) -> &mut Self {
-        self.module_name = name.to_string();
+        self.spec.module_name = name.to_string();
         self
     }
 
     /// Relocatable device code (`-rdc=true` and a device-link step) for static libraries.
     pub fn rdc(&mut self, on: bool) -> &mut Self {
-        self.rdc = on;
+        self.spec.rdc = on;
         self
     }
 
     /// The persistent cache directory (default: `CUDA_BUILD_CACHE_DIR`, else the user cache dir).
     pub fn cache_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
-        self.cache_dir = Some(dir.as_ref().to_path_buf());
+        self.spec.cache_dir = Some(dir.as_ref().to_path_buf());
         self
     }
 
     /// Turns the persistent cache off (as `CUDA_BUILD_NO_CACHE=1` does).
     pub fn no_cache(&mut self) -> &mut Self {
-        self.no_cache = true;
+        self.spec.no_cache = true;
         self
     }
 
     /// Uses this toolkit instead of discovering one.
     pub fn toolkit(&mut self, toolkit: Toolkit) -> &mut Self {
-        self.toolkit = Some(toolkit);
+        self.spec.toolkit = Some(toolkit);
         self
     }
 
     /// Where outputs and the module go (default: `OUT_DIR`).
     pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
-        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self.spec.out_dir = Some(dir.as_ref().to_path_buf());
         self
     }
 
     /// Whether to print `cargo:` lines (default true; tests turn it off).
     pub fn emit_cargo(&mut self, on: bool) -> &mut Self {
-        self.emit_cargo = on;
+        self.spec.emit_cargo = on;
         self
     }
 
@@ -391,14 +248,14 @@ impl Build {
     /// default: Cargo unifies features across build scripts, so a feature
     /// alone must not change another crate's generated module.
     pub fn launchers(&mut self, on: bool) -> &mut Self {
-        self.launchers = on;
+        self.spec.launchers = on;
         self
     }
 
     /// Reads variables from this environment instead of the process's
     /// (tests; tools that build on behalf of another package).
     pub fn env(&mut self, env: Env) -> &mut Self {
-        self.env = Some(env);
+        self.spec.env = Some(env);
         self
     }
 
@@ -406,21 +263,152 @@ impl Build {
     /// error (e.g. 28, ENOSPC), to test error paths without filling a disk.
     #[doc(hidden)]
     pub fn simulate_write_error(&mut self, errno: i32) -> &mut Self {
-        self.write_fault = Some(errno);
+        self.spec.write_fault = Some(errno);
         self
     }
 
     /// Builds everything; on failure panics with the full explained error,
     /// as `cc::Build::compile` does (cargo shows it; a test can catch it
     /// with `std::panic::catch_unwind`). Several builds in one script share
-    /// one job pool with [`super::compile_all`].
+    /// one job pool with [`compile_all`].
     pub fn compile(&self) -> Artifacts {
-        super::pool::compile_all([self]).remove(0)
+        compile_all([self]).remove(0)
     }
 
     /// Builds everything, returning the error instead of exiting, so a crate
     /// can make CUDA optional.
     pub fn try_compile(&self) -> Result<Artifacts, Error> {
-        super::pool::try_compile_all([self]).map(|mut v| v.remove(0))
+        try_compile_all([self]).map(|mut v| v.remove(0))
+    }
+}
+
+/// Builds several [`Build`]s with one job pool, then prints their `cargo:`
+/// lines once. On failure prints every error and panics with them, as
+/// `cc::Build::compile` does (catchable with `std::panic::catch_unwind`).
+///
+/// ```no_run
+/// use cuda_build::compile::{Build, OutputKind};
+/// let mut ptx = Build::new();
+/// ptx.dir("src/ptx").output(OutputKind::Ptx).module_name("ptx");
+/// let mut lib = Build::new();
+/// lib.dir("src/lib").output(OutputKind::StaticLib).module_name("lib");
+/// let [ptx, lib]: [_; 2] = cuda_build::compile_all([&ptx, &lib]).try_into().unwrap();
+/// ```
+pub fn compile_all<'a>(builds: impl IntoIterator<Item = &'a Build>) -> Vec<Artifacts> {
+    let builds: Vec<&Build> = builds.into_iter().collect();
+    let outcomes = build_all(&builds);
+    let mut ok = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    for (b, (result, lines)) in builds.iter().zip(outcomes) {
+        match result {
+            Ok(a) => {
+                print_cargo(b, &lines);
+                ok.push(a);
+            }
+            Err(e) => {
+                // Cargo reruns a failed build script whatever it printed, and
+                // shows all of its stdout: hundreds of rerun-if-changed lines
+                // would bury the error. Only the warnings are worth keeping.
+                let warnings: Vec<String> = lines
+                    .into_iter()
+                    .filter(|l| l.starts_with("warning="))
+                    .collect();
+                print_cargo(b, &warnings);
+                // As cc does: the message on stderr for cargo, then an unwind
+                // that carries it (no panic-hook noise; catchable).
+                let message = e.to_string();
+                eprintln!("{message}");
+                failed.push(message);
+            }
+        }
+    }
+    if !failed.is_empty() {
+        std::panic::resume_unwind(Box::new(failed.join("\n\n")));
+    }
+    ok
+}
+
+/// [`compile_all`] returning the first error instead of exiting (every
+/// build's `cargo:` lines are printed, so cargo still reruns the script
+/// when an input changes).
+pub fn try_compile_all<'a>(
+    builds: impl IntoIterator<Item = &'a Build>,
+) -> Result<Vec<Artifacts>, Error> {
+    let builds: Vec<&Build> = builds.into_iter().collect();
+    let outcomes = build_all(&builds);
+    let mut out = Vec::new();
+    let mut first_err = None;
+    for (b, (result, lines)) in builds.iter().zip(outcomes) {
+        print_cargo(b, &lines);
+        match result {
+            Ok(a) => out.push(a),
+            Err(e) => first_err = first_err.or(Some(e)),
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// `cargo:` lines already printed by this process: several builds share
+/// sources, headers and every `rerun-if-env-changed`.
+static PRINTED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+fn print_cargo(b: &Build, lines: &[String]) {
+    let b = &b.spec;
+    if !b.emit_cargo {
+        return;
+    }
+    use std::io::Write;
+    let mut printed = PRINTED.lock().unwrap_or_else(|e| e.into_inner());
+    let printed = printed.get_or_insert_with(HashSet::new);
+    let mut out = std::io::stdout().lock();
+    for l in lines {
+        if (!b.cargo_warnings && l.starts_with("warning="))
+            || (!b.cargo_metadata && l.starts_with("rustc-link-"))
+        {
+            continue;
+        }
+        if printed.insert(l.clone()) {
+            let _ = writeln!(out, "cargo:{l}");
+        }
+    }
+}
+
+/// Each build first resolves what its cc-style settings imply (toolkit,
+/// host compiler, archiver, profile flags, arch flags given as flags; see
+/// `parity.rs`); the engine then runs them all in one pool.
+fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec<String>)> {
+    let prepared = builds
+        .iter()
+        .map(|b| {
+            let env = b.spec.env.clone().unwrap_or_else(Env::from_process);
+            let p = b.prepared(&env);
+            (env, p)
+        })
+        .collect();
+    super::pool::build_all(prepared)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_module_name_and_missing_out_dir() {
+        let e = Build::new()
+            .env(Env::empty())
+            .file("x.cu")
+            .try_compile()
+            .unwrap_err();
+        assert_eq!(e.code, "out-dir-unset");
+        let e = Build::new()
+            .env(Env::empty())
+            .out_dir("/tmp")
+            .module_name("../x")
+            .try_compile()
+            .unwrap_err();
+        assert_eq!(e.code, "invalid-module-name");
     }
 }

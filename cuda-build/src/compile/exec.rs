@@ -1,7 +1,7 @@
 //! Settling one job: already current, restored from the cache, or compiled
 //! by nvcc (outputs validated before they are used or cached).
 
-use super::builder::OutputKind;
+use super::artifacts::OutputKind;
 use super::cache::{Cache, ObjectMeta};
 use super::job::Job;
 use super::manifest::{Entry, Stamp};
@@ -174,7 +174,7 @@ impl Run<'_> {
             }
             // nvcc exited 0: its output must still be whole before anything trusts it.
             let out = tmp.join(role);
-            if let Err(why) = validate::output(self.b.output, &out) {
+            if let Err(why) = validate::output(self.spec.output, &out) {
                 let real = self.real_output(job, role);
                 return Err(Error::new(
                     "nvcc-bad-output",
@@ -286,7 +286,7 @@ impl Run<'_> {
     /// Kernel names and the archs actually present in the outputs.
     fn inspect(&self, job: &Job, tmp: &Path) -> (Vec<String>, Vec<String>) {
         let read = |role: &str| std::fs::read(tmp.join(role)).unwrap_or_default();
-        match self.b.output {
+        match self.spec.output {
             OutputKind::Ptx => {
                 let info = inspect::read_ptx(&String::from_utf8_lossy(&read("out.ptx")));
                 (info.entries, job.archs.clone())

@@ -2,7 +2,7 @@
 //! so outputs do not depend on where the checkout lives), its outputs, and
 //! the keys that decide whether it must be compiled again.
 
-use super::builder::OutputKind;
+use super::artifacts::OutputKind;
 use super::hash::KeyHasher;
 use super::run::Run;
 use crate::arch::Arch;
@@ -91,10 +91,10 @@ impl Run<'_> {
         plan: ArchPlan,
         includes: &[PathBuf],
     ) -> Result<Job, Error> {
-        let b = self.b;
+        let spec = self.spec;
         let stem = file_name;
         let mut args: Vec<OsString> = Vec::new();
-        let ccbin = b
+        let ccbin = spec
             .ccbin
             .clone()
             .or_else(|| self.env.get_nonempty(Var::NvccCcbin).map(PathBuf::from));
@@ -102,7 +102,7 @@ impl Run<'_> {
             args.push("-ccbin".into());
             args.push(c.into());
         }
-        if let Some(std) = &b.std {
+        if let Some(std) = &spec.std {
             let std = std.trim();
             let std = if std.starts_with("c++") || std.starts_with("gnu++") {
                 std.to_string()
@@ -115,15 +115,15 @@ impl Run<'_> {
             args.push("-I".into());
             args.push(self.nvcc_path(inc).into());
         }
-        for (k, v) in &b.defines {
+        for (k, v) in &spec.defines {
             args.push(match v {
                 Some(v) => format!("-D{k}={v}").into(),
                 None => format!("-D{k}").into(),
             });
         }
-        args.extend(b.flags.iter().map(OsString::from));
+        args.extend(spec.flags.iter().map(OsString::from));
         args.extend(
-            b.file_flags
+            spec.file_flags
                 .iter()
                 .filter(|(f, _)| self.base.join(f) == source)
                 .map(|(_, fl)| OsString::from(fl)),
@@ -137,7 +137,7 @@ impl Run<'_> {
             })?;
         let dir = &self.kernel_dir;
         let (calls, outputs, archs): (Vec<Call>, Vec<(String, PathBuf)>, Vec<String>) =
-            match b.output {
+            match spec.output {
                 OutputKind::Ptx => (
                     vec![(
                         vec![
@@ -194,7 +194,7 @@ impl Run<'_> {
                     if !self.msvc {
                         a.extend(["-Xcompiler".into(), "-fPIC".into()]);
                     }
-                    if b.rdc {
+                    if spec.rdc {
                         a.push("-rdc=true".into());
                     }
                     a.extend(plan.gencode_flags().into_iter().map(OsString::from));
@@ -207,7 +207,7 @@ impl Run<'_> {
                 }
             };
         let mut k = KeyHasher::new("cuda-build flags v2");
-        k.str(b.output.as_str());
+        k.str(spec.output.as_str());
         match &tk.version {
             Some(v) => k.str(&v.to_string()),
             None => k.str(&tk.nvcc.to_string_lossy()),

@@ -3,12 +3,12 @@
 //! The library's key comes from the objects' input keys, so a rerun that
 //! compiles nothing reads no object.
 
-use super::builder::KernelArtifact;
+use super::artifacts::KernelArtifact;
 use super::hash::KeyHasher;
-use super::layout::Cudart;
 use super::manifest::Manifest;
 use super::nvcc::{self, Runner};
 use super::run::Run;
+use super::spec::Cudart;
 use crate::plan::ArchPlan;
 use crate::toolkit::Toolkit;
 use crate::Error;
@@ -26,11 +26,11 @@ impl Run<'_> {
         runner: &Runner,
         manifest: &mut Manifest,
     ) -> Result<PathBuf, Error> {
-        let name = &self.b.module_name;
+        let name = &self.spec.module_name;
         let lib = self.out_root.join(format!("lib{name}.a"));
         let mut objects: Vec<PathBuf> = kernels.iter().map(|k| k.output.clone()).collect();
         let mut k = KeyHasher::new("cuda-build library v2");
-        k.str(&format!("rdc={}", self.b.rdc));
+        k.str(&format!("rdc={}", self.spec.rdc));
         for f in plan.gencode_flags() {
             k.str(&f);
         }
@@ -41,7 +41,7 @@ impl Run<'_> {
         }
         let key = k.finish();
         if manifest.library_key.as_deref() != Some(key.as_str()) || !lib.is_file() {
-            if self.b.rdc {
+            if self.spec.rdc {
                 let dlink = self.out_root.join(format!("{name}_dlink.o"));
                 let mut args: Vec<OsString> = vec!["-dlink".into()];
                 if !self.msvc {
@@ -63,7 +63,7 @@ impl Run<'_> {
             let tmp = crate::fsutil::temp_path_for(&lib);
             // The archiver cc chose for TARGET (see host.rs); `ar` when unset.
             let ar = self
-                .b
+                .spec
                 .archiver
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("ar"));
@@ -114,10 +114,10 @@ impl Run<'_> {
         for d in &tk.lib_dirs {
             self.cargo(&format!("rustc-link-search=native={}", d.display()));
         }
-        if self.b.rdc {
+        if self.spec.rdc {
             self.cargo("rustc-link-lib=static=cudadevrt");
         }
-        match self.b.layout.cudart {
+        match self.spec.layout.cudart {
             Cudart::Static => self.cargo("rustc-link-lib=static=cudart_static"),
             Cudart::Shared => self.cargo("rustc-link-lib=dylib=cudart"),
             Cudart::None => {}
@@ -125,7 +125,7 @@ impl Run<'_> {
         // The host objects are C++ (nvcc's host compiler), and cudart_static
         // needs the dynamic loader, clock and threads; MSVC links its own runtime.
         if !self.msvc {
-            let libs: &[&str] = if self.b.layout.cudart == Cudart::Static {
+            let libs: &[&str] = if self.spec.layout.cudart == Cudart::Static {
                 &["stdc++", "dl", "rt", "pthread"]
             } else {
                 &["stdc++"]

@@ -202,6 +202,7 @@
 //! toolkit, nothing is compiled and the module is generated with empty
 //! images, so documentation builds succeed.
 
+mod artifacts;
 mod builder;
 mod cache;
 mod depfile;
@@ -229,10 +230,11 @@ pub use remote::{cache_status, CacheStatus};
 mod run;
 pub mod sccache;
 mod sources;
+mod spec;
 mod validate;
 
-pub use builder::{Artifacts, Build, BuildStats, KernelArtifact, OutputKind};
+pub use artifacts::{Artifacts, BuildStats, KernelArtifact, OutputKind};
+pub use builder::{compile_all, try_compile_all, Build};
 pub use header_deps::HeaderSource;
 pub use host::{check_host_compiler, host_compiler, HostTool};
-pub use layout::{Cudart, OutputNames};
-pub use pool::{compile_all, try_compile_all};
+pub use spec::{Cudart, OutputNames};

@@ -4,10 +4,13 @@
 //! arch flag in `flag()` that becomes the plan instead of doubling it.
 //!
 //! All of it is settled once per build, before the compile engine runs, by
-//! [`Build::prepared`]: it returns a copy of the builder with the host
-//! compiler, archiver, toolkit and final flags filled in.
+//! [`Build::prepared`]: it returns a copy of the builder's settings (the
+//! `Spec` the engine reads) with the host compiler, archiver, toolkit and
+//! final flags filled in.
 
-use super::builder::{Build, OutputKind};
+use super::artifacts::OutputKind;
+use super::builder::Build;
+use super::spec::{Found, Prepared, Spec};
 use super::{host, profile::Profile};
 use crate::env::Env;
 use crate::Error;
@@ -34,27 +37,27 @@ impl Build {
     /// accept it. nvcc is asked once per flag and toolkit: the answer is
     /// kept in `$OUT_DIR/cuda-build/flag-support.json`.
     pub fn flag_if_supported(&mut self, flag: &str) -> &mut Self {
-        self.flags_if_supported.push(flag.to_string());
+        self.spec.flags_if_supported.push(flag.to_string());
         self
     }
 
     /// Uses the toolkit at this root (the directory holding `bin/nvcc`)
     /// instead of searching; it wins over `CUDA_HOME` and every other rule.
     pub fn toolkit_root(&mut self, root: impl AsRef<Path>) -> &mut Self {
-        self.toolkit_root = Some(root.as_ref().to_path_buf());
+        self.spec.toolkit_root = Some(root.as_ref().to_path_buf());
         self
     }
 
     /// The archiver for static libraries (default: cc's choice for TARGET:
     /// `AR_<target>`, `TARGET_AR`, `AR`, the target's prefixed `ar`).
     pub fn archiver(&mut self, path: impl AsRef<Path>) -> &mut Self {
-        self.archiver = Some(path.as_ref().to_path_buf());
+        self.spec.archiver = Some(path.as_ref().to_path_buf());
         self
     }
 
     /// Whether warnings are printed as `cargo:warning=` lines (default true).
     pub fn cargo_warnings(&mut self, on: bool) -> &mut Self {
-        self.cargo_warnings = on;
+        self.spec.cargo_warnings = on;
         self
     }
 
@@ -62,7 +65,7 @@ impl Build {
     /// are printed (default true). Like cc, this leaves the `rerun-if` lines
     /// alone; [`Build::emit_cargo`] turns every line off.
     pub fn cargo_metadata(&mut self, on: bool) -> &mut Self {
-        self.cargo_metadata = on;
+        self.spec.cargo_metadata = on;
         self
     }
 
@@ -70,7 +73,7 @@ impl Build {
     /// `CUDA_BUILD_PROFILE_FLAGS=0`): `-lineinfo` when DEBUG is true, and the
     /// host `-O<OPT_LEVEL>` for static libraries.
     pub fn profile_flags(&mut self, on: bool) -> &mut Self {
-        self.profile_flags = Some(on);
+        self.spec.profile_flags = Some(on);
         self
     }
 
@@ -78,26 +81,26 @@ impl Build {
     /// Off by default, because it makes kernels much slower; also
     /// `CUDA_BUILD_DEVICE_DEBUG=1`.
     pub fn device_debug(&mut self, on: bool) -> &mut Self {
-        self.device_debug = Some(on);
+        self.spec.device_debug = Some(on);
         self
     }
 
-    /// The builder as the engine runs it: toolkit, host compiler, archiver
-    /// and flags settled; plus notes for `cargo:warning` and the
+    /// The settings as the engine runs them: toolkit, host compiler,
+    /// archiver and flags settled; plus notes for `cargo:warning` and the
     /// per-target variable names to rerun on.
     pub(super) fn prepared(&self, env: &Env) -> Result<Prepared, Error> {
         // A header dependency that could not be resolved when it was declared.
-        if let Some(e) = self.setup_errors.first() {
+        if let Some(e) = self.spec.setup_errors.first() {
             return Err(e.clone());
         }
-        for needs in &self.header_needs {
-            if let Some(std) = &self.std {
+        for needs in &self.spec.header_needs {
+            if let Some(std) = &self.spec.std {
                 if super::header_deps::std_number(std).is_some_and(|n| n < needs.min_std) {
                     return Err(super::header_deps::std_error(needs, std));
                 }
             }
         }
-        let mut b = self.clone();
+        let mut b = self.spec.clone();
         let mut notes = Vec::new();
         let (flags, arch_flag) = split_arch_flags(&b.flags, "Build::flag")?;
         for (_, f) in &b.file_flags {
@@ -201,7 +204,7 @@ impl Build {
             }
         }
         // The crate can read which version it was built with: env!("CUDA_BUILD_DEP_CUTLASS").
-        for dep in &self.header_deps {
+        for dep in &self.spec.header_deps {
             let var = format!(
                 "CUDA_BUILD_DEP_{}",
                 dep.name
@@ -211,7 +214,7 @@ impl Build {
             rerun.push(format!("rustc-env={var}={}", dep.version));
         }
         Ok(Prepared {
-            build: b,
+            spec: b,
             notes,
             rerun,
             found: Found { metadata, toolkits },
@@ -219,26 +222,8 @@ impl Build {
     }
 }
 
-/// A builder ready for the engine, and what to tell cargo about it.
-pub(super) struct Prepared {
-    pub build: Build,
-    pub notes: Vec<String>,
-    pub rerun: Vec<String>,
-    pub found: Found,
-}
-
-/// What preparing read and discovered, handed to the engine as is.
-#[derive(Clone, Default)]
-pub(super) struct Found {
-    /// The package's `[package.metadata.cuda]`.
-    pub metadata: crate::metadata::CudaMetadata,
-    /// The selected toolkit and the others found; None when the builder
-    /// named its toolkit (`Build::toolkit`, `Build::toolkit_root`).
-    pub toolkits: Option<Result<(crate::toolkit::Toolkit, Vec<crate::toolkit::Toolkit>), Error>>,
-}
-
 /// Where cc may write its compiler-detection scratch files.
-fn scratch_dir(env: &Env, b: &Build) -> PathBuf {
+fn scratch_dir(env: &Env, b: &Spec) -> PathBuf {
     let out = b
         .out_dir
         .clone()

@@ -1,115 +1,22 @@
 //! One job pool for every build of a build script: the jobs of all builds
-//! given to [`compile_all`] run together under cargo's jobserver, longest
-//! first, so a static library's objects start while PTX files still compile
-//! and the longest file does not start last.
+//! given to [`compile_all`](super::compile_all) run together under cargo's
+//! jobserver, longest first, so a static library's objects start while PTX
+//! files still compile and the longest file does not start last.
 //!
 //! Order: jobs whose last compile time is recorded in the cache
 //! (`durations` records) come after new jobs (which may be long), and among
 //! each group the longest (by recorded time, else by source size) starts
 //! first. A corrupt record is ignored with a note.
 
-use super::builder::{Artifacts, Build};
+use super::artifacts::Artifacts;
 use super::cache::Cache;
 use super::jobs::{self, Limiter, Task};
 use super::progress::Event;
 use super::run::{JobDone, Run, Stage};
+use super::spec::Prepared;
 use crate::env::Env;
 use crate::Error;
 use std::collections::HashSet;
-use std::sync::Mutex;
-
-/// Builds several [`Build`]s with one job pool, then prints their `cargo:`
-/// lines once. On failure prints every error and panics with them, as
-/// `cc::Build::compile` does (catchable with `std::panic::catch_unwind`).
-///
-/// ```no_run
-/// use cuda_build::compile::{Build, OutputKind};
-/// let mut ptx = Build::new();
-/// ptx.dir("src/ptx").output(OutputKind::Ptx).module_name("ptx");
-/// let mut lib = Build::new();
-/// lib.dir("src/lib").output(OutputKind::StaticLib).module_name("lib");
-/// let [ptx, lib]: [_; 2] = cuda_build::compile_all([&ptx, &lib]).try_into().unwrap();
-/// ```
-pub fn compile_all<'a>(builds: impl IntoIterator<Item = &'a Build>) -> Vec<Artifacts> {
-    let builds: Vec<&Build> = builds.into_iter().collect();
-    let outcomes = build_all(&builds);
-    let mut ok = Vec::new();
-    let mut failed: Vec<String> = Vec::new();
-    for (b, (result, lines)) in builds.iter().zip(outcomes) {
-        match result {
-            Ok(a) => {
-                print_cargo(b, &lines);
-                ok.push(a);
-            }
-            Err(e) => {
-                // Cargo reruns a failed build script whatever it printed, and
-                // shows all of its stdout: hundreds of rerun-if-changed lines
-                // would bury the error. Only the warnings are worth keeping.
-                let warnings: Vec<String> = lines
-                    .into_iter()
-                    .filter(|l| l.starts_with("warning="))
-                    .collect();
-                print_cargo(b, &warnings);
-                // As cc does: the message on stderr for cargo, then an unwind
-                // that carries it (no panic-hook noise; catchable).
-                let message = e.to_string();
-                eprintln!("{message}");
-                failed.push(message);
-            }
-        }
-    }
-    if !failed.is_empty() {
-        std::panic::resume_unwind(Box::new(failed.join("\n\n")));
-    }
-    ok
-}
-
-/// [`compile_all`] returning the first error instead of exiting (every
-/// build's `cargo:` lines are printed, so cargo still reruns the script
-/// when an input changes).
-pub fn try_compile_all<'a>(
-    builds: impl IntoIterator<Item = &'a Build>,
-) -> Result<Vec<Artifacts>, Error> {
-    let builds: Vec<&Build> = builds.into_iter().collect();
-    let outcomes = build_all(&builds);
-    let mut out = Vec::new();
-    let mut first_err = None;
-    for (b, (result, lines)) in builds.iter().zip(outcomes) {
-        print_cargo(b, &lines);
-        match result {
-            Ok(a) => out.push(a),
-            Err(e) => first_err = first_err.or(Some(e)),
-        }
-    }
-    match first_err {
-        Some(e) => Err(e),
-        None => Ok(out),
-    }
-}
-
-/// `cargo:` lines already printed by this process: several builds share
-/// sources, headers and every `rerun-if-env-changed`.
-static PRINTED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-
-fn print_cargo(b: &Build, lines: &[String]) {
-    if !b.emit_cargo {
-        return;
-    }
-    use std::io::Write;
-    let mut printed = PRINTED.lock().unwrap_or_else(|e| e.into_inner());
-    let printed = printed.get_or_insert_with(HashSet::new);
-    let mut out = std::io::stdout().lock();
-    for l in lines {
-        if (!b.cargo_warnings && l.starts_with("warning="))
-            || (!b.cargo_metadata && l.starts_with("rustc-link-"))
-        {
-            continue;
-        }
-        if printed.insert(l.clone()) {
-            let _ = writeln!(out, "cargo:{l}");
-        }
-    }
-}
 
 /// One pending compile: which build, which job, and its ordering facts.
 struct Pending {
@@ -126,11 +33,14 @@ struct Duration {
     secs: f64,
 }
 
-/// Every build's result and its `cargo:` lines (without the prefix).
-pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec<String>)> {
+/// Every build's result and its `cargo:` lines (without the prefix), from
+/// each build's environment and its prepared settings (see `parity.rs`).
+pub(super) fn build_all(
+    prepared: Vec<(Env, Result<Prepared, Error>)>,
+) -> Vec<(Result<Artifacts, Error>, Vec<String>)> {
     // Only build inputs are rerun triggers: side channels (the progress file,
     // colours) differ between `cargo` and `cargo cuda` and must not dirty a build.
-    let env_lines = |env: &Env, prep: &Result<super::parity::Prepared, Error>| -> Vec<String> {
+    let env_lines = |env: &Env, prep: &Result<Prepared, Error>| -> Vec<String> {
         let md_warnings = prep
             .as_ref()
             .map(|p| p.found.metadata.warnings.clone())
@@ -149,28 +59,18 @@ pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec
             .chain(md_warnings.into_iter().map(|w| format!("warning={w}")))
             .collect()
     };
-    // Each build first resolves what cc-style settings imply (host compiler,
-    // archiver, profile flags, arch flags given as flags): see `parity.rs`.
-    let envs: Vec<Env> = builds
-        .iter()
-        .map(|b| b.env.clone().unwrap_or_else(Env::from_process))
-        .collect();
-    let prepared: Vec<Result<super::parity::Prepared, Error>> = builds
-        .iter()
-        .zip(&envs)
-        .map(|(b, env)| b.prepared(env))
-        .collect();
+    let (envs, prepared): (Vec<Env>, Vec<Result<Prepared, Error>>) = prepared.into_iter().unzip();
     let runs: Vec<Result<Run, Error>> = prepared
         .iter()
         .zip(&envs)
         .map(|(p, env)| match p {
-            Ok(p) => Run::new(&p.build, env.clone(), p.found.clone()),
+            Ok(p) => Run::new(&p.spec, env.clone(), p.found.clone()),
             Err(e) => Err(e.clone()),
         })
         .collect();
     // Same module or manifest: refused before anything runs. Same output
     // file (a shared `output_dir`): known once the jobs are.
-    let clashes = collisions(builds, &runs, &|_, _| false);
+    let clashes = collisions(&runs, &|_, _| false);
     let mut stages: Vec<Result<Stage, Error>> = runs
         .iter()
         .zip(clashes)
@@ -180,7 +80,7 @@ pub(super) fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec
             (Ok(run), None) => run.prepare(),
         })
         .collect();
-    let clashes = collisions(builds, &runs, &|i, j| shared_output(&stages[i], &stages[j]));
+    let clashes = collisions(&runs, &|i, j| shared_output(&stages[i], &stages[j]));
     for (stage, clash) in stages.iter_mut().zip(clashes) {
         if let (Ok(_), Some(e)) = (&*stage, clash) {
             *stage = Err(e);
@@ -332,24 +232,27 @@ fn recorded_secs(run: &Run, cache: &Cache, key: &str, job: &super::job::Job) -> 
 /// `same_output` says, the same output file) would overwrite each other:
 /// both get an error naming both.
 fn collisions(
-    builds: &[&Build],
     runs: &[Result<Run, Error>],
     same_output: &dyn Fn(usize, usize) -> bool,
 ) -> Vec<Option<Error>> {
+    // Only called for builds whose run started.
     let describe = |i: usize| {
-        let b = builds[i];
-        let first = b
+        let Ok(run) = &runs[i] else {
+            return format!("build #{}", i + 1);
+        };
+        let spec = run.spec;
+        let first = spec
             .files
             .first()
-            .or(b.dirs.first())
+            .or(spec.dirs.first())
             .map(|p| p.display().to_string())
-            .or_else(|| b.globs.first().cloned())
+            .or_else(|| spec.globs.first().cloned())
             .unwrap_or_default();
         format!(
             "build #{} ({}, module `{}`, sources from `{first}`)",
             i + 1,
-            b.output.as_str(),
-            b.module_name
+            spec.output.as_str(),
+            spec.module_name
         )
     };
     let mut errors: Vec<Option<Error>> = vec![None; runs.len()];
@@ -364,7 +267,7 @@ fn collisions(
                 continue;
             }
             let what = if same_module || same_root {
-                format!("the module name `{}`", builds[i].module_name)
+                format!("the module name `{}`", a.spec.module_name)
             } else {
                 "an output file".to_string()
             };

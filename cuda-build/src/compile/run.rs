@@ -3,16 +3,15 @@
 //! already current or cached; [`Run::finish`] takes the compiled results and
 //! writes the library, the manifest and the generated module.
 
-use super::builder::{Artifacts, Build, BuildStats, KernelArtifact, OutputKind};
+use super::artifacts::{Artifacts, BuildStats, KernelArtifact, OutputKind};
 use super::cache::{self, Cache};
 use super::hash::{FileHashes, KeyHasher};
 use super::job::Job;
-use super::layout::OutputNames;
 use super::manifest::{InputChecks, Manifest, PlanStamp};
 use super::module::{self, ModuleItem};
 use super::nvcc::{self, Runner};
-use super::parity::Found;
 use super::progress::{Event, Progress};
+use super::spec::{Found, OutputNames, Spec};
 use super::{glue, sources};
 use crate::arch::Arch;
 use crate::env::{Env, Var};
@@ -24,7 +23,8 @@ use std::time::Duration;
 
 /// Everything one build needs, shared by its parallel jobs.
 pub(super) struct Run<'b> {
-    pub(super) b: &'b Build,
+    /// The prepared settings (see `spec.rs`).
+    pub(super) spec: &'b Spec,
     pub(super) env: Env,
     /// The package directory: nvcc runs there, with paths relative to it.
     pub(super) base: PathBuf,
@@ -102,8 +102,8 @@ pub(super) fn package_dir(env: &Env) -> PathBuf {
 }
 
 impl<'b> Run<'b> {
-    pub(super) fn new(b: &'b Build, env: Env, found: Found) -> Result<Run<'b>, Error> {
-        let out_dir = match (&b.out_dir, env.get_os(Var::OutDir)) {
+    pub(super) fn new(spec: &'b Spec, env: Env, found: Found) -> Result<Run<'b>, Error> {
+        let out_dir = match (&spec.out_dir, env.get_os(Var::OutDir)) {
             (Some(d), _) => d.clone(),
             (None, Some(d)) if !d.is_empty() => PathBuf::from(d),
             _ => return Err(Error::new(
@@ -114,27 +114,27 @@ impl<'b> Run<'b> {
                 "call cuda_build::Build from build.rs (cargo sets OUT_DIR), or set Build::out_dir",
             )),
         };
-        if !is_plain_name(&b.module_name) {
+        if !is_plain_name(&spec.module_name) {
             return Err(Error::new(
                 "invalid-module-name",
                 format!(
                     "module name `{}` must be letters, digits, `_` or `-`",
-                    b.module_name.escape_debug()
+                    spec.module_name.escape_debug()
                 ),
             )
             .with_help("pass a plain name to Build::module_name, e.g. \"kernels\""));
         }
         let base = crate::fsutil::normalize(&package_dir(&env));
-        let out_root = out_dir.join("cuda-build").join(&b.module_name);
-        let kernel_dir = match &b.layout.output_dir {
+        let out_root = out_dir.join("cuda-build").join(&spec.module_name);
+        let kernel_dir = match &spec.layout.output_dir {
             Some(d) => crate::fsutil::normalize(&out_dir.join(d)),
             None => out_root.clone(),
         };
-        let msvc = b.layout.msvc()
-            || (b.layout.target.is_none()
+        let msvc = spec.layout.msvc()
+            || (spec.layout.target.is_none()
                 && env.get(Var::Target).is_some_and(|t| t.ends_with("-msvc")));
         Ok(Run {
-            b,
+            spec,
             env,
             base,
             out_dir,
@@ -174,16 +174,16 @@ impl<'b> Run<'b> {
 
     /// The generated module's path (None when turned off).
     pub(super) fn module_path(&self) -> Option<PathBuf> {
-        self.b
+        self.spec
             .layout
             .module
-            .then(|| self.out_dir.join(format!("{}.rs", self.b.module_name)))
+            .then(|| self.out_dir.join(format!("{}.rs", self.spec.module_name)))
     }
 
-    /// The injected write fault ([`Build::simulate_write_error`]), as the
+    /// The injected write fault (`Build::simulate_write_error`, in `Spec::write_fault`), as the
     /// error a real one writing `path` would give.
     pub(super) fn injected_fault(&self, path: &Path) -> Result<(), Error> {
-        match self.b.write_fault {
+        match self.spec.write_fault {
             Some(errno) => Err(nvcc::write_error(
                 path,
                 &std::io::Error::from_raw_os_error(errno),
@@ -213,8 +213,14 @@ impl<'b> Run<'b> {
     /// The first half: sources, toolkit, plan, jobs, and every job that is
     /// up to date or in the cache settled. What is left is for the pool.
     pub(super) fn prepare(&self) -> Result<Stage, Error> {
-        let b = self.b;
-        let srcs = sources::collect(&self.base, &b.files, &b.dirs, &b.globs, &b.excludes)?;
+        let spec = self.spec;
+        let srcs = sources::collect(
+            &self.base,
+            &spec.files,
+            &spec.dirs,
+            &spec.globs,
+            &spec.excludes,
+        )?;
         for n in &srcs.notes {
             self.warn(n.clone());
         }
@@ -224,7 +230,7 @@ impl<'b> Run<'b> {
         for d in &srcs.watch_dirs {
             self.cargo(&format!("rerun-if-changed={}", d.display()));
         }
-        let includes: Vec<PathBuf> = b.includes.iter().map(|i| self.base.join(i)).collect();
+        let includes: Vec<PathBuf> = spec.includes.iter().map(|i| self.base.join(i)).collect();
         for inc in &includes {
             if !inc.is_dir() {
                 return Err(Error::new(
@@ -234,7 +240,7 @@ impl<'b> Run<'b> {
                 .with_help("fix the path given to Build::include (relative paths are from the package directory)"));
             }
         }
-        for (f, _) in b.file_flags.iter().chain(&b.file_archs) {
+        for (f, _) in spec.file_flags.iter().chain(&spec.file_archs) {
             let p = self.base.join(f);
             if !srcs.files.contains(&p) {
                 return Err(Error::new(
@@ -249,7 +255,7 @@ impl<'b> Run<'b> {
         }
         let names = module::names(&self.base, &srcs.files);
         let md = &self.found.metadata;
-        let (tk, other_toolkits) = match (&self.found.toolkits, &b.toolkit) {
+        let (tk, other_toolkits) = match (&self.found.toolkits, &spec.toolkit) {
             (Some(Ok(found)), _) => found.clone(),
             (_, Some(tk)) => (tk.clone(), Vec::new()),
             (Some(Err(e)), None) if self.env.get_os(Var::DocsRs).is_some() => {
@@ -269,21 +275,21 @@ impl<'b> Run<'b> {
         self.hashes.seed(manifest.input_stamps());
         let loaded = manifest.clone();
         let default_inputs = ArchInputs {
-            explicit: b.arch.clone(),
+            explicit: spec.arch.clone(),
             metadata: md.arch.clone(),
-            fallback: b.fallback_arch.clone().or(md.fallback_arch.clone()),
+            fallback: spec.fallback_arch.clone().or(md.fallback_arch.clone()),
         };
-        let cache = if b.no_cache || self.env.flag(Var::CudaBuildNoCache) {
+        let cache = if spec.no_cache || self.env.flag(Var::CudaBuildNoCache) {
             None
         } else {
-            b.cache_dir
+            spec.cache_dir
                 .clone()
                 .or_else(|| cache::default_dir(&self.env))
                 .map(|d| Cache::new(&d).with_remote(&self.env))
         };
         let default_plan = self.plan(&tk, &default_inputs, &mut manifest, cache.as_ref())?;
         // CUTLASS 3.x/4.x and the like: checked against the plan before any compile.
-        for needs in &b.header_needs {
+        for needs in &spec.header_needs {
             let low: Vec<String> = default_plan
                 .sass
                 .iter()
@@ -317,7 +323,7 @@ impl<'b> Run<'b> {
         let deploy = crate::image::deploy::read_deploy(&self.base)?;
         let mut jobs = Vec::new();
         for (source, name) in srcs.files.iter().zip(&names) {
-            let plan = match b
+            let plan = match spec
                 .file_archs
                 .iter()
                 .rev()
@@ -332,7 +338,7 @@ impl<'b> Run<'b> {
                 }
                 None => default_plan.clone(),
             };
-            let file_name = match b.layout.names {
+            let file_name = match spec.layout.names {
                 OutputNames::Module => name.clone(),
                 OutputNames::SourceStem => source
                     .file_stem()
@@ -440,7 +446,7 @@ impl<'b> Run<'b> {
 
     /// The second half: results in, library, manifest and module out.
     pub(super) fn finish(&self, p: Prepared) -> Result<Artifacts, Error> {
-        let b = self.b;
+        let spec = self.spec;
         let Prepared {
             tk,
             runner,
@@ -495,7 +501,7 @@ impl<'b> Run<'b> {
                         source: job.source.clone(),
                         output: outputs.last().cloned().unwrap_or_default(),
                         outputs: outputs.clone(),
-                        kind: b.output,
+                        kind: spec.output,
                         entries: done.entry.entries.clone(),
                         archs: done.entry.archs.clone(),
                         module: job.name.clone(),
@@ -521,7 +527,7 @@ impl<'b> Run<'b> {
             return Err(combine(failures));
         }
 
-        let library = if b.output == OutputKind::StaticLib {
+        let library = if spec.output == OutputKind::StaticLib {
             Some(self.link_library(&tk, &default_plan, &kernels, &keys, &runner, &mut manifest)?)
         } else {
             None
@@ -551,7 +557,7 @@ impl<'b> Run<'b> {
         manifest: &Manifest,
         loaded: &Manifest,
     ) -> Result<(), Error> {
-        if manifest == loaded && path.is_file() && self.b.write_fault.is_none() {
+        if manifest == loaded && path.is_file() && self.spec.write_fault.is_none() {
             return Ok(());
         }
         self.write_out(path, &manifest.to_json(&self.base))
@@ -568,11 +574,11 @@ impl<'b> Run<'b> {
     /// Writes the module (when on); returns its path, or where it would be.
     fn write_module(&self, text: &str) -> Result<PathBuf, Error> {
         let Some(path) = self.module_path() else {
-            return Ok(self.out_dir.join(format!("{}.rs", self.b.module_name)));
+            return Ok(self.out_dir.join(format!("{}.rs", self.spec.module_name)));
         };
         // Rewriting identical text would still bump the mtime and make rustc rebuild the crate.
         if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes())
-            || self.b.write_fault.is_some()
+            || self.spec.write_fault.is_some()
         {
             self.write_out(&path, text.as_bytes())?;
         }
@@ -591,7 +597,7 @@ impl<'b> Run<'b> {
         manifest: &mut Manifest,
     ) -> Result<(), Error> {
         use super::manifest::LaunchersStamp;
-        if !self.b.launchers {
+        if !self.spec.launchers {
             manifest.launchers = None;
             if glue::launchers_feature_unused(&self.base) {
                 self.warn(
@@ -617,7 +623,7 @@ impl<'b> Run<'b> {
         for i in includes {
             k.str(&i.to_string_lossy());
         }
-        for (n, v) in &self.b.defines {
+        for (n, v) in &self.spec.defines {
             k.str(n);
             k.str(v.as_deref().unwrap_or("\u{0}none"));
         }
@@ -630,7 +636,7 @@ impl<'b> Run<'b> {
                     Some(&self.base),
                     sources,
                     includes,
-                    &self.b.defines,
+                    &self.spec.defines,
                 )?;
                 let l = LaunchersStamp {
                     key,
@@ -662,7 +668,7 @@ impl<'b> Run<'b> {
         _items: &mut [ModuleItem],
         _manifest: &mut Manifest,
     ) -> Result<(), Error> {
-        if self.b.launchers {
+        if self.spec.launchers {
             return Err(Error::new(
                 "launchers-feature-off",
                 "Build::launchers(true) needs cuda-build's `launchers` feature, which is off",
@@ -691,7 +697,7 @@ impl<'b> Run<'b> {
             .map(|(s, n)| ModuleItem {
                 name: n.clone(),
                 source: self.display_path(s),
-                kind: self.b.output.as_str(),
+                kind: self.spec.output.as_str(),
                 ..Default::default()
             })
             .collect();
@@ -750,7 +756,7 @@ impl<'b> Run<'b> {
     }
 
     fn item(&self, job: &Job, entry: &super::manifest::Entry) -> ModuleItem {
-        let kind = self.b.output;
+        let kind = self.spec.output;
         ModuleItem {
             name: job.name.clone(),
             source: job.display.clone(),
@@ -840,23 +846,6 @@ mod tests {
             warnings: vec!["w".into()],
         };
         assert_eq!(plan_from_stamp(&stamp_plan(&p)), Some(p));
-    }
-
-    #[test]
-    fn bad_module_name_and_missing_out_dir() {
-        let e = Build::new()
-            .env(Env::empty())
-            .file("x.cu")
-            .try_compile()
-            .unwrap_err();
-        assert_eq!(e.code, "out-dir-unset");
-        let e = Build::new()
-            .env(Env::empty())
-            .out_dir("/tmp")
-            .module_name("../x")
-            .try_compile()
-            .unwrap_err();
-        assert_eq!(e.code, "invalid-module-name");
     }
 
     #[test]

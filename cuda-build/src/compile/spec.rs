@@ -1,0 +1,211 @@
+//! The settings of one build as plain data: what `Build`'s setters write,
+//! and, once the preparing step (`parity.rs`) has settled the toolkit, host
+//! compiler, archiver and flags, what the compile engine reads. The engine
+//! (`pool`, `run`, `job`, `exec`, `library`, …) sees a build only through
+//! [`Spec`] and [`Prepared`], never through the builder.
+
+use super::artifacts::OutputKind;
+use super::header_deps::{Needs, Resolved};
+use crate::env::Env;
+use crate::toolkit::Toolkit;
+use crate::Error;
+use std::path::PathBuf;
+
+/// Every setting of a build (see the `Build` methods of the same names).
+#[derive(Debug, Clone)]
+pub(super) struct Spec {
+    /// Where variables are read (None: the process's environment).
+    pub(super) env: Option<Env>,
+    /// Sources: single files, directories walked for `.cu`, globs, and what to leave out.
+    pub(super) files: Vec<PathBuf>,
+    pub(super) dirs: Vec<PathBuf>,
+    pub(super) globs: Vec<String>,
+    pub(super) excludes: Vec<String>,
+    /// `-I` directories (package-relative or absolute).
+    pub(super) includes: Vec<PathBuf>,
+    /// `-D` macros, with an optional value.
+    pub(super) defines: Vec<(String, Option<String>)>,
+    /// nvcc arguments for every source; after preparing, without arch
+    /// flags and with the profile's and the supported `flags_if_supported`.
+    pub(super) flags: Vec<String>,
+    /// The C++ standard as given (`17`, `c++17`).
+    pub(super) std: Option<String>,
+    /// nvcc arguments and arch lists for single sources.
+    pub(super) file_flags: Vec<(PathBuf, String)>,
+    pub(super) file_archs: Vec<(PathBuf, String)>,
+    /// The host compiler; after preparing, the one chosen (None: nvcc's default).
+    pub(super) ccbin: Option<PathBuf>,
+    pub(super) output: OutputKind,
+    /// The arch list (`Build::arch`, or an `-arch=` flag after preparing).
+    pub(super) arch: Option<String>,
+    pub(super) fallback_arch: Option<String>,
+    /// The generated module's and static library's name.
+    pub(super) module_name: String,
+    /// Relocatable device code for static libraries.
+    pub(super) rdc: bool,
+    pub(super) cache_dir: Option<PathBuf>,
+    pub(super) no_cache: bool,
+    /// The toolkit given; after preparing, the one found (if any).
+    pub(super) toolkit: Option<Toolkit>,
+    /// Where outputs and the module go (None: `OUT_DIR`).
+    pub(super) out_dir: Option<PathBuf>,
+    /// Whether `cargo:` lines are printed at all.
+    pub(super) emit_cargo: bool,
+    /// Typed launchers in the generated module.
+    pub(super) launchers: bool,
+    /// An OS error every output write fails with (tests).
+    pub(super) write_fault: Option<i32>,
+    // cc parity (see `parity.rs`).
+    /// Flags kept only if nvcc accepts them; empty after preparing.
+    pub(super) flags_if_supported: Vec<String>,
+    pub(super) toolkit_root: Option<PathBuf>,
+    /// The archiver; after preparing, the one chosen for a static library.
+    pub(super) archiver: Option<PathBuf>,
+    pub(super) cargo_warnings: bool,
+    pub(super) cargo_metadata: bool,
+    pub(super) profile_flags: Option<bool>,
+    pub(super) device_debug: Option<bool>,
+    /// Output directory, names, module, cudart, target (see `layout.rs`).
+    pub(super) layout: Layout,
+    /// Header-only dependencies, resolved when declared, and what they need.
+    pub(super) header_deps: Vec<Resolved>,
+    pub(super) header_needs: Vec<Needs>,
+    /// Errors from setters (a header dependency not in the store), reported
+    /// when the build runs.
+    pub(super) setup_errors: Vec<Error>,
+}
+
+impl Default for Spec {
+    /// No sources, fatbin output, module name `kernels`, `cargo:` lines on.
+    fn default() -> Self {
+        Spec {
+            env: None,
+            files: Vec::new(),
+            dirs: Vec::new(),
+            globs: Vec::new(),
+            excludes: Vec::new(),
+            includes: Vec::new(),
+            defines: Vec::new(),
+            flags: Vec::new(),
+            std: None,
+            file_flags: Vec::new(),
+            file_archs: Vec::new(),
+            ccbin: None,
+            output: OutputKind::Fatbin,
+            arch: None,
+            fallback_arch: None,
+            module_name: "kernels".into(),
+            rdc: false,
+            cache_dir: None,
+            no_cache: false,
+            toolkit: None,
+            out_dir: None,
+            emit_cargo: true,
+            launchers: false,
+            write_fault: None,
+            flags_if_supported: Vec::new(),
+            toolkit_root: None,
+            archiver: None,
+            cargo_warnings: true,
+            cargo_metadata: true,
+            profile_flags: None,
+            device_debug: None,
+            layout: Layout::default(),
+            header_deps: Vec::new(),
+            header_needs: Vec::new(),
+            setup_errors: Vec::new(),
+        }
+    }
+}
+
+/// How output files are named inside the output directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputNames {
+    /// The source's Rust module name: `vector-add.cu` → `vector_add.fatbin`,
+    /// with parent directories prefixed when two sources share a stem.
+    #[default]
+    Module,
+    /// The source's file stem as it is: `affine.cu` → `affine.ptx` (two
+    /// sources with the same stem are an error).
+    SourceStem,
+}
+
+/// How a static library links the CUDA runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cudart {
+    /// `cudart_static`: the binary runs without libcudart.so, but every
+    /// rlib that links it carries a copy (tens of MB).
+    #[default]
+    Static,
+    /// `dylib=cudart`: small outputs; libcudart.so must be found at run time
+    /// (LD_LIBRARY_PATH, or the toolkit's lib directory in the loader path).
+    Shared,
+    /// No cudart link line: the crate links the runtime itself (or uses the
+    /// driver API only).
+    None,
+}
+
+/// The layout settings (see the methods below).
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    pub output_dir: Option<PathBuf>,
+    pub names: OutputNames,
+    pub module: bool,
+    pub cudart: Cudart,
+    pub target: Option<String>,
+}
+
+impl Default for Layout {
+    fn default() -> Layout {
+        Layout {
+            output_dir: None,
+            names: OutputNames::Module,
+            module: true,
+            cudart: Cudart::Static,
+            target: None,
+        }
+    }
+}
+
+impl Layout {
+    /// Whether the target uses MSVC (no `-fPIC`, no GNU link libraries).
+    pub(crate) fn msvc(&self) -> bool {
+        self.target.as_deref().is_some_and(|t| t.ends_with("-msvc"))
+    }
+}
+
+/// A build's settings as the engine runs them (toolkit, host compiler,
+/// archiver and flags settled by `parity.rs`), and what to tell cargo.
+pub(super) struct Prepared {
+    pub spec: Spec,
+    /// `cargo:warning` notes from preparing.
+    pub notes: Vec<String>,
+    /// Extra `cargo:` lines (per-target variables to rerun on, `rustc-env`).
+    pub rerun: Vec<String>,
+    pub found: Found,
+}
+
+/// What preparing read and discovered, handed to the engine as is.
+#[derive(Clone, Default)]
+pub(super) struct Found {
+    /// The package's `[package.metadata.cuda]`.
+    pub metadata: crate::metadata::CudaMetadata,
+    /// The selected toolkit and the others found; None when the builder
+    /// named its toolkit (`Build::toolkit`, `Build::toolkit_root`).
+    pub toolkits: Option<Result<(crate::toolkit::Toolkit, Vec<crate::toolkit::Toolkit>), Error>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn msvc_targets() {
+        let mut l = Layout::default();
+        assert!(!l.msvc());
+        l.target = Some("x86_64-pc-windows-msvc".into());
+        assert!(l.msvc());
+        l.target = Some("x86_64-pc-windows-gnu".into());
+        assert!(!l.msvc());
+    }
+}
