@@ -493,6 +493,9 @@ mod tests {
         let c = doctor_check(&st);
         assert_eq!(c.status, Status::Warn);
         assert!(c.fix.unwrap().contains("0.9"));
-        assert_eq!(serde_json::to_value(info_json(&st)).unwrap()["in_use"], false);
+        assert_eq!(
+            serde_json::to_value(info_json(&st)).unwrap()["in_use"],
+            false
+        );
     }
 }

@@ -3,7 +3,8 @@
 //! arguments) in the first fetches the git dependency from a local bare
 //! repository made here; in the second, offline, it fetches nothing; then
 //! both crates build with the real nvcc against CUTLASS 4.2 and that git
-//! dependency, as `Build::header_deps_from_metadata` reads the same declaration.
+//! dependency: crate A opts in with `Build::header_deps_from_metadata`, crate B
+//! uses the declaration alone (and an sm_75 build gets the advisory warning).
 
 mod common;
 
@@ -52,8 +53,11 @@ fn bare_repo(tmp: &Path) -> (String, String) {
 }
 
 /// A crate whose build script compiles a CUTLASS GEMM that also includes
-/// mylib, with both declared in its Cargo.toml only.
-fn make_crate(dir: &Path, name: &str, url: &str, commit: &str) -> PathBuf {
+/// mylib, with both declared in its Cargo.toml only. `explicit`: the build
+/// script opts in with `header_deps_from_metadata()`; else the declaration
+/// alone is used, and a second build compiles an sm_75 kernel that includes
+/// neither (CUTLASS's sm_80 requirement is then a warning for it).
+fn make_crate(dir: &Path, name: &str, url: &str, commit: &str, explicit: bool) -> PathBuf {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let cuda_build = workspace_root().join("cuda-build");
     std::fs::write(
@@ -71,15 +75,27 @@ fn make_crate(dir: &Path, name: &str, url: &str, commit: &str) -> PathBuf {
     // The workspace's lock: same dependency versions, so the shared target
     // reuses them and cargo needs no registry.
     std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    std::fs::write(
-        dir.join("build.rs"),
+    let script = if explicit {
         format!(
             "fn main() {{\n    cuda_build::Build::new()\n        .header_deps_from_metadata()\n        \
              .file(\"gemm.cu\")\n        .define(\"CRATE\", \"{name}\")\n        .arch(\"80\")\n        \
              .compile();\n}}\n"
-        ),
-    )
-    .unwrap();
+        )
+    } else {
+        std::fs::write(
+            dir.join("old.cu"),
+            "extern \"C\" __global__ void old_kernel(int *o) { *o = 75; }\n",
+        )
+        .unwrap();
+        format!(
+            "fn main() {{\n    let mut gemm = cuda_build::Build::new();\n    \
+             gemm.file(\"gemm.cu\").define(\"CRATE\", \"{name}\").arch(\"80\").module_name(\"gemm\");\n    \
+             let mut old = cuda_build::Build::new();\n    \
+             old.file(\"old.cu\").arch(\"75\").module_name(\"old\");\n    \
+             cuda_build::compile_all([&gemm, &old]);\n}}\n"
+        )
+    };
+    std::fs::write(dir.join("build.rs"), script).unwrap();
     std::fs::write(
         dir.join("gemm.cu"),
         "// A basic CUTLASS device GEMM sized by a header from a git dependency.\n\
@@ -142,8 +158,8 @@ fn two_crates_share_cutlass_and_a_git_dep_from_one_store() {
     std::fs::create_dir_all(&versions).unwrap();
     std::os::unix::fs::symlink(&cutlass.dir, versions.join(&cutlass.version)).unwrap();
 
-    let a = make_crate(&tmp.path().join("crate-a"), "crate-a", &url, &commit);
-    let b = make_crate(&tmp.path().join("crate-b"), "crate-b", &url, &commit);
+    let a = make_crate(&tmp.path().join("crate-a"), "crate-a", &url, &commit, true);
+    let b = make_crate(&tmp.path().join("crate-b"), "crate-b", &url, &commit, false);
 
     // The first crate: CUTLASS is cached, mylib comes from the bare repository.
     let first = deps_fetch(&a, &store, false);
@@ -190,6 +206,10 @@ fn two_crates_share_cutlass_and_a_git_dep_from_one_store() {
             .unwrap();
         let (_, stderr) = text(&out);
         assert!(out.status.success(), "{name} failed to build:\n{stderr}");
+        // crate-b declares CUTLASS in its metadata only: its sm_75 build
+        // gets the headers too, and the sm_80 requirement as a warning.
+        let advisory = stderr.contains("warning[header-dep-requirement]: CUTLASS 4.2 needs sm_80 or newer, but the arch plan includes sm_75, compute_75");
+        assert_eq!(advisory, name == "crate-b", "{name}:\n{stderr}");
         let outputs: Vec<PathBuf> = std::fs::read_dir(target.join("debug/build"))
             .unwrap()
             .flatten()

@@ -91,18 +91,7 @@ impl Build {
     pub fn header_dep(&mut self, name: &str, source: super::HeaderSource) -> &mut Self {
         let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
         match super::header_deps::resolve(&env, name, &source) {
-            Ok(dep) => {
-                self.spec.includes.extend(dep.includes.iter().cloned());
-                let macro_name = format!(
-                    "CUDA_BUILD_DEP_{}",
-                    name.to_ascii_uppercase()
-                        .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-                );
-                self.spec
-                    .defines
-                    .push((macro_name, Some(format!("\"{}\"", dep.version))));
-                self.spec.header_deps.push(dep);
-            }
+            Ok(dep) => super::header_deps::apply(&mut self.spec, dep),
             Err(e) => self.spec.setup_errors.push(e),
         }
         self
@@ -129,6 +118,10 @@ impl Build {
     /// `cargo cuda deps fetch` reads to fill the store. CUTLASS from
     /// `nvidia-cutlass` brings its checks, as with [`Build::cutlass`]. Call it
     /// after [`Build::env`] when setting one (it reads `CARGO_MANIFEST_DIR`).
+    ///
+    /// A build that declares no header dependency gets the declared ones
+    /// without this call, their requirements then advisory (a warning): call
+    /// it on the builds that include them to make the requirements errors.
     pub fn header_deps_from_metadata(&mut self) -> &mut Self {
         let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
         let deps = match super::header_deps::declared(&super::run::package_dir(&env)) {

@@ -29,6 +29,39 @@ pub(super) struct Needs {
     pub who: String,
     pub min_std: u32,
     pub min_cc: (u32, u32),
+    /// Applied from `[package.metadata.cuda]` to a build that declared no
+    /// header dependency itself: a mismatch is a warning, since the package
+    /// may also compile older-arch kernels that never include it.
+    pub advisory: bool,
+}
+
+impl Needs {
+    /// The requirement, as an error or (advisory) a warning line.
+    pub(super) fn verdict(&self, e: Error) -> Result<Option<String>, Error> {
+        if !self.advisory {
+            return Err(e);
+        }
+        Ok(Some(format!(
+            "cuda-build: warning[{}]: {}; {} is declared in [package.metadata.cuda], so this build goes on (call .cutlass()/.header_deps_from_metadata() on the builds that include it to make this an error)",
+            e.code, e.message, self.who
+        )))
+    }
+}
+
+/// Adds a resolved dependency to the settings: include dirs, a
+/// `CUDA_BUILD_DEP_<NAME>` macro with its version (so it is in the cache
+/// key), and the record the crate's `rustc-env` line comes from.
+pub(super) fn apply(spec: &mut super::spec::Spec, dep: Resolved) {
+    spec.includes.extend(dep.includes.iter().cloned());
+    let macro_name = format!(
+        "CUDA_BUILD_DEP_{}",
+        dep.name
+            .to_ascii_uppercase()
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    );
+    spec.defines
+        .push((macro_name, Some(format!("\"{}\"", dep.version))));
+    spec.header_deps.push(dep);
 }
 
 /// Resolves one dependency against the store (no network).
@@ -116,6 +149,7 @@ pub(super) fn cutlass_needs(version: &str) -> Needs {
         who: format!("CUTLASS {version}"),
         min_std: 17,
         min_cc: (8, 0),
+        advisory: false,
     }
 }
 

@@ -133,6 +133,39 @@ impl Build {
         // the engine gets both (and the other toolkits found, which failure
         // explanations name) instead of reading and searching again.
         let metadata = super::glue::metadata(&super::run::package_dir(env))?;
+        // A build that declares no header dependency itself gets the
+        // package's (`cutlass = "4.2"`, `[package.metadata.cuda.header-deps]`),
+        // so the declaration alone is enough; their requirements are then
+        // advisory (see `Needs::advisory`).
+        if b.header_deps.is_empty() {
+            for (name, source) in &metadata.header_deps {
+                match super::header_deps::resolve(env, name, source) {
+                    Ok(dep) => {
+                        if let super::HeaderSource::Index { package, version } = source {
+                            if package == "nvidia-cutlass" {
+                                let needs = super::header_deps::Needs {
+                                    advisory: true,
+                                    ..super::header_deps::cutlass_needs(version)
+                                };
+                                if let Some(std) = &b.std {
+                                    if super::header_deps::std_number(std)
+                                        .is_some_and(|n| n < needs.min_std)
+                                    {
+                                        let e = super::header_deps::std_error(&needs, std);
+                                        notes.extend(needs.verdict(e)?);
+                                    }
+                                }
+                                b.header_needs.push(needs);
+                            }
+                        }
+                        super::header_deps::apply(&mut b, dep);
+                    }
+                    // docs.rs has no store: its empty module needs no headers.
+                    Err(_) if env.get_os(crate::env::Var::DocsRs).is_some() => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
         let mut toolkits = None;
         if b.toolkit.is_none() {
             if let Some(root) = &b.toolkit_root {
@@ -204,7 +237,7 @@ impl Build {
             }
         }
         // The crate can read which version it was built with: env!("CUDA_BUILD_DEP_CUTLASS").
-        for dep in &self.spec.header_deps {
+        for dep in &b.header_deps {
             let var = format!(
                 "CUDA_BUILD_DEP_{}",
                 dep.name

@@ -290,15 +290,19 @@ impl<'b> Run<'b> {
         let default_plan = self.plan(&tk, &default_inputs, &mut manifest, cache.as_ref())?;
         // CUTLASS 3.x/4.x and the like: checked against the plan before any compile.
         for needs in &spec.header_needs {
-            let low: Vec<String> = default_plan
-                .sass
-                .iter()
-                .chain(default_plan.ptx.iter())
-                .filter(|a| (a.cc.major, a.cc.minor) < needs.min_cc)
-                .map(|a| a.to_string())
+            let below = |a: &&crate::arch::Arch| (a.cc.major, a.cc.minor) < needs.min_cc;
+            let low: Vec<String> = (default_plan.sass.iter().filter(below))
+                .map(|a| format!("sm_{a}"))
+                .chain(
+                    default_plan
+                        .ptx
+                        .iter()
+                        .filter(below)
+                        .map(|a| format!("compute_{a}")),
+                )
                 .collect();
             if !low.is_empty() {
-                return Err(Error::new(
+                let e = Error::new(
                     "header-dep-requirement",
                     format!(
                         "{} needs sm_{}{} or newer, but the arch plan includes {}",
@@ -311,7 +315,10 @@ impl<'b> Run<'b> {
                 .with_help(format!(
                     "target sm_{0}{1}+ only, e.g. CUDA_ARCHS=\"80;90\" or `.arch(\"80;90\")`; or compile the older archs from other sources without this dependency",
                     needs.min_cc.0, needs.min_cc.1
-                )));
+                ));
+                if let Some(w) = needs.verdict(e)? {
+                    self.warn(w);
+                }
             }
         }
         for w in &default_plan.warnings {
