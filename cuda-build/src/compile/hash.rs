@@ -66,22 +66,42 @@ pub(crate) fn file_stat(path: &Path) -> Option<(u64, u64)> {
 /// its key also covers (in cargo's default dev profile sha2 is unoptimised,
 /// and hashing them all cost 0.4 s per edit on candle-kernels). Trusting
 /// size and mtime is the same rule the up-to-date check uses.
+///
+/// The seed is indexed only when a file must be hashed at all: a rerun with
+/// nothing changed never asks, and pays nothing for it.
 #[derive(Default)]
 pub(crate) struct FileHashes {
     memo: Mutex<HashMap<PathBuf, Option<String>>>,
-    known: Mutex<HashMap<PathBuf, (u64, u64, String)>>,
+    known: Mutex<Known>,
+}
+
+#[derive(Default)]
+struct Known {
+    /// The last build's manifest, not yet indexed.
+    pending: Vec<std::sync::Arc<super::manifest::Manifest>>,
+    index: HashMap<PathBuf, (u64, u64, String)>,
 }
 
 impl FileHashes {
-    /// Remembers hashes recorded by an earlier build, keyed by path.
-    pub(crate) fn seed<'a>(&self, stamps: impl IntoIterator<Item = (&'a Path, u64, u64, &'a str)>) {
+    /// Remembers the hashes an earlier build recorded (indexed on first use).
+    pub(crate) fn seed(&self, manifest: std::sync::Arc<super::manifest::Manifest>) {
         if let Ok(mut known) = self.known.lock() {
-            for (path, size, mtime, sha) in stamps {
+            known.pending.push(manifest);
+        }
+    }
+
+    fn recorded(&self, path: &Path) -> Option<(u64, u64, String)> {
+        let mut known = self.known.lock().ok()?;
+        for m in std::mem::take(&mut known.pending) {
+            for (p, size, mtime, sha) in m.input_stamps() {
                 if !sha.is_empty() {
-                    known.insert(path.to_path_buf(), (size, mtime, sha.to_string()));
+                    known
+                        .index
+                        .insert(p.to_path_buf(), (size, mtime, sha.to_string()));
                 }
             }
         }
+        known.index.get(path).cloned()
     }
 
     /// The SHA-256 of a file's content; `None` when it cannot be read
@@ -90,8 +110,7 @@ impl FileHashes {
         if let Some(h) = self.memo.lock().ok()?.get(path) {
             return h.clone();
         }
-        let seeded = self.known.lock().ok()?.get(path).cloned();
-        let h = match seeded {
+        let h = match self.recorded(path) {
             Some((size, mtime, sha)) if file_stat(path) == Some((size, mtime)) => Some(sha),
             _ => file_sha256(path),
         };
@@ -160,19 +179,19 @@ mod tests {
         let p = d.path().join("h.cuh");
         std::fs::write(&p, b"int a;").unwrap();
         let (size, mtime) = file_stat(&p).unwrap();
+        let seeded = |size, mtime| {
+            let h = FileHashes::default();
+            h.seed(std::sync::Arc::new(
+                super::super::manifest::Manifest::with_input(&p, size, mtime, "recorded"),
+            ));
+            h
+        };
         // A recorded hash with the file's current size and mtime is trusted
         // (the file is not read), so a planted value shows through.
-        let h = FileHashes::default();
-        h.seed([(p.as_path(), size, mtime, "recorded")]);
-        assert_eq!(h.get(&p).as_deref(), Some("recorded"));
-        // Another mtime: the file is hashed.
-        let h = FileHashes::default();
-        h.seed([(p.as_path(), size, mtime + 1, "recorded")]);
-        assert_eq!(h.get(&p), Some(sha256_hex(b"int a;")));
-        // Another size: hashed too.
-        let h = FileHashes::default();
-        h.seed([(p.as_path(), size + 1, mtime, "recorded")]);
-        assert_eq!(h.get(&p), Some(sha256_hex(b"int a;")));
+        assert_eq!(seeded(size, mtime).get(&p).as_deref(), Some("recorded"));
+        // Another mtime or size: the file is hashed.
+        assert_eq!(seeded(size, mtime + 1).get(&p), Some(sha256_hex(b"int a;")));
+        assert_eq!(seeded(size + 1, mtime).get(&p), Some(sha256_hex(b"int a;")));
     }
 
     #[test]

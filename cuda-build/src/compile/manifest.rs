@@ -141,6 +141,29 @@ struct DiskEntry {
 }
 
 impl Manifest {
+    /// A manifest whose one source recorded `path` as its input (tests).
+    #[cfg(test)]
+    pub(crate) fn with_input(path: &Path, size: u64, mtime_ns: u64, sha: &str) -> Manifest {
+        let stamp = Stamp {
+            path: path.to_path_buf(),
+            size,
+            mtime_ns,
+            sha: sha.to_string(),
+        };
+        let entry = Entry {
+            flags_key: String::new(),
+            key: String::new(),
+            deps: vec![stamp],
+            outputs: Vec::new(),
+            entries: Vec::new(),
+            archs: Vec::new(),
+            stderr: String::new(),
+        };
+        let mut m = Manifest::default();
+        m.sources.insert(path.to_path_buf(), entry);
+        m
+    }
+
     /// Loads a manifest; a missing, unreadable or older one is empty (everything is checked again).
     pub(crate) fn load(path: &Path, base: &Path) -> Manifest {
         std::fs::read(path)
@@ -240,10 +263,10 @@ impl Manifest {
     }
 
     /// Every input some source was built from (sources and headers).
-    pub(crate) fn input_paths(&self) -> impl Iterator<Item = PathBuf> + '_ {
+    pub(crate) fn input_paths(&self) -> impl Iterator<Item = &PathBuf> + '_ {
         self.sources
             .values()
-            .flat_map(|e| e.deps.iter().map(|d| d.path.clone()))
+            .flat_map(|e| e.deps.iter().map(|d| &d.path))
     }
 }
 

@@ -72,7 +72,7 @@ pub(super) struct Prepared {
     /// None: the job must be compiled (by the pool).
     pub(super) results: Vec<Option<Result<JobDone, Error>>>,
     manifest: Manifest,
-    loaded: Manifest,
+    loaded: std::sync::Arc<Manifest>,
     manifest_path: PathBuf,
     default_plan: ArchPlan,
     sources: Vec<PathBuf>,
@@ -272,8 +272,8 @@ impl<'b> Run<'b> {
         }
         let manifest_path = self.out_root.join("manifest.json");
         let mut manifest = Manifest::load(&manifest_path, &self.base);
-        self.hashes.seed(manifest.input_stamps());
-        let loaded = manifest.clone();
+        let loaded = std::sync::Arc::new(manifest.clone());
+        self.hashes.seed(loaded.clone());
         let default_inputs = ArchInputs {
             explicit: spec.arch.clone(),
             metadata: md.arch.clone(),
@@ -394,11 +394,35 @@ impl<'b> Run<'b> {
         manifest: &Manifest,
     ) -> Result<(), Error> {
         let mut seen: std::collections::HashMap<PathBuf, &Job> = Default::default();
+        // Outputs live in a few directories; inputs (every header of every
+        // source, thousands on a real crate) almost never do. So only
+        // inputs under those are normalised and compared: a rerun then
+        // costs a byte-prefix test per input, not an allocation and a hash.
+        let out_dirs: Vec<PathBuf> = jobs
+            .iter()
+            .flat_map(|j| j.outputs.iter().filter_map(|(_, o)| o.parent()))
+            .map(crate::fsutil::normalize)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let under_outputs = |p: &Path| {
+            let b = p.as_os_str().as_encoded_bytes();
+            out_dirs
+                .iter()
+                .any(|d| b.starts_with(d.as_os_str().as_encoded_bytes()))
+        };
+        // Sources as given may hold `..`: normalised first. The manifest's
+        // inputs were normalised when recorded.
         let inputs: std::collections::HashSet<PathBuf> = sources
             .iter()
-            .cloned()
-            .chain(manifest.input_paths())
-            .map(|p| crate::fsutil::normalize(&p))
+            .map(|p| crate::fsutil::normalize(p))
+            .filter(|p| under_outputs(p))
+            .chain(
+                manifest
+                    .input_paths()
+                    .filter(|p| under_outputs(p))
+                    .map(|p| crate::fsutil::normalize(p)),
+            )
             .collect();
         let module = self.module_path().map(|p| crate::fsutil::normalize(&p));
         // Cargo's rule: a build script writes only under OUT_DIR. A kernel
