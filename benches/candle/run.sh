@@ -10,14 +10,8 @@
 # Needs network once (cargo fetches candle-kernels and cudaforge from crates.io).
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-work=${BENCH_DIR:-$repo/target/bench-candle}
-arch=${CUDA_ARCHS:-89}
-jobs=${JOBS:-$(nproc)}
-subset=${BENCH_SUBSET:-}
-export CUDA_ARCHS="$arch" CUDA_COMPUTE_CAP="$arch" CUDAFORGE_THREADS="$jobs"
-export CARGO_BUILD_JOBS="$jobs"
-[ -n "${CUDA_HOME:-}" ] && export PATH="$CUDA_HOME/bin:$PATH"
-command -v nvcc >/dev/null || { echo "run.sh: no nvcc; set CUDA_HOME" >&2; exit 1; }
+default_work=$repo/target/bench-candle
+. "$repo/benches/candle/env.sh"
 
 . "$repo/benches/candle/common.sh"
 

@@ -21,14 +21,8 @@
 # installs). Needs redis-server and network once (cargo fetches the crate).
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-work=${BENCH_DIR:-$repo/target/bench-candle-sccache}
-arch=${CUDA_ARCHS:-89}
-jobs=${JOBS:-$(nproc)}
-subset=${BENCH_SUBSET:-}
-export CUDA_ARCHS="$arch" CUDA_COMPUTE_CAP="$arch" CUDAFORGE_THREADS="$jobs"
-export CARGO_BUILD_JOBS="$jobs"
-[ -n "${CUDA_HOME:-}" ] && export PATH="$CUDA_HOME/bin:$PATH"
-command -v nvcc >/dev/null || { echo "sccache.sh: no nvcc; set CUDA_HOME" >&2; exit 1; }
+default_work=$repo/target/bench-candle-sccache
+. "$repo/benches/candle/env.sh"
 testcache=${CARGO_CUDA_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cargo-cuda-test}
 sccache=${SCCACHE:-${CARGO_CUDA_TEST_SCCACHE:-$testcache/sccache/bin/sccache}}
 [ -x "$sccache" ] || { echo "sccache.sh: no sccache at $sccache; run scripts/test.sh once or set SCCACHE" >&2; exit 1; }

@@ -13,25 +13,7 @@ use std::process::Command;
 
 use common::{cargo_cuda, real_cargo, text, workspace_root};
 
-/// Runs git for the test's setup, panicking with its output on failure.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use workspace_tests::git;
 
 /// A bare repository with one header, `include/mylib/mylib.cuh`; returns its URL and commit.
 fn bare_repo(tmp: &Path) -> (String, String) {

@@ -191,25 +191,7 @@ fn fetch_from_a_local_index_then_offline_and_faults() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-/// Runs git (test setup), panicking with its output on failure.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use workspace_tests::git;
 
 #[test]
 fn git_dependency_from_a_local_bare_repository() {

@@ -93,3 +93,23 @@ pub fn write_script(path: &std::path::Path, body: &str) {
 pub fn store_with_cutlass() -> Option<PathBuf> {
     promised_path("CARGO_CUDA_TEST_STORE", "the store with CUTLASS 4.2")
 }
+
+/// Runs git (test setup), panicking with its output on failure.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
