@@ -132,13 +132,9 @@ impl Build {
             }
         };
         for (name, source) in deps {
-            if let super::HeaderSource::Index { package, version } = &source {
-                if package == "nvidia-cutlass" {
-                    self.spec
-                        .header_needs
-                        .push(super::header_deps::cutlass_needs(version));
-                }
-            }
+            self.spec
+                .header_needs
+                .extend(super::header_deps::needs_of(&source, false));
             self.header_dep(&name, source);
         }
         self

@@ -48,6 +48,39 @@ impl Needs {
     }
 }
 
+/// What a dependency requires of the build: CUTLASS from `nvidia-cutlass`
+/// needs C++17 and sm_80+; others nothing known.
+pub(super) fn needs_of(source: &HeaderSource, advisory: bool) -> Option<Needs> {
+    match source {
+        HeaderSource::Index { package, version } if package == "nvidia-cutlass" => Some(Needs {
+            advisory,
+            ..cutlass_needs(version)
+        }),
+        _ => None,
+    }
+}
+
+/// The package's declared dependencies, for a build that declares none
+/// itself: applied with advisory requirements (see [`Needs::advisory`]).
+/// docs.rs has no store, and its empty module needs no headers.
+pub(super) fn apply_declared(
+    spec: &mut super::spec::Spec,
+    env: &Env,
+    declared: &[(String, HeaderSource)],
+) -> Result<(), Error> {
+    for (name, source) in declared {
+        match resolve(env, name, source) {
+            Ok(dep) => {
+                spec.header_needs.extend(needs_of(source, true));
+                apply(spec, dep);
+            }
+            Err(_) if env.get_os(crate::env::Var::DocsRs).is_some() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Adds a resolved dependency to the settings: include dirs, a
 /// `CUDA_BUILD_DEP_<NAME>` macro with its version (so it is in the cache
 /// key), and the record the crate's `rustc-env` line comes from.

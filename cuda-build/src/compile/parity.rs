@@ -93,13 +93,6 @@ impl Build {
         if let Some(e) = self.spec.setup_errors.first() {
             return Err(e.clone());
         }
-        for needs in &self.spec.header_needs {
-            if let Some(std) = &self.spec.std {
-                if super::header_deps::std_number(std).is_some_and(|n| n < needs.min_std) {
-                    return Err(super::header_deps::std_error(needs, std));
-                }
-            }
-        }
         let mut b = self.spec.clone();
         let mut notes = Vec::new();
         let (flags, arch_flag) = split_arch_flags(&b.flags, "Build::flag")?;
@@ -138,31 +131,14 @@ impl Build {
         // so the declaration alone is enough; their requirements are then
         // advisory (see `Needs::advisory`).
         if b.header_deps.is_empty() {
-            for (name, source) in &metadata.header_deps {
-                match super::header_deps::resolve(env, name, source) {
-                    Ok(dep) => {
-                        if let super::HeaderSource::Index { package, version } = source {
-                            if package == "nvidia-cutlass" {
-                                let needs = super::header_deps::Needs {
-                                    advisory: true,
-                                    ..super::header_deps::cutlass_needs(version)
-                                };
-                                if let Some(std) = &b.std {
-                                    if super::header_deps::std_number(std)
-                                        .is_some_and(|n| n < needs.min_std)
-                                    {
-                                        let e = super::header_deps::std_error(&needs, std);
-                                        notes.extend(needs.verdict(e)?);
-                                    }
-                                }
-                                b.header_needs.push(needs);
-                            }
-                        }
-                        super::header_deps::apply(&mut b, dep);
-                    }
-                    // docs.rs has no store: its empty module needs no headers.
-                    Err(_) if env.get_os(crate::env::Var::DocsRs).is_some() => {}
-                    Err(e) => return Err(e),
+            super::header_deps::apply_declared(&mut b, env, &metadata.header_deps)?;
+        }
+        // C++ standard requirements, strict or advisory alike (the arch
+        // requirements are checked against the plan in `run.rs`).
+        if let Some(std) = &b.std {
+            for needs in &b.header_needs {
+                if super::header_deps::std_number(std).is_some_and(|n| n < needs.min_std) {
+                    notes.extend(needs.verdict(super::header_deps::std_error(needs, std))?);
                 }
             }
         }
