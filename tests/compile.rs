@@ -430,6 +430,136 @@ fn incremental_noop_touch_and_header_edit() {
     assert_eq!(a.stats.from_cache, 5);
 }
 
+/// A kernel whose device side and host side include different headers.
+fn split_sides(fx: &Fx) {
+    let cu = fx.pkg().join("cu");
+    std::fs::write(cu.join("dev_only.cuh"), "#define DEV_VALUE 1.5f\n").unwrap();
+    std::fs::write(cu.join("host_only.cuh"), "static int host_side = 1;\n").unwrap();
+    std::fs::write(
+        cu.join("split.cu"),
+        "#ifdef __CUDA_ARCH__\n#include \"dev_only.cuh\"\n#else\n#include \"host_only.cuh\"\n#endif\n\
+         extern \"C\" __global__ void split(float* x) {\n#ifdef __CUDA_ARCH__\n  x[0] = DEV_VALUE;\n#endif\n}\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn headers_are_tracked_per_side_from_what_nvcc_preprocessed() {
+    let Some(fx) = fixture(&[]) else { return };
+    split_sides(&fx);
+    let cu = fx.pkg().join("cu");
+    let ptx = |fx: &Fx| {
+        let a = fx
+            .build()
+            .file("cu/split.cu")
+            .output(OutputKind::Ptx)
+            .try_compile()
+            .unwrap();
+        assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+        (
+            a.stats.compiled,
+            std::fs::read_to_string(&a.kernels[0].output).unwrap(),
+        )
+    };
+    let (n, text) = ptx(&fx);
+    assert_eq!(n, 1);
+    assert!(
+        text.contains("1069547520"),
+        "1.5f (0x3fc00000) in the PTX:\n{text}"
+    );
+    // One nvcc run per compile, and no `-MD` pass: the headers came from
+    // the preprocessed files nvcc kept.
+    let log: Vec<String> = fx
+        .take_log()
+        .into_iter()
+        .filter(|l| l.contains(".cu"))
+        .collect();
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(
+        log[0].contains("--keep") && !log[0].contains("-MD"),
+        "{log:?}"
+    );
+
+    // The PTX is built from the device side only: a host-only header edit
+    // recompiles nothing, a device-only one recompiles and changes the PTX.
+    std::fs::write(cu.join("host_only.cuh"), "static int host_side = 2;\n").unwrap();
+    assert_eq!(ptx(&fx).0, 0);
+    std::fs::write(cu.join("dev_only.cuh"), "#define DEV_VALUE 2.5f\n").unwrap();
+    let (n, text) = ptx(&fx);
+    assert_eq!(n, 1);
+    assert!(
+        text.contains("1075838976"),
+        "2.5f (0x40200000) in the PTX:\n{text}"
+    );
+
+    // A static library holds host code too: both sides' headers count.
+    let lib = |fx: &Fx| {
+        fx.build()
+            .file("cu/split.cu")
+            .output(OutputKind::StaticLib)
+            .out_dir(fx.root().join("out-lib"))
+            .try_compile()
+            .unwrap()
+            .stats
+            .compiled
+    };
+    assert_eq!(lib(&fx), 1);
+    assert_eq!(lib(&fx), 0);
+    std::fs::write(cu.join("host_only.cuh"), "static int host_side = 3;\n").unwrap();
+    assert_eq!(lib(&fx), 1);
+    std::fs::write(cu.join("dev_only.cuh"), "#define DEV_VALUE 3.5f\n").unwrap();
+    assert_eq!(lib(&fx), 1);
+}
+
+#[test]
+fn an_nvcc_that_keeps_nothing_gets_its_headers_listed_with_md() {
+    let Some(mut fx) = fixture(&[]) else { return };
+    split_sides(&fx);
+    // An nvcc that drops `--keep`/`--keep-dir` (so keeps no preprocessed file).
+    let real = fx.tk.nvcc.clone();
+    let dropping = fx.root().join("bin/nvcc-keeps-nothing");
+    workspace_tests::write_script(
+        &dropping,
+        &format!(
+            "for a in \"$@\"; do shift; case \"$skip$a\" in --keep) ;; --keep-dir) skip=1 ;; 1*) skip= ;; *) set -- \"$@\" \"$a\" ;; esac; done\nexec '{}' \"$@\"",
+            real.display()
+        ),
+    );
+    fx.tk.nvcc = dropping;
+    let ptx = |fx: &Fx| {
+        fx.build()
+            .file("cu/split.cu")
+            .output(OutputKind::Ptx)
+            .try_compile()
+            .unwrap()
+    };
+    let a = ptx(&fx);
+    assert_eq!(a.stats.compiled, 1);
+    assert!(
+        a.warnings
+            .iter()
+            .any(|w| w.contains("kept no preprocessed file") && w.contains("-MD")),
+        "{:?}",
+        a.warnings
+    );
+    let log: Vec<String> = fx
+        .take_log()
+        .into_iter()
+        .filter(|l| l.contains(".cu"))
+        .collect();
+    assert_eq!(log.len(), 2, "the compile again with -MD: {log:?}");
+    assert!(
+        !log[0].contains("--keep") && log[1].contains("-MD"),
+        "{log:?}"
+    );
+    // The headers were still listed: a header edit recompiles.
+    std::fs::write(fx.pkg().join("cu/dev_only.cuh"), "#define DEV_VALUE 2.5f\n").unwrap();
+    let a = ptx(&fx);
+    assert_eq!(a.stats.compiled, 1);
+    let text = std::fs::read_to_string(&a.kernels[0].output).unwrap();
+    assert!(text.contains("1075838976"), "2.5f (0x40200000):\n{text}");
+}
+
 #[test]
 fn cache_serves_a_clean_build_and_a_second_checkout() {
     let Some(fx) = fixture(&["vector_add.cu", "histogram.cu", "softmax.cu"]) else {

@@ -15,21 +15,23 @@ use cuda_build::toolkit::{FoundVia, Toolkit};
 use std::time::{Duration, Instant, SystemTime};
 
 /// An nvcc that answers the arch queries and writes a minimal valid PTX
-/// file and depfile for each compile.
+/// file, and the kept preprocessed file (or depfile) for each compile.
 const FAKE_NVCC: &str = r#"#!/bin/sh
 case "$1" in
   --list-gpu-code) echo sm_90; exit 0;;
   --list-gpu-arch) echo compute_90; exit 0;;
   --version) echo "Cuda compilation tools, release 13.0, V13.0.88"; exit 0;;
 esac
-out=''; dep=''; prev=''; src=''
+out=''; dep=''; keep=''; prev=''; src=''
 for a in "$@"; do
   [ "$prev" = -o ] && out="$a"
   [ "$prev" = -MF ] && dep="$a"
+  [ "$prev" = --keep-dir ] && keep="$a"
   prev="$a"; src="$a"
 done
 printf '.version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n' > "$out"
 [ -n "$dep" ] && printf 'x: %s\n' "$src" > "$dep"
+[ -n "$keep" ] && printf '# 1 "%s"\n' "$src" > "$keep/x.cpp1.ii"
 exit 0
 "#;
 

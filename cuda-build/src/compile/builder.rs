@@ -352,7 +352,8 @@ fn print_cargo(b: &Build, lines: &[String]) {
     use std::io::Write;
     let mut printed = PRINTED.lock().unwrap_or_else(|e| e.into_inner());
     let printed = printed.get_or_insert_with(HashSet::new);
-    let mut out = std::io::stdout().lock();
+    // One write: stdout is line-buffered, and a build prints ~1,500 lines.
+    let mut text = String::new();
     for l in lines {
         if (!b.cargo_warnings && l.starts_with("warning="))
             || (!b.cargo_metadata && l.starts_with("rustc-link-"))
@@ -360,9 +361,14 @@ fn print_cargo(b: &Build, lines: &[String]) {
             continue;
         }
         if printed.insert(l.clone()) {
-            let _ = writeln!(out, "cargo:{l}");
+            text.push_str("cargo:");
+            text.push_str(l);
+            text.push('\n');
         }
     }
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
 }
 
 /// Each build first resolves what its cc-style settings imply (toolkit,

@@ -7,7 +7,7 @@ use super::job::Job;
 use super::manifest::{Entry, Stamp};
 use super::nvcc::{self, Runner};
 use super::run::{JobDone, Outcome, Run};
-use super::{depfile, glue, inspect, validate};
+use super::{depfile, glue, inspect, line_markers, validate};
 use crate::fsutil;
 use crate::toolkit::Toolkit;
 use crate::Error;
@@ -17,6 +17,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Where a compiled job's header list comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DepsBy {
+    /// nvcc's kept preprocessed files (`--keep`): no extra pass.
+    Kept,
+    /// A Make depfile (`-MD -MF`): under a wrapper, or when nothing was kept.
+    Depfile,
+}
 
 impl Run<'_> {
     /// Up to date, or restored from the cache; None when nvcc must run.
@@ -36,7 +45,7 @@ impl Run<'_> {
                     .iter()
                     .zip(&job.outputs)
                     .all(|(s, (_, p))| s.path == *p && s.output_unchanged());
-            let deps: Option<Vec<Stamp>> = if outputs_ok {
+            let mtimes: Option<Vec<u64>> = if outputs_ok {
                 e.deps
                     .iter()
                     .map(|d| self.checks.check(d, &self.hashes))
@@ -44,9 +53,12 @@ impl Run<'_> {
             } else {
                 None
             };
-            if let Some(deps) = deps {
+            if let Some(mtimes) = mtimes {
+                // Touched but unchanged inputs keep their hash, with the new mtime.
                 let mut entry = e.clone();
-                entry.deps = deps;
+                for (d, m) in entry.deps.iter_mut().zip(mtimes) {
+                    d.mtime_ns = m;
+                }
                 return Some(Ok(JobDone {
                     warnings: nvcc::warnings(&entry.stderr),
                     entry,
@@ -141,8 +153,20 @@ impl Run<'_> {
         tmp: &Path,
     ) -> Result<JobDone, Error> {
         let depfile = tmp.join("deps.d");
+        let kept = tmp.join("kept");
+        // A wrapper (sccache) runs nvcc's steps itself and may not keep them:
+        // it gets `-MD`. Plain nvcc keeps its preprocessed files, which name
+        // every header without `-MD`'s extra host preprocessing pass.
+        let mut deps_by = if runner.wrapper.is_some() {
+            DepsBy::Depfile
+        } else {
+            DepsBy::Kept
+        };
+        let mut kept_files: Option<Vec<PathBuf>> = None;
         let mut stderr_all = String::new();
-        for (i, (extra, role)) in job.calls.iter().enumerate() {
+        let mut i = 0;
+        while i < job.calls.len() {
+            let (extra, role) = &job.calls[i];
             let mut args = job.args.clone();
             args.extend(extra.iter().cloned());
             let targets = job.plan.sass.len() + usize::from(job.plan.ptx.is_some());
@@ -151,9 +175,21 @@ impl Run<'_> {
                 args.push(threads.min(targets).to_string().into());
             }
             if i == 0 {
-                args.push("-MD".into());
-                args.push("-MF".into());
-                args.push(depfile.clone().into());
+                match deps_by {
+                    DepsBy::Depfile => {
+                        args.push("-MD".into());
+                        args.push("-MF".into());
+                        args.push(depfile.clone().into());
+                    }
+                    DepsBy::Kept => {
+                        if let Err(e) = std::fs::create_dir(&kept) {
+                            return Err(nvcc::write_error(&kept, &e));
+                        }
+                        args.push("--keep".into());
+                        args.push("--keep-dir".into());
+                        args.push(kept.clone().into());
+                    }
+                }
             }
             args.push("-o".into());
             args.push(tmp.join(role).into());
@@ -188,10 +224,32 @@ impl Run<'_> {
                 .with_detail(format!("command: {}", runner.display(&shown())))
                 .with_help("nothing was kept or cached; check that NVCC (or CUDA_BUILD_WRAPPER) is the real nvcc, and the free space in OUT_DIR"));
             }
+            if i == 0 && deps_by == DepsBy::Kept {
+                kept_files =
+                    line_markers::files_in(&kept).filter(|files| self.names_source(files, job));
+            }
+            if i == 0 && deps_by == DepsBy::Kept && kept_files.is_none() {
+                // No preprocessed file that names the source (an nvcc that
+                // keeps nothing, or names its files otherwise): compile this
+                // call again with `-MD` rather than guess the headers.
+                self.warn(format!(
+                    "cuda-build: nvcc kept no preprocessed file for `{}`; its headers were listed with -MD instead (one more compile)",
+                    job.display
+                ));
+                deps_by = DepsBy::Depfile;
+                let _ = std::fs::remove_dir_all(&kept);
+                continue;
+            }
+            i += 1;
         }
-        let dep_text = std::fs::read_to_string(&depfile).unwrap_or_default();
+        let listed = match deps_by {
+            DepsBy::Depfile => {
+                depfile::parse(&std::fs::read_to_string(&depfile).unwrap_or_default())
+            }
+            DepsBy::Kept => kept_files.unwrap_or_default(),
+        };
         let mut deps: Vec<PathBuf> = vec![job.source.clone()];
-        for d in depfile::parse(&dep_text) {
+        for d in listed {
             // nvcc ran in the package directory: relative paths are from there.
             let d = fsutil::normalize(&self.base.join(d));
             if !deps.contains(&d) && d != fsutil::normalize(&job.source) {
@@ -249,6 +307,14 @@ impl Run<'_> {
         })
     }
 
+    /// Whether the files nvcc's kept preprocessed files name include the job's source.
+    fn names_source(&self, files: &[PathBuf], job: &Job) -> bool {
+        let source = fsutil::normalize(&job.source);
+        files
+            .iter()
+            .any(|f| fsutil::normalize(&self.base.join(f)) == source)
+    }
+
     /// The remote cache tier's one warning (bad URL, or the fault that turned it off).
     fn remote_note(&self, cache: &Cache) {
         if let Some(n) = cache.take_remote_note() {
@@ -267,8 +333,17 @@ impl Run<'_> {
     /// The arguments as shown in messages: the temporary directory is gone
     /// by then, so outputs are named by their real paths (running the
     /// command by hand writes where the build would), the depfile next to them.
+    /// The command as a user could run it again: the real output name, and
+    /// without the dependency bookkeeping (`--keep`, `-MD`) into the job's
+    /// temporary directory, which is gone by then.
     fn shown_args(&self, job: &Job, args: &[OsString], tmp: &Path) -> Vec<OsString> {
+        let mut skip_next = false;
         args.iter()
+            .filter(|a| {
+                let bookkeeping = skip_next || matches!(a.to_str(), Some("--keep" | "-MD"));
+                skip_next = matches!(a.to_str(), Some("--keep-dir" | "-MF"));
+                !(bookkeeping || skip_next)
+            })
             .map(|a| match Path::new(a).strip_prefix(tmp) {
                 Ok(rel) => {
                     let role = rel.to_string_lossy();

@@ -7,13 +7,39 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A file as last seen: size, mtime and content hash.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Stamp {
     pub path: PathBuf,
     pub size: u64,
     pub mtime_ns: u64,
     /// SHA-256 of the content; empty for outputs (their hashes live in the cache).
     pub sha: String,
+    /// Its row in the loaded manifest's input table, shared by every source
+    /// that includes the file: [`InputChecks`] checks each row once without
+    /// hashing paths. None for stamps made in this build.
+    #[serde(skip)]
+    pub row: Option<u32>,
+}
+
+/// What the stamp records; `row` is bookkeeping.
+impl PartialEq for Stamp {
+    fn eq(&self, o: &Stamp) -> bool {
+        (self.size, self.mtime_ns) == (o.size, o.mtime_ns)
+            && self.path == o.path
+            && self.sha == o.sha
+    }
+}
+
+impl Eq for Stamp {}
+
+/// Hashes the path's bytes, not its components: `Path`'s component-wise
+/// hash is slow in an unoptimised build. Equal stamps still hash equally.
+impl std::hash::Hash for Stamp {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.path.as_os_str().as_encoded_bytes().hash(h);
+        self.size.hash(h);
+        self.mtime_ns.hash(h);
+    }
 }
 
 impl Stamp {
@@ -25,6 +51,7 @@ impl Stamp {
             size,
             mtime_ns,
             sha: hashes.get(path).unwrap_or_default(),
+            row: None,
         }
     }
 
@@ -36,6 +63,7 @@ impl Stamp {
             size,
             mtime_ns,
             sha: String::new(),
+            row: None,
         }
     }
 
@@ -149,6 +177,7 @@ impl Manifest {
             size,
             mtime_ns,
             sha: sha.to_string(),
+            row: None,
         };
         let entry = Entry {
             flags_key: String::new(),
@@ -178,11 +207,13 @@ impl Manifest {
         let inputs: Vec<Stamp> = d
             .inputs
             .into_iter()
-            .map(|(path, size, mtime_ns, sha)| Stamp {
+            .enumerate()
+            .map(|(row, (path, size, mtime_ns, sha))| Stamp {
                 path: base.join(path),
                 size,
                 mtime_ns,
                 sha,
+                row: u32::try_from(row).ok(),
             })
             .collect();
         let mut sources = BTreeMap::new();
@@ -254,6 +285,15 @@ impl Manifest {
         serde_json::to_vec(&disk).unwrap_or_default()
     }
 
+    /// Rows in the input table the manifest was loaded from (see [`Stamp::row`]).
+    pub(crate) fn input_rows(&self) -> usize {
+        self.sources
+            .values()
+            .flat_map(|e| e.deps.iter().filter_map(|d| d.row))
+            .max()
+            .map_or(0, |r| r as usize + 1)
+    }
+
     /// Every input's recorded size, mtime and hash (for [`FileHashes::seed`]).
     pub(crate) fn input_stamps(&self) -> impl Iterator<Item = (&Path, u64, u64, &str)> + '_ {
         self.sources
@@ -274,18 +314,38 @@ impl Manifest {
 /// stat-ed (and, when touched, hashed) once.
 #[derive(Default)]
 pub(crate) struct InputChecks {
-    memo: std::sync::Mutex<std::collections::HashMap<Stamp, Option<Stamp>>>,
+    /// By the loaded manifest's input row: the file's current mtime when
+    /// its content is still the recorded one.
+    rows: std::sync::OnceLock<Vec<std::sync::OnceLock<Option<u64>>>>,
+    /// Stamps without a row.
+    memo: std::sync::Mutex<std::collections::HashMap<Stamp, Option<u64>>>,
 }
 
 impl InputChecks {
-    /// [`Stamp::check_input`], once per distinct stamp.
-    pub(crate) fn check(&self, s: &Stamp, hashes: &FileHashes) -> Option<Stamp> {
-        if let Some(r) = self.memo.lock().ok().and_then(|m| m.get(s).cloned()) {
+    /// Makes room for the rows of the loaded manifest (the first call counts).
+    pub(crate) fn size_for(&self, manifest: &Manifest) {
+        let n = manifest.input_rows();
+        let _ = self
+            .rows
+            .set((0..n).map(|_| std::sync::OnceLock::new()).collect());
+    }
+
+    /// [`Stamp::check_input`], once per distinct stamp: the file's current
+    /// mtime when its content is still the recorded one, else None.
+    pub(crate) fn check(&self, s: &Stamp, hashes: &FileHashes) -> Option<u64> {
+        let now = || s.check_input(hashes).map(|now| now.mtime_ns);
+        if let Some(slot) = s
+            .row
+            .and_then(|r| self.rows.get().and_then(|rows| rows.get(r as usize)))
+        {
+            return *slot.get_or_init(now);
+        }
+        if let Some(r) = self.memo.lock().ok().and_then(|m| m.get(s).copied()) {
             return r;
         }
-        let r = s.check_input(hashes);
+        let r = now();
         if let Ok(mut m) = self.memo.lock() {
-            m.insert(s.clone(), r.clone());
+            m.insert(s.clone(), r);
         }
         r
     }
@@ -323,6 +383,7 @@ mod tests {
             size: 3,
             mtime_ns: 9,
             sha: "ab".into(),
+            row: None,
         };
         let entry = |src: &str| Entry {
             flags_key: "f".into(),
@@ -333,6 +394,7 @@ mod tests {
                     size: 1,
                     mtime_ns: 2,
                     sha: "cd".into(),
+                    row: None,
                 },
                 h.clone(),
             ],

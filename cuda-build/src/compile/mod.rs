@@ -217,6 +217,7 @@ mod job;
 mod jobs;
 mod layout;
 mod library;
+mod line_markers;
 mod manifest;
 mod module;
 mod nvcc;

@@ -274,6 +274,7 @@ impl<'b> Run<'b> {
         let mut manifest = Manifest::load(&manifest_path, &self.base);
         let loaded = std::sync::Arc::new(manifest.clone());
         self.hashes.seed(loaded.clone());
+        self.checks.size_for(&loaded);
         let default_inputs = ArchInputs {
             explicit: spec.arch.clone(),
             metadata: md.arch.clone(),
@@ -497,6 +498,7 @@ impl<'b> Run<'b> {
         let mut items = Vec::new();
         let mut keys = Vec::new();
         let mut all_archs: Vec<String> = Vec::new();
+        let mut rerun_paths: std::collections::HashSet<Vec<u8>> = Default::default();
         for (job, r) in jobs.iter().zip(results) {
             let r = r.unwrap_or_else(|| {
                 Err(Error::new(
@@ -519,7 +521,10 @@ impl<'b> Run<'b> {
                         }
                     }
                     for d in &done.entry.deps {
-                        self.cargo(&format!("rerun-if-changed={}", d.path.display()));
+                        // Sources share most headers: each path is queued once.
+                        if rerun_paths.insert(d.path.as_os_str().as_encoded_bytes().to_vec()) {
+                            self.cargo(&format!("rerun-if-changed={}", d.path.display()));
+                        }
                     }
                     for a in &done.entry.archs {
                         if !all_archs.contains(a) {
