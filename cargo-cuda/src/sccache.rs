@@ -371,6 +371,7 @@ pub fn build_vars(
             }
             let mut vars = vec![("CUDA_BUILD_WRAPPER", path.clone().into_os_string())];
             vars.extend(redis_for_cuda_build(env));
+            vars.extend(dir_for_cuda_build(env));
             Ok(vars)
         }
         (problem, _, _) => {
@@ -409,9 +410,38 @@ fn redis_for_cuda_build(env: &Env) -> Option<(&'static str, OsString)> {
     Some((Var::CudaBuildCacheRedis.name(), url.into()))
 }
 
+/// One disk cache for both: with `SCCACHE_DIR` set (a team's shared path,
+/// or a CI cache folder), cuda-build's kernel cache lives in
+/// `$SCCACHE_DIR/cuda-build` unless `CUDA_BUILD_CACHE_DIR` is set. A machine
+/// that finds a kernel there runs no nvcc at all, where sccache itself
+/// still preprocesses every source to look it up. The layouts do not
+/// collide: sccache keeps its entries in one-character shard folders.
+fn dir_for_cuda_build(env: &Env) -> Option<(&'static str, OsString)> {
+    if env.get_nonempty(Var::CudaBuildCacheDir).is_some() {
+        return None;
+    }
+    let dir = env.get_nonempty(Var::SccacheDir)?;
+    Some((
+        Var::CudaBuildCacheDir.name(),
+        Path::new(dir).join("cuda-build").into_os_string(),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sccache_dir_holds_cuda_builds_cache_too() {
+        let env = Env::empty().set(Var::SccacheDir, "/shared/sccache");
+        assert_eq!(
+            dir_for_cuda_build(&env),
+            Some(("CUDA_BUILD_CACHE_DIR", "/shared/sccache/cuda-build".into()))
+        );
+        let own = env.clone().set(Var::CudaBuildCacheDir, "/mine");
+        assert_eq!(dir_for_cuda_build(&own), None);
+        assert_eq!(dir_for_cuda_build(&Env::empty()), None);
+    }
 
     #[test]
     fn sccache_redis_is_shared_with_cuda_build() {

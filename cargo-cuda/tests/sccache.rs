@@ -107,6 +107,15 @@ fn sccache_flag_starts_the_server_and_gives_every_build_script_one_wrapper() {
         dir.path().join("sccache-bin/sccache").to_str().unwrap()
     );
     assert!(!env.contains("--sccache"));
+    // sccache's disk cache holds cuda-build's too.
+    assert!(
+        env.lines().any(|l| l
+            == format!(
+                "CUDA_BUILD_CACHE_DIR={}",
+                dir.path().join("cache/cuda-build").display()
+            )),
+        "{env}"
+    );
     // The server is up (started once, before cargo).
     let st = Command::new(&bin)
         .args(["--show-stats", "--stats-format=json"])
@@ -120,6 +129,7 @@ fn sccache_flag_starts_the_server_and_gives_every_build_script_one_wrapper() {
     assert!(run(&[]).status.success());
     let env = std::fs::read_to_string(&dump).unwrap();
     assert!(!env.contains("CUDA_BUILD_WRAPPER="), "{env}");
+    assert!(!env.contains("CUDA_BUILD_CACHE_DIR="), "{env}");
 }
 
 #[test]

@@ -121,6 +121,8 @@ vars! {
     CudaBuildCacheRedis = "CUDA_BUILD_CACHE_REDIS", side, free;
     /// sccache's Redis backend; `cargo cuda build --sccache` hands it to cuda-build as CUDA_BUILD_CACHE_REDIS when that is unset.
     SccacheRedisEndpoint = "SCCACHE_REDIS_ENDPOINT", side, free;
+    /// sccache's local disk cache; `cargo cuda build --sccache` keeps cuda-build's kernel cache in `$SCCACHE_DIR/cuda-build` when CUDA_BUILD_CACHE_DIR is unset, so a shared SCCACHE_DIR shares both.
+    SccacheDir = "SCCACHE_DIR", side, path;
     /// A compiler cache (e.g. `sccache`) to run nvcc under.
     CudaBuildWrapper = "CUDA_BUILD_WRAPPER", side, program;
     /// Cargo's compiler wrapper; when it names sccache, nvcc runs under it too.

@@ -23,7 +23,8 @@ static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 enum DepsBy {
     /// nvcc's kept preprocessed files (`--keep`): no extra pass.
     Kept,
-    /// A Make depfile (`-MD -MF`): under a wrapper, or when nothing was kept.
+    /// A Make depfile (`-MD -MF`): under a wrapper other than sccache, or
+    /// when nothing was kept.
     Depfile,
 }
 
@@ -154,10 +155,11 @@ impl Run<'_> {
     ) -> Result<JobDone, Error> {
         let depfile = tmp.join("deps.d");
         let kept = tmp.join("kept");
-        // A wrapper (sccache) runs nvcc's steps itself and may not keep them:
-        // it gets `-MD`. Plain nvcc keeps its preprocessed files, which name
-        // every header without `-MD`'s extra host preprocessing pass.
-        let mut deps_by = if runner.wrapper.is_some() {
+        // nvcc keeps its preprocessed files, which name every header without
+        // `-MD`'s extra host preprocessing pass. sccache (0.9+) keeps them
+        // too, on hits as well, and would run that extra pass for `-MD` on
+        // every hit; another wrapper (ccache, a script) gets `-MD`.
+        let mut deps_by = if runner.wrapper.is_some() && !runner.sccache {
             DepsBy::Depfile
         } else {
             DepsBy::Kept
