@@ -443,18 +443,30 @@ fn split_sides(fx: &Fx) {
     .unwrap();
 }
 
+/// `split.cu` built as PTX.
+fn split_ptx(fx: &Fx) -> Artifacts {
+    fx.build()
+        .file("cu/split.cu")
+        .output(OutputKind::Ptx)
+        .try_compile()
+        .unwrap()
+}
+
+/// The logged nvcc calls that compiled a source.
+fn compile_calls(fx: &Fx) -> Vec<String> {
+    fx.take_log()
+        .into_iter()
+        .filter(|l| l.contains(".cu"))
+        .collect()
+}
+
 #[test]
 fn headers_are_tracked_per_side_from_what_nvcc_preprocessed() {
     let Some(fx) = fixture(&[]) else { return };
     split_sides(&fx);
     let cu = fx.pkg().join("cu");
     let ptx = |fx: &Fx| {
-        let a = fx
-            .build()
-            .file("cu/split.cu")
-            .output(OutputKind::Ptx)
-            .try_compile()
-            .unwrap();
+        let a = split_ptx(fx);
         assert!(a.warnings.is_empty(), "{:?}", a.warnings);
         (
             a.stats.compiled,
@@ -469,11 +481,7 @@ fn headers_are_tracked_per_side_from_what_nvcc_preprocessed() {
     );
     // One nvcc run per compile, and no `-MD` pass: the headers came from
     // the preprocessed files nvcc kept.
-    let log: Vec<String> = fx
-        .take_log()
-        .into_iter()
-        .filter(|l| l.contains(".cu"))
-        .collect();
+    let log = compile_calls(&fx);
     assert_eq!(log.len(), 1, "{log:?}");
     assert!(
         log[0].contains("--keep") && !log[0].contains("-MD"),
@@ -526,14 +534,7 @@ fn an_nvcc_that_keeps_nothing_gets_its_headers_listed_with_md() {
         ),
     );
     fx.tk.nvcc = dropping;
-    let ptx = |fx: &Fx| {
-        fx.build()
-            .file("cu/split.cu")
-            .output(OutputKind::Ptx)
-            .try_compile()
-            .unwrap()
-    };
-    let a = ptx(&fx);
+    let a = split_ptx(&fx);
     assert_eq!(a.stats.compiled, 1);
     assert!(
         a.warnings
@@ -542,11 +543,7 @@ fn an_nvcc_that_keeps_nothing_gets_its_headers_listed_with_md() {
         "{:?}",
         a.warnings
     );
-    let log: Vec<String> = fx
-        .take_log()
-        .into_iter()
-        .filter(|l| l.contains(".cu"))
-        .collect();
+    let log = compile_calls(&fx);
     assert_eq!(log.len(), 2, "the compile again with -MD: {log:?}");
     assert!(
         !log[0].contains("--keep") && log[1].contains("-MD"),
@@ -554,7 +551,7 @@ fn an_nvcc_that_keeps_nothing_gets_its_headers_listed_with_md() {
     );
     // The headers were still listed: a header edit recompiles.
     std::fs::write(fx.pkg().join("cu/dev_only.cuh"), "#define DEV_VALUE 2.5f\n").unwrap();
-    let a = ptx(&fx);
+    let a = split_ptx(&fx);
     assert_eq!(a.stats.compiled, 1);
     let text = std::fs::read_to_string(&a.kernels[0].output).unwrap();
     assert!(text.contains("1075838976"), "2.5f (0x40200000):\n{text}");
