@@ -44,23 +44,15 @@ pub(crate) fn files_in(dir: &Path) -> Option<Vec<PathBuf>> {
 pub(crate) fn files(text: &[u8]) -> Vec<PathBuf> {
     let mut seen: HashSet<&[u8]> = HashSet::new();
     let mut out = Vec::new();
-    let mut at_line_start = true;
-    let mut i = 0;
-    while i < text.len() {
-        if at_line_start && text[i] == b'#' {
-            if let Some(name) = marker_name(&text[i + 1..]) {
-                if !name.starts_with(b"<") && seen.insert(name) {
-                    out.push(PathBuf::from(unescape(name)));
-                }
+    // Markers only ever start a line. memchr finds the line ends: a `.ii`
+    // runs to megabytes, and build scripts are unoptimised by default,
+    // where this is 4-5x faster than a byte loop or a substring search.
+    let starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', text).map(|p| p + 1));
+    for i in starts.filter(|&i| text.get(i) == Some(&b'#')) {
+        if let Some(name) = marker_name(&text[i + 1..]) {
+            if !name.starts_with(b"<") && seen.insert(name) {
+                out.push(PathBuf::from(unescape(name)));
             }
-        }
-        // Skip to the next line: markers only ever start one.
-        match text[i..].iter().position(|&b| b == b'\n') {
-            Some(n) => {
-                i += n + 1;
-                at_line_start = true;
-            }
-            None => break,
         }
     }
     out
