@@ -164,7 +164,7 @@ impl Run<'_> {
         } else {
             DepsBy::Kept
         };
-        let mut kept_files: Option<Vec<PathBuf>> = None;
+        let mut kept_deps: Option<Vec<PathBuf>> = None;
         let mut stderr_all = String::new();
         let mut i = 0;
         while i < job.calls.len() {
@@ -227,10 +227,11 @@ impl Run<'_> {
                 .with_help("nothing was kept or cached; check that NVCC (or CUDA_BUILD_WRAPPER) is the real nvcc, and the free space in OUT_DIR"));
             }
             if i == 0 && deps_by == DepsBy::Kept {
-                kept_files =
-                    line_markers::files_in(&kept).filter(|files| self.names_source(files, job));
+                kept_deps = line_markers::files_in(&kept)
+                    .map(|files| self.dep_paths(job, files))
+                    .and_then(|(deps, named_source)| named_source.then_some(deps));
             }
-            if i == 0 && deps_by == DepsBy::Kept && kept_files.is_none() {
+            if i == 0 && deps_by == DepsBy::Kept && kept_deps.is_none() {
                 // No preprocessed file that names the source (an nvcc that
                 // keeps nothing, or names its files otherwise): compile this
                 // call again with `-MD` rather than guess the headers.
@@ -244,20 +245,13 @@ impl Run<'_> {
             }
             i += 1;
         }
-        let listed = match deps_by {
-            DepsBy::Depfile => {
-                depfile::parse(&std::fs::read_to_string(&depfile).unwrap_or_default())
+        let deps = match (deps_by, kept_deps) {
+            (DepsBy::Kept, Some(deps)) => deps,
+            _ => {
+                let text = std::fs::read_to_string(&depfile).unwrap_or_default();
+                self.dep_paths(job, depfile::parse(&text)).0
             }
-            DepsBy::Kept => kept_files.unwrap_or_default(),
         };
-        let mut deps: Vec<PathBuf> = vec![job.source.clone()];
-        for d in listed {
-            // nvcc ran in the package directory: relative paths are from there.
-            let d = fsutil::normalize(&self.base.join(d));
-            if !deps.contains(&d) && d != fsutil::normalize(&job.source) {
-                deps.push(d);
-            }
-        }
         let (entries, archs) = self.inspect(job, tmp);
         let key = self.full_key(tk, job, &deps);
         if let Some(cache) = cache {
@@ -309,12 +303,27 @@ impl Run<'_> {
         })
     }
 
-    /// Whether the files nvcc's kept preprocessed files name include the job's source.
-    fn names_source(&self, files: &[PathBuf], job: &Job) -> bool {
+    /// The job's inputs from the files nvcc listed: the source first, then
+    /// each other file once, normalised (nvcc ran in the package directory,
+    /// so relative paths are from there); and whether the list named the
+    /// source itself.
+    fn dep_paths(&self, job: &Job, listed: Vec<PathBuf>) -> (Vec<PathBuf>, bool) {
         let source = fsutil::normalize(&job.source);
-        files
-            .iter()
-            .any(|f| fsutil::normalize(&self.base.join(f)) == source)
+        // A set of path bytes: `Path` equality is slow unoptimised, and a
+        // source lists hundreds of headers.
+        let mut seen = std::collections::HashSet::new();
+        seen.insert(source.as_os_str().as_encoded_bytes().to_vec());
+        let mut named_source = false;
+        let mut deps = vec![job.source.clone()];
+        for d in listed {
+            let d = fsutil::normalize(&self.base.join(d));
+            if seen.insert(d.as_os_str().as_encoded_bytes().to_vec()) {
+                deps.push(d);
+            } else if d == source {
+                named_source = true;
+            }
+        }
+        (deps, named_source)
     }
 
     /// The remote cache tier's one warning (bad URL, or the fault that turned it off).
