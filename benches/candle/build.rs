@@ -1,6 +1,7 @@
 // candle-kernels 0.11.1's build.rs, ported from cudaforge to cuda-build
 // (swapped in by benches/candle/run.sh). Same sources, flags and layout:
-// `$OUT_DIR/<stem>.ptx` with `$OUT_DIR/ptx.rs`, and `libmoe.a` with shared cudart.
+// `$OUT_DIR/<stem>.ptx` with `$OUT_DIR/ptx.rs`, and `libmoe.a` with shared cudart,
+// linked unbundled as candle links it.
 use cuda_build::compile::{Build, Cudart, OutputKind, OutputNames};
 use std::path::{Path, PathBuf};
 
@@ -55,7 +56,10 @@ fn main() {
         .output(OutputKind::StaticLib)
         .module_name("moe")
         .generate_module(false)
-        .cudart(Cudart::Shared);
+        .cudart(Cudart::Shared)
+        // candle prints `rustc-link-lib=moe` (no kind): the archive is not
+        // copied into the rlib, and the final link takes it from OUT_DIR.
+        .link_lib_modifier("-bundle");
     common(&mut lib);
     // bf16 WMMA fragments need sm_80: ask the plan before compiling.
     let plan = lib.plan().unwrap_or_else(|e| {

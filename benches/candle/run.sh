@@ -6,7 +6,8 @@
 #   BENCH_SUBSET="affine fill mmq_quantize" benches/candle/run.sh   # a few files, to develop
 #
 # Environment: CUDA_HOME (nvcc 12.x/13.x), CUDA_ARCHS (default 89),
-# BENCH_DIR (default target/bench-candle), JOBS (default: all cores).
+# BENCH_DIR (default target/bench-candle), JOBS (default: all cores),
+# EDITS (one-.cu edits per variant, alternating; default 7).
 # Needs network once (cargo fetches candle-kernels and cudaforge from crates.io).
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -82,11 +83,23 @@ for v in cudaforge cuda-build; do
     printf '\n#define CANDLE_BENCH_EDIT 1\n' >> "$work/$v/src/$header"
     eval "hdr_$n=\$(time_build $v)"
     eval "stale_$n=\$(stale_check $v)"
-    printf '\nextern "C" __global__ void candle_bench_one_edit(int* o) { *o = 1; }\n' >> "$work/$v/src/$one_cu"
-    eval "one_$n=\$(time_build $v)"
     (cd "$work/$v" && cargo clean -q -p candle-kernels)
     eval "clean_$n=\$(time_build $v)"
 done
+
+# One-.cu edits: one kernel appended per edit, alternating between the
+# variants so that both see the same machine load; the median of $edits each
+# (a single edit swings by 0.3 s on a shared machine).
+edits=${EDITS:-7}
+for i in $(seq 1 "$edits"); do
+    for v in cudaforge cuda-build; do
+        printf '\nextern "C" __global__ void candle_bench_one_edit_%s(int* o) { *o = 1; }\n' "$i" >> "$work/$v/src/$one_cu"
+        echo "$v $(time_build $v)"
+    done
+done > "$work/edits.txt"
+median_of() { grep "^$1 " "$work/edits.txt" | cut -d' ' -f2 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+one_cudaforge=$(median_of cudaforge)
+one_cuda_build=$(median_of cuda-build)
 
 printf '\ncandle-kernels 0.11.1, sm_%s, %s jobs%s\n\n' "$arch" "$jobs" "${subset:+, subset: $subset}"
 printf '| step | cudaforge 0.1.6 | cuda-build |\n|---|---|---|\n'
@@ -98,5 +111,5 @@ printf '| no-op cargo build | %.2f s | %.2f s |\n' "$noop_cudaforge" "$noop_cuda
 printf '| build-script rerun, nothing to compile (dev profile) | %.3f s | %.3f s |\n' "$rerun_cudaforge" "$rerun_cuda_build"
 printf '| cargo: lines printed / distinct | %s | %s |\n' "$lines_cudaforge" "$lines_cuda_build"
 printf '| header edit (%s) | %.2f s, %s | %.2f s, %s |\n' "$header" "$hdr_cudaforge" "$stale_cudaforge" "$hdr_cuda_build" "$stale_cuda_build"
-printf '| one-.cu edit (%s) | %.2f s | %.2f s |\n' "$one_cu" "$one_cudaforge" "$one_cuda_build"
+printf '| one-.cu edit (%s), median of %s alternating | %.2f s | %.2f s |\n' "$one_cu" "$edits" "$one_cudaforge" "$one_cuda_build"
 printf '| after cargo clean | %.2f s | %.2f s |\n' "$clean_cudaforge" "$clean_cuda_build"

@@ -111,6 +111,7 @@ impl ErrorKind {
             | "no-cuda-sources"
             | "include-dir-missing"
             | "invalid-module-name"
+            | "invalid-link-modifier"
             | "out-dir-unset"
             | "metadata-invalid"
             | "launchers-feature-off"

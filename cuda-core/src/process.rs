@@ -110,6 +110,7 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
     let stdout_rx = spawn_reader(child.stdout.take());
     let stderr_rx = spawn_reader(child.stderr.take());
 
+    let mut exited = exit_signal(child.id());
     let mut sleep = Duration::from_millis(1);
     let status = loop {
         match child.try_wait() {
@@ -117,7 +118,8 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
             Ok(None) => {}
             Err(e) => return Err(RunError::Spawn(program, e.to_string())),
         }
-        if start.elapsed() >= timeout {
+        let left = timeout.saturating_sub(start.elapsed());
+        if left.is_zero() {
             // nvcc's cicc and ptxas are grandchildren: the whole tree goes, not just nvcc.
             kill_tree(child.id());
             let _ = child.kill();
@@ -131,8 +133,18 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
                 partial_output: format!("{out}{err}"),
             });
         }
-        std::thread::sleep(sleep);
-        sleep = (sleep * 2).min(Duration::from_millis(20));
+        match &exited {
+            // Woken at the exit itself: a polling interval would add up to
+            // its length to every compile. The cap bounds a lost wake-up.
+            Some(rx) => match rx.recv_timeout(left.min(Duration::from_secs(1))) {
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                _ => exited = None,
+            },
+            None => {
+                std::thread::sleep(sleep.min(left));
+                sleep = (sleep * 2).min(Duration::from_millis(20));
+            }
+        }
     };
     let elapsed = start.elapsed();
     // Grandchildren that outlive the child (and keep the pipe open) must not hang us.
@@ -145,8 +157,44 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
     })
 }
 
-/// Reads a pipe on its own thread, sending each chunk as it arrives, so what
-/// the child printed is kept even when a grandchild holds the pipe open.
+/// A channel that is sent to when the child exits. The waiting thread uses
+/// `waitid(WNOWAIT)`, which does not reap: the pid stays the child's until
+/// `try_wait` reaps it, so a timeout's `kill_tree` can never hit a reused pid.
+/// None where that call does not exist (the caller then polls).
+fn exit_signal(pid: u32) -> Option<mpsc::Receiver<()>> {
+    #[cfg(target_os = "linux")]
+    {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            loop {
+                // SAFETY: a zeroed siginfo_t is a valid out-parameter.
+                let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+                // SAFETY: waitid only writes into `info`.
+                let r = unsafe {
+                    libc::waitid(
+                        libc::P_PID,
+                        pid as libc::id_t,
+                        &mut info,
+                        libc::WEXITED | libc::WNOWAIT,
+                    )
+                };
+                let interrupted = r != 0
+                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
+                if !interrupted {
+                    break;
+                }
+            }
+            let _ = tx.send(());
+        });
+        Some(rx)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
 /// Spawns, retrying briefly on ETXTBSY ("Text file busy").
 ///
 /// A script written just before it is run (a wrapper, a generated helper) can
@@ -166,6 +214,8 @@ pub fn spawn_retrying_busy(cmd: &mut Command) -> std::io::Result<std::process::C
     }
 }
 
+/// Reads a pipe on its own thread, sending each chunk as it arrives, so what
+/// the child printed is kept even when a grandchild holds the pipe open.
 fn spawn_reader<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel();
     if let Some(mut pipe) = pipe {

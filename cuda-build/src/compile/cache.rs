@@ -234,11 +234,12 @@ impl Cache {
         shard(&self.root.join(ns), key).with_extension("json")
     }
 
-    /// Writes a record's bytes locally (temp file, then rename).
+    /// Writes a record's bytes locally (temp file, then rename; no fsync:
+    /// a record torn by a crash does not parse, and is a miss).
     fn put_local_record(&self, ns: &str, key: &str, bytes: &[u8]) -> io::Result<()> {
         let path = self.json_path(ns, key);
         std::fs::create_dir_all(path.parent().unwrap_or(&self.root))?;
-        crate::fsutil::write_atomic(&path, bytes)
+        crate::fsutil::write_atomic_unsynced(&path, bytes)
     }
 
     /// A small JSON record (`deps` index, remembered `plans`); a torn or
@@ -374,10 +375,13 @@ impl Cache {
         let result = (|| {
             std::fs::create_dir(&tmp)?;
             for (name, bytes) in files {
-                write_synced(&tmp.join(name), bytes)?;
+                std::fs::write(tmp.join(name), bytes)?;
             }
             let json = serde_json::to_vec_pretty(&meta).map_err(io::Error::other)?;
-            write_synced(&tmp.join("meta.json"), &json)?;
+            // No fsync (milliseconds each, on the one-edit path): every
+            // file's size and SHA-256 are checked before an entry is used,
+            // so one a crash left short is a miss, never a wrong output.
+            std::fs::write(tmp.join("meta.json"), &json)?;
             match std::fs::rename(&tmp, &final_dir) {
                 Ok(()) => Ok(()),
                 // Another build script stored the same key first: same content, keep theirs.
@@ -393,13 +397,6 @@ impl Cache {
         }
         result
     }
-}
-
-fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let mut f = std::fs::File::create(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
 }
 
 /// The default cache directory: `$XDG_CACHE_HOME/cuda-build`, else `$HOME/.cache/cuda-build`.

@@ -42,6 +42,17 @@ impl Build {
         self
     }
 
+    /// Adds a rustc link modifier to the static library's
+    /// `rustc-link-lib=static:<modifiers>=<name>` line, as cc's method of the
+    /// same name does: `"-bundle"` keeps the archive out of the rlib, so the
+    /// final link takes it from `OUT_DIR` (a smaller rlib, and less for rustc
+    /// to copy on every rebuild); `"+whole-archive"` keeps unreferenced
+    /// objects. Only for [`OutputKind::StaticLib`](super::OutputKind).
+    pub fn link_lib_modifier(&mut self, modifier: &str) -> &mut Self {
+        self.spec.layout.link_modifiers.push(modifier.to_string());
+        self
+    }
+
     /// The target triple (default: cargo's `TARGET`). For `*-msvc` targets
     /// nvcc gets no `-Xcompiler -fPIC` and no GNU link libraries are printed.
     pub fn target(&mut self, triple: &str) -> &mut Self {

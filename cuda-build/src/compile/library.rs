@@ -110,7 +110,8 @@ impl Run<'_> {
             "rustc-link-search=native={}",
             self.out_root.display()
         ));
-        self.cargo(&format!("rustc-link-lib=static={name}"));
+        let kind = self.spec.layout.static_link_kind()?;
+        self.cargo(&format!("rustc-link-lib={kind}={name}"));
         for d in &tk.lib_dirs {
             self.cargo(&format!("rustc-link-search=native={}", d.display()));
         }

@@ -22,7 +22,9 @@
 //! | `StaticLib` | `<stem>.o` and `lib<module>.a` | `IMAGE` empty |
 //!
 //! For a static library the build script prints the link lines:
-//! `rustc-link-lib=static=<module>`, the CUDA runtime as chosen with
+//! `rustc-link-lib=static=<module>` (with [`Build::link_lib_modifier`]
+//! `static:-bundle=<module>`: the archive stays out of the rlib and the
+//! final link finds it in `OUT_DIR`), the CUDA runtime as chosen with
 //! [`Build::cudart`] ([`Cudart::Static`], the default: `static=cudart_static`
 //! plus `dl`, `rt`, `pthread`; [`Cudart::Shared`]: `dylib=cudart`, found at
 //! run time through the loader path; [`Cudart::None`]), `stdc++`, and
@@ -188,7 +190,7 @@
 //! `no-cuda-sources`, `include-dir-missing`, `out-dir-not-writable`,
 //! `disk-full` (ENOSPC while writing, also detected behind nvcc's "Could not
 //! write file"), `nvcc-timeout` (`CUDA_BUILD_TIMEOUT`, default 3600 s),
-//! `nvcc-not-found`/`nvcc-not-executable` (nvcc or its wrapper cannot start), `archive-failed`, `invalid-module-name`, `out-dir-unset`,
+//! `nvcc-not-found`/`nvcc-not-executable` (nvcc or its wrapper cannot start), `archive-failed`, `invalid-module-name`, `invalid-link-modifier`, `out-dir-unset`,
 //! `nvcc-bad-output`, `module-name-collision`, `output-collision`,
 //! `output-overwrites-source`, `invalid-glob`.
 //! A failed nvcc becomes an [`crate::Error`] (`nvcc-failed`) with the exact

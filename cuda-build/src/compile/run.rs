@@ -124,6 +124,8 @@ impl<'b> Run<'b> {
             )
             .with_help("pass a plain name to Build::module_name, e.g. \"kernels\""));
         }
+        // Checked before compiling, not at the link step minutes later.
+        spec.layout.static_link_kind()?;
         let base = crate::fsutil::normalize(&package_dir(&env));
         let out_root = out_dir.join("cuda-build").join(&spec.module_name);
         let kernel_dir = match &spec.layout.output_dir {
@@ -192,10 +194,12 @@ impl<'b> Run<'b> {
         }
     }
 
-    /// A write to OUT_DIR, honouring the injected fault.
+    /// A write to OUT_DIR, honouring the injected fault. Atomic but not
+    /// fsynced, like cargo's and rustc's own outputs there: a manifest that
+    /// a crash left torn does not parse and counts as absent.
     fn write_out(&self, path: &Path, bytes: &[u8]) -> Result<(), Error> {
         self.injected_fault(path)?;
-        crate::fsutil::write_atomic(path, bytes).map_err(|e| nvcc::write_error(path, &e))
+        crate::fsutil::write_atomic_unsynced(path, bytes).map_err(|e| nvcc::write_error(path, &e))
     }
 
     pub(super) fn copy_out(&self, from: &Path, to: &Path) -> Result<(), Error> {
@@ -498,7 +502,6 @@ impl<'b> Run<'b> {
         let mut items = Vec::new();
         let mut keys = Vec::new();
         let mut all_archs: Vec<String> = Vec::new();
-        let mut rerun_paths: std::collections::HashSet<Vec<u8>> = Default::default();
         for (job, r) in jobs.iter().zip(results) {
             let r = r.unwrap_or_else(|| {
                 Err(Error::new(
@@ -518,12 +521,6 @@ impl<'b> Run<'b> {
                     if done.outcome != Outcome::UpToDate {
                         for w in done.warnings {
                             self.warn(w);
-                        }
-                    }
-                    for d in &done.entry.deps {
-                        // Sources share most headers: each path is queued once.
-                        if rerun_paths.insert(d.path.as_os_str().as_encoded_bytes().to_vec()) {
-                            self.cargo(&format!("rerun-if-changed={}", d.path.display()));
                         }
                     }
                     for a in &done.entry.archs {
@@ -549,6 +546,30 @@ impl<'b> Run<'b> {
                 Err(e) => {
                     manifest.sources.remove(&job.source);
                     failures.push(e);
+                }
+            }
+        }
+        {
+            // Sources share most headers: each path is printed once, in job
+            // order. A stamp loaded from the manifest knows its row in the
+            // shared input table, so repeats are caught by a flag per row;
+            // only a row's first sighting, and stamps made in this build,
+            // hash the path (as bytes: see `FileHashes`).
+            let mut row_seen: Vec<bool> = Vec::new();
+            let mut seen: std::collections::HashSet<&std::ffi::OsStr> = Default::default();
+            for entry in jobs.iter().filter_map(|j| manifest.sources.get(&j.source)) {
+                for d in &entry.deps {
+                    if let Some(r) = d.row.map(|r| r as usize) {
+                        if r >= row_seen.len() {
+                            row_seen.resize(r + 1, false);
+                        }
+                        if std::mem::replace(&mut row_seen[r], true) {
+                            continue;
+                        }
+                    }
+                    if seen.insert(d.path.as_os_str()) {
+                        self.cargo(&format!("rerun-if-changed={}", d.path.display()));
+                    }
                 }
             }
         }

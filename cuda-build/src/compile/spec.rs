@@ -153,6 +153,8 @@ pub(crate) struct Layout {
     pub module: bool,
     pub cudart: Cudart,
     pub target: Option<String>,
+    /// rustc link modifiers for the static library (`-bundle`, `+whole-archive`).
+    pub link_modifiers: Vec<String>,
 }
 
 impl Default for Layout {
@@ -163,6 +165,7 @@ impl Default for Layout {
             module: true,
             cudart: Cudart::Static,
             target: None,
+            link_modifiers: Vec::new(),
         }
     }
 }
@@ -171,6 +174,34 @@ impl Layout {
     /// Whether the target uses MSVC (no `-fPIC`, no GNU link libraries).
     pub(crate) fn msvc(&self) -> bool {
         self.target.as_deref().is_some_and(|t| t.ends_with("-msvc"))
+    }
+
+    /// The library's `rustc-link-lib` kind: `static`, or `static:<modifiers>`.
+    /// Only `bundle` and `whole-archive` are accepted, each once and signed:
+    /// `verbatim` would change the file name cuda-build itself chose.
+    pub(crate) fn static_link_kind(&self) -> Result<String, crate::Error> {
+        let mut seen: Vec<&str> = Vec::new();
+        for m in &self.link_modifiers {
+            let name = m.strip_prefix(['+', '-']).unwrap_or("");
+            if !matches!(name, "bundle" | "whole-archive") || seen.contains(&name) {
+                let why = if seen.contains(&name) {
+                    format!("`{name}` is given twice")
+                } else {
+                    "expected `+` or `-` followed by `bundle` or `whole-archive`".to_string()
+                };
+                return Err(crate::Error::new(
+                    "invalid-link-modifier",
+                    format!("Build::link_lib_modifier(\"{}\"): {why}", m.escape_debug()),
+                )
+                .with_help("use \"-bundle\" (link the archive at the final link, not copied into the rlib) or \"+whole-archive\""));
+            }
+            seen.push(name);
+        }
+        Ok(if self.link_modifiers.is_empty() {
+            "static".to_string()
+        } else {
+            format!("static:{}", self.link_modifiers.join(","))
+        })
     }
 }
 
@@ -207,5 +238,31 @@ mod tests {
         assert!(l.msvc());
         l.target = Some("x86_64-pc-windows-gnu".into());
         assert!(!l.msvc());
+    }
+
+    #[test]
+    fn link_modifiers_are_checked_and_joined() {
+        let mut l = Layout::default();
+        assert_eq!(l.static_link_kind().unwrap(), "static");
+        l.link_modifiers = vec!["-bundle".into(), "+whole-archive".into()];
+        assert_eq!(
+            l.static_link_kind().unwrap(),
+            "static:-bundle,+whole-archive"
+        );
+        for (bad, says) in [
+            (vec!["bundle"], "expected `+` or `-`"),
+            (vec!["+verbatim"], "expected `+` or `-`"),
+            (vec![""], "expected `+` or `-`"),
+            (vec!["-bundle", "+bundle"], "`bundle` is given twice"),
+        ] {
+            l.link_modifiers = bad.iter().map(|s| s.to_string()).collect();
+            let e = l.static_link_kind().unwrap_err();
+            assert_eq!(e.code, "invalid-link-modifier");
+            assert!(
+                e.message.contains("Build::link_lib_modifier") && e.message.contains(says),
+                "{}",
+                e.message
+            );
+        }
     }
 }

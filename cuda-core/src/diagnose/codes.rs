@@ -1305,6 +1305,15 @@ Build::module_name must be letters, digits, `_` or `-`, because it names the gen
 Confirm: look at the name in the error.
 
 Fix: choose a plain name such as `kernels`."),
+    doc("invalid-link-modifier", BuildConfig, "A static library's link modifier is not one rustc takes here", "\
+Build::link_lib_modifier takes `+` or `-` followed by `bundle` or `whole-archive`, each at most
+once. They go into the `cargo:rustc-link-lib=static:<modifiers>=<name>` line. `verbatim` is
+refused because cuda-build names the archive file itself.
+
+Confirm: the error quotes the modifier and says what is wrong with it.
+
+Fix: use \"-bundle\" to keep the archive out of the rlib (the final link takes it from
+OUT_DIR), or \"+whole-archive\" to keep objects nothing references."),
     doc("out-dir-unset", BuildConfig, "OUT_DIR is not set", "\
 The builder needs an output directory. Cargo sets OUT_DIR for build scripts; outside one,
 nothing does.
