@@ -71,28 +71,38 @@ fn build_script(dir: &Path, extra: &str) {
     .unwrap();
 }
 
-/// `cargo run -p app -vv` with the real nvcc; returns (the program's last
-/// line, everything else: with -vv the build script's lines are on stdout).
-fn run_app(dir: &Path, root: &Path, cache: &Path) -> (String, String) {
+/// cargo in the workspace, with the real nvcc and nothing from the host's
+/// CUDA settings.
+fn cargo_in(dir: &Path, root: &Path, cache: &Path) -> Command {
     let mut cmd = Command::new(real_cargo());
     for var in cuda_build::env::Var::ALL {
         if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
             cmd.env_remove(var.name());
         }
     }
-    let out = cmd
-        .args(["run", "--offline", "-p", "app", "-vv"])
-        .current_dir(dir)
+    cmd.current_dir(dir)
         .env("CUDA_HOME", root)
         .env("CUDA_ARCHS", "80")
         .env("CARGO_TARGET_DIR", shared_target())
-        .env("CUDA_BUILD_CACHE_DIR", cache)
+        .env("CUDA_BUILD_CACHE_DIR", cache);
+    cmd
+}
+
+/// Writes kern's build.rs with `extra`, runs `app` (`cargo run -vv`: the
+/// build script's lines are shown), checks that it printed `sum=42` and
+/// that the build script printed `link_line`; returns kern's rlib members.
+fn run_app(dir: &Path, root: &Path, cache: &Path, extra: &str, link_line: &str) -> Vec<String> {
+    build_script(dir, extra);
+    let out = cargo_in(dir, root, cache)
+        .args(["run", "--offline", "-p", "app", "-vv"])
         .output()
         .unwrap();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "cargo run failed:\n{stderr}");
-    let last = stdout.lines().last().unwrap_or("").to_string();
-    (last, format!("{stdout}\n{stderr}"))
+    assert_eq!(stdout.lines().last(), Some("sum=42"), "{stdout}\n{stderr}");
+    let all = format!("{stdout}\n{stderr}");
+    assert!(all.contains(link_line), "{link_line}:\n{all}");
+    members(&kern_rlib())
 }
 
 /// The newest `libkern-*.rlib` in the shared target dir.
@@ -128,39 +138,25 @@ fn static_library_links_bundled_or_from_out_dir_with_minus_bundle() {
     let cache = tmp.path().join("cache");
 
     // cc's default: the archive's objects are copied into kern's rlib.
-    build_script(&dir, "");
-    let (stdout, stderr) = run_app(&dir, &root, &cache);
-    assert_eq!(stdout, "sum=42", "{stderr}");
-    assert!(
-        stderr.contains("cargo:rustc-link-lib=static=kern"),
-        "{stderr}"
-    );
-    let bundled = members(&kern_rlib());
+    let bundled = run_app(&dir, &root, &cache, "", "cargo:rustc-link-lib=static=kern");
     assert!(bundled.iter().any(|m| m == "add.o"), "{bundled:?}");
 
     // -bundle: the rlib holds no object of the archive, and the binary still
     // links (the final link takes libkern.a from kern's OUT_DIR) and runs.
-    build_script(&dir, "\n        .link_lib_modifier(\"-bundle\")");
-    let (stdout, stderr) = run_app(&dir, &root, &cache);
-    assert_eq!(stdout, "sum=42", "{stderr}");
-    assert!(
-        stderr.contains("cargo:rustc-link-lib=static:-bundle=kern"),
-        "{stderr}"
+    let unbundled = run_app(
+        &dir,
+        &root,
+        &cache,
+        "\n        .link_lib_modifier(\"-bundle\")",
+        "cargo:rustc-link-lib=static:-bundle=kern",
     );
-    let unbundled = members(&kern_rlib());
     assert!(!unbundled.iter().any(|m| m == "add.o"), "{unbundled:?}");
 
     // A modifier rustc would reject, or that renames the file: refused
     // before anything compiles, naming the builder method.
     build_script(&dir, "\n        .link_lib_modifier(\"+verbatim\")");
-    let mut cmd = Command::new(real_cargo());
-    let out = cmd
+    let out = cargo_in(&dir, &root, &cache)
         .args(["build", "--offline", "-p", "kern"])
-        .current_dir(&dir)
-        .env("CUDA_HOME", &root)
-        .env("CUDA_ARCHS", "80")
-        .env("CARGO_TARGET_DIR", shared_target())
-        .env("CUDA_BUILD_CACHE_DIR", &cache)
         .output()
         .unwrap();
     let stderr = text(&out).1;
