@@ -117,7 +117,9 @@ EOF
       (eval "$(client_env)"; timeout 30 "$sccache" --start-server >/dev/null) || true
       client_up=1
     fi
-    if status 2>/dev/null | grep -q '"num_servers":[1-9]'; then
+    # Not before: `--dist-status` would start the client's server itself,
+    # too early, and it keeps the scheduler's empty answer from then on.
+    if [[ $client_up == 1 ]] && status 2>/dev/null | grep -q '"num_servers":[1-9]'; then
       echo "# sccache-dist: scheduler 127.0.0.1:$sched_port, build server 127.0.0.1:$builder_port ($dir)" >&2
       echo "# $(status)" >&2
       client_env
