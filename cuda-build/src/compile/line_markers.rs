@@ -23,14 +23,16 @@ pub(crate) fn files_in(dir: &Path) -> Option<Vec<PathBuf>> {
         .collect();
     // Device side first, then host: a stable order for the manifest.
     names.sort();
-    let mut seen = HashSet::new();
+    // Keyed by the path's bytes: `Path`'s hash walks components, slow
+    // unoptimised (see `FileHashes`).
+    let mut seen: HashSet<std::ffi::OsString> = HashSet::new();
     let mut out = Vec::new();
     for f in names {
         let Ok(text) = std::fs::read(&f) else {
             continue;
         };
         for p in files(&text) {
-            if seen.insert(p.clone()) {
+            if seen.insert(p.as_os_str().to_owned()) {
                 out.push(p);
             }
         }
