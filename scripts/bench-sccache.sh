@@ -72,29 +72,46 @@ n = lambda k: sum(s[k]["counts"].values())
 print(n("cache_hits"), n("cache_misses"), sum(s["dist_compiles"].values()) if s["dist_compiles"] else 0)'
 }
 
+# script_run HTML: seconds cuda-kernels' build script ran (cargo --timings):
+# the part of a build a kernel cache can remove; the rest is cargo and rustc.
+script_run() {
+  python3 - "$1" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+units = json.loads(re.search(r"const UNIT_DATA = (\[.*?\]);", text, re.S).group(1))
+print(next(f"{u['duration']:.2f}" for u in units
+           if u["name"] == "cuda-kernels" and u.get("target", "").strip() == "build-script (run)"))
+PY
+}
+
 # run NAME [VAR=VALUE...]: one measured build of cuda-kernels.
 declare -a rows
 cold=
+cold_script=
 run() {
   local name=$1; shift
   cargo clean -q -p cuda-kernels
+  rm -rf target/cargo-timings
   local t0 t1
   t0=$(date +%s.%N)
-  env CUDA_BUILD_CACHE_DIR="${cbdir:-$work/cb-cache-$RANDOM$RANDOM}" "$@" cargo build -q -p cuda-kernels 2>"$work/last.log" \
+  env CUDA_BUILD_CACHE_DIR="${cbdir:-$work/cb-cache-$RANDOM$RANDOM}" "$@" cargo build -q --timings -p cuda-kernels 2>"$work/last.log" \
     || { cat "$work/last.log" >&2; echo "bench-sccache: the $name build failed" >&2; exit 1; }
   t1=$(date +%s.%N)
-  local secs
+  local secs script
   secs=$(python3 -c "print(f'{$t1-$t0:.1f}')")
-  [[ -z $cold ]] && cold=$secs
+  script=$(script_run target/cargo-timings/cargo-timing.html)
+  rm -rf target/cargo-timings
+  [[ -z $cold ]] && cold=$secs && cold_script=$script
   local notes pct
   notes=$(grep -c "sccache" "$work/last.log" || true)
-  # Share of cold, and of cold's nvcc part (wall above the floor row).
+  # Share of cold, of cold's nvcc part (wall above the floor row), and of
+  # cold's build-script run.
   pct=$(python3 -c "
 c, s, f = $cold, $secs, ${floor:-0}
 above = f'{100*(s-f)/(c-f):.0f}%' if f and c > f else '–'
-print(f'{100*s/c:.0f}%|{above}')")
+print(f'{100*s/c:.0f}%|{above}|$script|{100*$script/$cold_script:.1f}%')")
   rows+=("$name|$secs|$pct|${steps:-–}|$notes")
-  echo "bench-sccache: $name: $secs s" >&2
+  echo "bench-sccache: $name: $secs s (build script ran $script s)" >&2
 }
 
 # start_server PORT VARS...: one "machine"
@@ -136,7 +153,7 @@ if [[ $(id -u) == 0 ]] && command -v bwrap >/dev/null; then
   unset SCCACHE_CONF SCCACHE_SERVER_PORT SCCACHE_DIR SCCACHE_ERROR_LOG
   scripts/sccache-dist-local.sh stop "$work/dist"
 else
-  rows+=("sccache-dist (1 local server)|skipped (needs root and bwrap)||||")
+  rows+=("sccache-dist (1 local server)|skipped (needs root and bwrap)||||||")
 fi
 
 SCCACHE_SERVER_PORT=$pb "$sccache" --zero-stats >/dev/null 2>&1
@@ -146,9 +163,11 @@ read -r h m d < <(stats "$pb"); rows[-1]="${rows[-1]/|–|/|$h hit, $m miss|}"
 
 echo
 echo "cuda-kernels through cuda-build, CUDA_ARCHS=$CUDA_ARCHS, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), sccache $("$sccache" --version | cut -d' ' -f2)"
-printf '%-48s %8s %8s %12s  %-36s %s\n' "build" "wall s" "of cold" "above floor" "nvcc steps (cicc+ptxas)" "sccache notices"
+printf '%-48s %7s %8s %12s %9s %9s  %-36s %s\n' "build" "wall s" "of cold" "above floor" "script s" "of cold's" "nvcc steps (cicc+ptxas)" "sccache notices"
 for r in "${rows[@]}"; do
-  IFS='|' read -r a b c g d e <<<"$r"
-  printf '%-48s %8s %8s %12s  %-36s %s\n' "$a" "$b" "$c" "$g" "$d" "$e"
+  IFS='|' read -r a b c g h i d e <<<"$r"
+  printf '%-48s %7s %8s %12s %9s %9s  %-36s %s\n' "$a" "$b" "$c" "$g" "$h" "$i" "$d" "$e"
 done
 echo "above floor: (wall - floor) / (cold - floor), the share of cold's compile work that remains"
+echo "script s: how long cuda-kernels' build script ran (cargo --timings), and its share of cold's:"
+echo "  the part a kernel cache can remove (the rest of the wall is cargo and rustc, the same in every row)"

@@ -1177,6 +1177,46 @@ fn typed_launchers_are_spliced_into_the_module_when_asked() {
             let b = fx.build().dir("cu").launchers(true).try_compile().unwrap();
             assert_eq!(b.stats.up_to_date, 2);
             assert_eq!(std::fs::read_to_string(&b.module).unwrap(), text);
+
+            // After a clean build (no manifest), and in a checkout at another
+            // path, the launchers come from the cache's record, not from
+            // parsing again: a marker put into the record shows up.
+            let records: Vec<PathBuf> = walk(&fx.cache().join("v1/launchers"))
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect();
+            assert_eq!(records.len(), 1, "{records:?}");
+            let record = std::fs::read_to_string(&records[0]).unwrap();
+            let marker = "// marker: from the cache";
+            let tampered =
+                record.replacen("pub unsafe fn", &format!("{marker}\\npub unsafe fn"), 1);
+            assert_ne!(tampered, record);
+            std::fs::write(&records[0], tampered).unwrap();
+            let elsewhere = fx.root().join("elsewhere");
+            copy_dir(&fx.pkg(), &elsewhere);
+            let build_in = |pkg: &Path, out: &str, cache: PathBuf| {
+                let mut b = fx.build();
+                b.env(Env::empty().set(Var::CargoManifestDir, pkg))
+                    .out_dir(fx.root().join(out))
+                    .cache_dir(cache)
+                    .dir("cu")
+                    .launchers(true);
+                let a = b.try_compile().unwrap();
+                // The images' paths differ (include_bytes! of OUT_DIR): the rest must not.
+                let module = std::fs::read_to_string(&a.module).unwrap();
+                (a.stats, module.replace(&format!("/{out}/"), "/out/"))
+            };
+            std::fs::remove_dir_all(fx.out()).unwrap();
+            for (pkg, out) in [(fx.pkg(), "out"), (elsewhere.clone(), "out-elsewhere")] {
+                let (stats, module) = build_in(&pkg, out, fx.cache());
+                assert_eq!(stats.from_cache, 2, "{}", pkg.display());
+                assert!(module.contains(marker), "{}:\n{module}", pkg.display());
+                assert_eq!(module.replace(&format!("{marker}\n    "), ""), text);
+            }
+            // The control: with an empty cache the sources are parsed again.
+            let (stats, module) = build_in(&elsewhere, "out-uncached", fx.root().join("empty"));
+            assert_eq!(stats.compiled, 2);
+            assert_eq!(module, text);
         }
         Err(e) if e.code == "libclang-not-found" => {
             eprintln!("skipped launcher splice: {}", e.message);

@@ -8,6 +8,12 @@
 #   machine A, sccache        sccache server A on the shared Redis, empty (fills it)
 #   machine B, sccache        sccache server B, empty local state, same Redis
 #   machine B, cuda-build     empty local cuda-build cache, same Redis: no nvcc
+#   sccache-dist              one scheduler + one build server on 127.0.0.1
+#                             (scripts/sccache-dist-local.sh), empty caches:
+#                             what shipping every step to a server costs
+#                             (needs root and bwrap, else skipped)
+#   header edit, machine B    cuda_utils.cuh changed (most kernels include it),
+#                             through sccache server B
 #
 # Every row starts from `cargo clean -p candle-kernels` and an empty local
 # cuda-build cache; the Rust dependencies stay built. Both machines build one
@@ -60,6 +66,16 @@ n = lambda k: sum(s[k]["counts"].values())
 h, m = n("cache_hits"), n("cache_misses")
 print(f"{h} hit, {m} miss")'
 }
+# dist_steps PORT: "H hit, M miss, D on the build server".
+dist_steps() {
+    SCCACHE_SERVER_PORT=$1 "$sccache" --show-stats --stats-format=json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["stats"]
+n = lambda k: sum(s[k]["counts"].values())
+d = sum(s["dist_compiles"].values()) if s["dist_compiles"] else 0
+h, m = n("cache_hits"), n("cache_misses")
+print(f"{h} hit, {m} miss, {d} on the build server")'
+}
 
 # Warm-up, not timed: the Rust dependencies, with no nvcc reachable.
 cargo_dir=$(dirname "$(command -v cargo)")
@@ -101,9 +117,42 @@ if grep -q CUDA_BUILD_CACHE_REDIS "$work/last.log"; then
     cat "$work/last.log" >&2; echo "sccache.sh: cuda-build's Redis tier was not used" >&2; exit 1
 fi
 
+if [ "$(id -u)" = 0 ] && command -v bwrap >/dev/null; then
+    SCHEDULER_PORT=$(free_port) BUILDER_PORT=$(free_port) CLIENT_PORT=$(free_port)
+    export SCHEDULER_PORT BUILDER_PORT CLIENT_PORT SCCACHE="$sccache"
+    SCCACHE_DIST=${SCCACHE_DIST:-${CARGO_CUDA_TEST_SCCACHE_DIST:-$(dirname "$sccache")/sccache-dist}}
+    export SCCACHE_DIST
+    distenv=$("$repo/scripts/sccache-dist-local.sh" start "$work/dist")
+    ports="$ports $CLIENT_PORT"
+    dist_stop() { "$repo/scripts/sccache-dist-local.sh" stop "$work/dist" || true; }
+    trap 'dist_stop; cleanup' EXIT
+    (eval "$distenv"; run "sccache-dist (1 local build server)" "" CUDA_BUILD_WRAPPER="$sccache"
+     printf '%s' "$rows" > "$work/rows")
+    rows=$(cat "$work/rows")
+    rows=$(printf '%s' "$rows" | sed "\$s/|\$/|sccache: $(dist_steps "$CLIENT_PORT")/")
+    rows="$rows
+"
+    dist_stop
+else
+    rows="${rows}sccache-dist (1 local build server)|0|0|skipped: needs root and bwrap
+"
+fi
+
+# A header edit that every includer sees: an unused device function.
+printf '\n__device__ inline unsigned bench_edit_%s() { return %s; }\n' "$(date +%s)" "$$" \
+    >> "$crate/src/cuda_utils.cuh"
+SCCACHE_SERVER_PORT=$pb "$sccache" --zero-stats > /dev/null
+run "header edit (cuda_utils.cuh), machine B, sccache" "" CUDA_BUILD_WRAPPER="$sccache" SCCACHE_SERVER_PORT="$pb"
+rows=$(printf '%s' "$rows" | sed "\$s/|\$/|sccache: $(hits "$pb")/")
+rows="$rows
+"
+
 printf '\ncandle-kernels 0.11.1 through cuda-build, sm_%s, %s jobs, %s cores, load %s%s\n\n' \
     "$arch" "$jobs" "$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)" "${subset:+, subset: $subset}"
 printf '| build | wall | of cold | cache steps |\n|---|---|---|---|\n'
 printf '%s' "$rows" | while IFS='|' read -r name secs pct note; do
-    printf '| %s | %.1f s | %.0f%% | %s |\n' "$name" "$secs" "$pct" "$note"
+    case $note in
+    skipped*) printf '| %s | – | – | %s |\n' "$name" "$note" ;;
+    *) printf '| %s | %.1f s | %.0f%% | %s |\n' "$name" "$secs" "$pct" "$note" ;;
+    esac
 done

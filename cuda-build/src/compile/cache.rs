@@ -68,7 +68,7 @@ pub(crate) struct Cache {
 }
 
 /// The record namespaces shared through Redis (`durations` are per machine).
-const REMOTE_NS: &[&str] = &["deps", "plans"];
+const REMOTE_NS: &[&str] = &["deps", "plans", "launchers"];
 
 /// Magic at the start of a Redis value: format version of the blob.
 const BLOB_MAGIC: &[u8; 8] = b"cbcache1";

@@ -94,12 +94,14 @@ fn resolve(env: &Env, program: &Path) -> Option<PathBuf> {
 /// The host compiler for nvcc's `-ccbin`, for `triple` (the target for
 /// static libraries, the build machine for device-only outputs). None: let
 /// nvcc use its own default (nothing set, and cc's default is not on PATH).
+/// cc probes in `scratch`; what it found is remembered in `memo_dir`.
 pub(crate) fn compiler(
     env: &Env,
     builder_ccbin: Option<&Path>,
     triple: &str,
     host: &str,
     scratch: &Path,
+    memo_dir: &Path,
 ) -> Result<Option<HostTool>, Error> {
     if let Some(c) = builder_ccbin {
         let path = resolve(env, c).unwrap_or_else(|| c.to_path_buf());
@@ -114,7 +116,7 @@ pub(crate) fn compiler(
         return Ok(Some(HostTool { path, from: name }));
     }
     let set_by = env.get_for_target("CXX", triple, host).map(|(n, _)| n);
-    let memo = Memo::open(scratch);
+    let memo = Memo::open(memo_dir);
     let key = memo_key(env, &["cc", triple, host]);
     let name = match memo.get(&key).map(PathBuf::from) {
         Some(name) => name,
@@ -182,7 +184,7 @@ pub fn host_compiler(env: &Env) -> Result<Option<HostTool>, Error> {
         .unwrap_or_else(std::env::temp_dir)
         .join("host-compiler");
     let _ = std::fs::create_dir_all(&scratch);
-    compiler(env, None, &host, &host, &scratch)
+    compiler(env, None, &host, &host, &scratch, &scratch)
 }
 
 /// Checks a compiler from [`host_compiler`] against `toolkit`'s limits as a
@@ -277,14 +279,14 @@ pub(crate) fn check_version(
     tool: &HostTool,
     toolkit: &semver::Version,
     flags: &[String],
-    scratch: Option<&Path>,
+    memo_dir: Option<&Path>,
 ) -> Result<Vec<String>, Error> {
     let allowed = flags
         .iter()
         .any(|f| f.trim_start_matches('-') == "allow-unsupported-compiler");
     // The verdict depends on the compiler binary itself: keyed by its size
     // and mtime, so replacing it (an upgrade, `update-alternatives`) asks again.
-    let memo = scratch.map(Memo::open);
+    let memo = memo_dir.map(Memo::open);
     let key = std::fs::metadata(&tool.path).ok().and_then(|m| {
         let mtime = m
             .modified()
@@ -361,20 +363,22 @@ fn check_version_uncached(
     }
 }
 
-/// What cc and the version probe found, remembered in the build's scratch
-/// directory across build-script runs. Detecting costs four compiler runs
-/// (cc's `-E` family probe and `-?`, then `--version` and
-/// `-dumpfullversion`), about 55 ms per build: most of a rerun that
-/// compiles nothing. Keys cover every variable cc could read (side channels
-/// excepted) and the triples, so any change asks again.
+/// What cc and the version probe found, remembered across build-script runs
+/// (in the kernel cache's directory, so a clean build or another package
+/// does not ask again; else in the build's scratch directory). Detecting
+/// costs four compiler runs (cc's `-E` family probe and `-?`, then
+/// `--version` and `-dumpfullversion`), about 55 ms per build: most of a
+/// rerun that compiles nothing. Keys cover every variable cc could read
+/// (side channels excepted) and the triples, so any change asks again; the
+/// version verdict is keyed by the compiler file's size and mtime too.
 struct Memo {
     path: PathBuf,
     entries: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
 }
 
 impl Memo {
-    fn open(scratch: &Path) -> Memo {
-        let path = scratch.join("detected.json");
+    fn open(dir: &Path) -> Memo {
+        let path = dir.join("detected.json");
         let entries = std::fs::read(&path)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -460,16 +464,27 @@ mod tests {
             .set(Var::Cxx, "/usr/bin/g++")
             .set(Var::NvccCcbin, "/plain/g++")
             .set_named("NVCC_CCBIN_aarch64_unknown_linux_gnu", "/cross/g++");
-        let c = compiler(&env, None, t, h, dir.path()).unwrap().unwrap();
+        let c = compiler(&env, None, t, h, dir.path(), dir.path())
+            .unwrap()
+            .unwrap();
         assert_eq!(c.path, PathBuf::from("/cross/g++"));
         assert_eq!(c.from, "NVCC_CCBIN_aarch64_unknown_linux_gnu");
         // Another target falls back to the plain variable.
-        let c = compiler(&env, None, h, h, dir.path()).unwrap().unwrap();
-        assert_eq!(c.from, "NVCC_CCBIN");
-        // The builder wins over everything.
-        let c = compiler(&env, Some(Path::new("/b/clang++")), t, h, dir.path())
+        let c = compiler(&env, None, h, h, dir.path(), dir.path())
             .unwrap()
             .unwrap();
+        assert_eq!(c.from, "NVCC_CCBIN");
+        // The builder wins over everything.
+        let c = compiler(
+            &env,
+            Some(Path::new("/b/clang++")),
+            t,
+            h,
+            dir.path(),
+            dir.path(),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(c.from, "Build::ccbin");
     }
 
@@ -478,14 +493,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let h = "x86_64-unknown-linux-gnu";
         let env = Env::empty().set(Var::Cxx, "/nonexistent/g++-99");
-        let e = compiler(&env, None, h, h, dir.path()).unwrap_err();
+        let e = compiler(&env, None, h, h, dir.path(), dir.path()).unwrap_err();
         assert_eq!(e.code, "host-compiler-not-found");
         assert!(
             e.message.starts_with("CXX names `/nonexistent/g++-99`"),
             "{e}"
         );
         let env = Env::empty().set(Var::Path, dir.path());
-        let e = compiler(&env, None, "aarch64-unknown-linux-gnu", h, dir.path()).unwrap_err();
+        let e = compiler(
+            &env,
+            None,
+            "aarch64-unknown-linux-gnu",
+            h,
+            dir.path(),
+            dir.path(),
+        )
+        .unwrap_err();
         assert!(
             e.to_string().contains("apt install g++-aarch64-linux-gnu"),
             "{e}"

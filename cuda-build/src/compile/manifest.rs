@@ -141,6 +141,15 @@ pub(crate) struct LaunchersStamp {
     pub notes: Vec<String>,
 }
 
+/// Generated launcher code as the cache keeps it (namespace `launchers`, key
+/// as [`LaunchersStamp::key`]): the code per source in the sources' order,
+/// and the notes; paths inside are package-relative.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct LaunchersRecord {
+    pub code: Vec<String>,
+    pub notes: Vec<String>,
+}
+
 const VERSION: u32 = 2;
 
 /// The manifest as stored: every input once (package-relative when inside

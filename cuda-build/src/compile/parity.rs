@@ -176,7 +176,15 @@ impl Build {
                 }
             }
         }
-        let ccbin = host::compiler(env, b.ccbin.as_deref(), triple, &host_triple, &scratch)?;
+        let memo = memo_dir(env, &b).unwrap_or_else(|| scratch.clone());
+        let ccbin = host::compiler(
+            env,
+            b.ccbin.as_deref(),
+            triple,
+            &host_triple,
+            &scratch,
+            &memo,
+        )?;
         let msvc = ccbin.as_ref().is_some_and(|c| {
             c.path
                 .file_stem()
@@ -184,7 +192,7 @@ impl Build {
         });
         if let Some(c) = &ccbin {
             if let Some(v) = b.toolkit.as_ref().and_then(|t| t.version.as_ref()) {
-                notes.extend(host::check_version(env, c, v, &b.flags, Some(&scratch))?);
+                notes.extend(host::check_version(env, c, v, &b.flags, Some(&memo))?);
             }
             b.ccbin = Some(c.path.clone());
         }
@@ -243,6 +251,22 @@ fn scratch_dir(env: &Env, b: &Spec) -> PathBuf {
     };
     let _ = std::fs::create_dir_all(&dir);
     dir
+}
+
+/// Where the host-compiler memo lives when the kernel cache is on: beside
+/// it, shared by every package and surviving `cargo clean`.
+fn memo_dir(env: &Env, b: &Spec) -> Option<PathBuf> {
+    if b.no_cache || env.flag(crate::env::Var::CudaBuildNoCache) {
+        return None;
+    }
+    let dir = b
+        .cache_dir
+        .clone()
+        .or_else(|| super::cache::default_dir(env))?
+        .join("v1")
+        .join("host");
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir)
 }
 
 /// The nvcc option an arch flag starts with, if it is one.

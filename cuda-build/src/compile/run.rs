@@ -494,6 +494,7 @@ impl<'b> Run<'b> {
             default_plan,
             sources,
             includes,
+            cache,
             ..
         } = p;
         let mut stats = BuildStats::default();
@@ -589,7 +590,13 @@ impl<'b> Run<'b> {
         } else {
             None
         };
-        self.splice_launchers(&sources, &includes, &mut items, &mut manifest)?;
+        self.splice_launchers(
+            &sources,
+            &includes,
+            &mut items,
+            &mut manifest,
+            cache.as_ref(),
+        )?;
         self.save_manifest(&manifest_path, &manifest, &loaded)?;
         let warnings = self.print_warnings();
 
@@ -643,8 +650,10 @@ impl<'b> Run<'b> {
     }
 
     /// Typed launchers (feature `launchers`): generated from the sources by
-    /// [`crate::launchers::generate`] and spliced into each source's module;
-    /// remembered in the manifest so a no-op run does not parse again.
+    /// [`crate::launchers::generate`] and spliced into each source's module.
+    /// Remembered in the manifest, so a no-op run does not parse again, and
+    /// in the cache (shared through its Redis tier), so a clean build or
+    /// another machine does not load libclang for sources already seen.
     #[cfg(feature = "launchers")]
     fn splice_launchers(
         &self,
@@ -652,8 +661,9 @@ impl<'b> Run<'b> {
         includes: &[PathBuf],
         items: &mut [ModuleItem],
         manifest: &mut Manifest,
+        cache: Option<&Cache>,
     ) -> Result<(), Error> {
-        use super::manifest::LaunchersStamp;
+        use super::manifest::{LaunchersRecord, LaunchersStamp};
         if !self.spec.launchers {
             manifest.launchers = None;
             if glue::launchers_feature_unused(&self.base) {
@@ -665,10 +675,12 @@ impl<'b> Run<'b> {
             }
             return Ok(());
         }
-        // The version: a new cuda-build may generate different code from the same sources.
+        // The version: a new cuda-build may generate different code from the
+        // same sources. Paths as shown (package-relative), like the code and
+        // notes themselves, so checkouts at other paths share the record.
         let mut k = KeyHasher::new(concat!("cuda-build launchers ", env!("CARGO_PKG_VERSION")));
         for s in sources {
-            k.str(&s.to_string_lossy());
+            k.str(&self.display_path(s));
             k.str(
                 manifest
                     .sources
@@ -678,7 +690,7 @@ impl<'b> Run<'b> {
             );
         }
         for i in includes {
-            k.str(&i.to_string_lossy());
+            k.str(&self.display_path(i));
         }
         for (n, v) in &self.spec.defines {
             k.str(n);
@@ -688,17 +700,36 @@ impl<'b> Run<'b> {
         let stamp = match manifest.launchers.as_ref().filter(|l| l.key == key) {
             Some(l) => l.clone(),
             None => {
-                let g = crate::launchers::generate_in(
-                    &self.env,
-                    Some(&self.base),
-                    sources,
-                    includes,
-                    &self.spec.defines,
-                )?;
+                // A record of another length is not this key's (a collision
+                // or a foreign file): parse again.
+                let record = cache
+                    .and_then(|c| c.get_json::<LaunchersRecord>("launchers", &key))
+                    .filter(|r| r.code.len() == sources.len());
+                let record = match record {
+                    Some(r) => r,
+                    None => {
+                        let g = crate::launchers::generate_in(
+                            &self.env,
+                            Some(&self.base),
+                            sources,
+                            includes,
+                            &self.spec.defines,
+                        )?;
+                        let r = LaunchersRecord {
+                            code: g.code_per_source.into_iter().map(|(_, c)| c).collect(),
+                            notes: g.notes,
+                        };
+                        if let Some(c) = cache {
+                            // Best effort: a record not written is parsed again next time.
+                            let _ = c.put_json("launchers", &key, &r);
+                        }
+                        r
+                    }
+                };
                 let l = LaunchersStamp {
                     key,
-                    code_per_source: g.code_per_source,
-                    notes: g.notes,
+                    code_per_source: sources.iter().cloned().zip(record.code).collect(),
+                    notes: record.notes,
                 };
                 manifest.launchers = Some(l.clone());
                 l
@@ -724,6 +755,7 @@ impl<'b> Run<'b> {
         _includes: &[PathBuf],
         _items: &mut [ModuleItem],
         _manifest: &mut Manifest,
+        _cache: Option<&Cache>,
     ) -> Result<(), Error> {
         if self.spec.launchers {
             return Err(Error::new(
