@@ -83,20 +83,34 @@ cargo_dir=$(dirname "$(command -v cargo)")
     cargo build -q > /dev/null 2>&1) || true
 
 now() { date +%s.%N; }
+# script_run HTML: seconds candle-kernels' build script ran (cargo
+# --timings): the part a kernel cache can remove; the rest is cargo and rustc.
+script_run() {
+    python3 - "$1" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+units = json.loads(re.search(r"const UNIT_DATA = (\[.*?\]);", text, re.S).group(1))
+print(next(f"{u['duration']:.2f}" for u in units
+           if u["name"] == "candle-kernels" and u.get("target", "").strip() == "build-script (run)"))
+PY
+}
+
 rows=
 cold=
+cold_script=
 # run NAME NOTE [VAR=VALUE...]: one timed build, fresh OUT_DIR and local cache.
 run() {
     name=$1; note=$2; shift 2
-    (cd "$crate" && cargo clean -q -p candle-kernels)
+    (cd "$crate" && cargo clean -q -p candle-kernels && rm -rf target/cargo-timings)
     t0=$(now)
-    (cd "$crate" && env CUDA_BUILD_CACHE_DIR="$work/cb-cache-$(date +%s%N)" "$@" cargo build -q 2> "$work/last.log") \
+    (cd "$crate" && env CUDA_BUILD_CACHE_DIR="$work/cb-cache-$(date +%s%N)" "$@" cargo build -q --timings 2> "$work/last.log") \
         || { cat "$work/last.log" >&2; echo "sccache.sh: the $name build failed" >&2; exit 1; }
     secs=$(echo "$(now) - $t0" | bc)
-    [ -z "$cold" ] && cold=$secs
-    rows="$rows$name|$secs|$(echo "100 * $secs / $cold" | bc -l)|$note
+    script=$(script_run "$crate/target/cargo-timings/cargo-timing.html")
+    [ -z "$cold" ] && cold=$secs && cold_script=$script
+    rows="$rows$name|$secs|$(echo "100 * $secs / $cold" | bc -l)|$script|$(echo "100 * $script / $cold_script" | bc -l)|$note
 "
-    echo "sccache.sh: $name: $secs s" >&2
+    echo "sccache.sh: $name: $secs s (build script ran $script s)" >&2
 }
 
 # Cold is machine A of cuda-build's tier: one full compile fewer (the tier's
@@ -134,7 +148,7 @@ if [ "$(id -u)" = 0 ] && command -v bwrap >/dev/null; then
 "
     dist_stop
 else
-    rows="${rows}sccache-dist (1 local build server)|0|0|skipped: needs root and bwrap
+    rows="${rows}sccache-dist (1 local build server)|0|0|0|0|skipped: needs root and bwrap
 "
 fi
 
@@ -149,10 +163,13 @@ rows="$rows
 
 printf '\ncandle-kernels 0.11.1 through cuda-build, sm_%s, %s jobs, %s cores, load %s%s\n\n' \
     "$arch" "$jobs" "$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)" "${subset:+, subset: $subset}"
-printf '| build | wall | of cold | cache steps |\n|---|---|---|---|\n'
-printf '%s' "$rows" | while IFS='|' read -r name secs pct note; do
+printf '| build | wall | of cold | build script | of cold'"'"'s | cache steps |\n|---|---|---|---|---|---|\n'
+printf '%s' "$rows" | while IFS='|' read -r name secs pct script spct note; do
     case $note in
-    skipped*) printf '| %s | – | – | %s |\n' "$name" "$note" ;;
-    *) printf '| %s | %.1f s | %.0f%% | %s |\n' "$name" "$secs" "$pct" "$note" ;;
+    skipped*) printf '| %s | – | – | – | – | %s |\n' "$name" "$note" ;;
+    *) printf '| %s | %.1f s | %.1f%% | %.2f s | %.1f%% | %s |\n' "$name" "$secs" "$pct" "$script" "$spct" "$note" ;;
     esac
 done
+echo
+echo "build script: how long candle-kernels' build script ran (cargo --timings): the part a kernel"
+echo "cache can remove; the rest of the wall is cargo and rustc, the same in every row."
