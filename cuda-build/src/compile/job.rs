@@ -247,6 +247,7 @@ impl Run<'_> {
     pub(super) fn full_key(&self, tk: &Toolkit, job: &Job, deps: &[PathBuf]) -> String {
         let mut k = KeyHasher::new("cuda-build object v1");
         k.str(&job.flags_key);
+        self.hashes.prefetch(deps);
         for d in deps {
             k.str(&self.key_path(d, tk));
             k.str(self.hashes.get(d).as_deref().unwrap_or("missing"));

@@ -144,6 +144,7 @@ pub(crate) struct LaunchersStamp {
 /// Generated launcher code as the cache keeps it (namespace `launchers`, key
 /// as [`LaunchersStamp::key`]): the code per source in the sources' order,
 /// and the notes; paths inside are package-relative.
+#[cfg(feature = "launchers")]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct LaunchersRecord {
     pub code: Vec<String>,
