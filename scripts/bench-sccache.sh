@@ -11,6 +11,8 @@
 #                   (CUDA_BUILD_CACHE_REDIS, same Redis), empty (fills it)
 #   cuda-build B    empty local cuda-build cache, same Redis: the "second
 #                   machine" through cuda-build's tier (no nvcc at all)
+#   cargo cuda B    machine B the documented way, `cargo cuda build --sccache`
+#                   with sccache's settings only (its Redis feeds both caches)
 #   sccache-dist    one scheduler + one build server on 127.0.0.1
 #                   (scripts/sccache-dist-local.sh), empty caches: the
 #                   overhead of shipping every step to a server on the same cores
@@ -60,8 +62,10 @@ redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no --d
 redis_pid=$!
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null && break; sleep 0.1; done
 
-# Warm the dependencies once (not measured).
+# Warm the dependencies once, and build `cargo cuda` (not measured).
 cargo build -q -p cuda-kernels >/dev/null 2>&1 || cargo build -p cuda-kernels
+cargo build -q -p cargo-cuda
+cargo_cuda="$root/target/debug/cargo-cuda cuda build"
 
 # stats PORT -> "hits misses dist" (cicc+ptxas steps)
 stats() {
@@ -94,7 +98,8 @@ run() {
   rm -rf target/cargo-timings
   local t0 t1
   t0=$(date +%s.%N)
-  env CUDA_BUILD_CACHE_DIR="${cbdir:-$work/cb-cache-$RANDOM$RANDOM}" "$@" cargo build -q --timings -p cuda-kernels 2>"$work/last.log" \
+  # shellcheck disable=SC2086 # BUILD: a command and its words
+  env CUDA_BUILD_CACHE_DIR="${cbdir:-$work/cb-cache-$RANDOM$RANDOM}" "$@" ${BUILD:-cargo build} -q --timings -p cuda-kernels 2>"$work/last.log" \
     || { cat "$work/last.log" >&2; echo "bench-sccache: the $name build failed" >&2; exit 1; }
   t1=$(date +%s.%N)
   local secs script
@@ -142,6 +147,12 @@ read -r h m d < <(stats "$pb"); rows[-1]="${rows[-1]/|–|/|$h hit, $m miss|}"
 steps= run "machine A (cuda-build cache, fills Redis)" CUDA_BUILD_CACHE_REDIS="redis://127.0.0.1:$redis_port"
 steps= run "machine B (cuda-build cache in the shared Redis)" CUDA_BUILD_CACHE_REDIS="redis://127.0.0.1:$redis_port"
 grep -q "CUDA_BUILD_CACHE_REDIS" "$work/last.log" && { cat "$work/last.log" >&2; echo "bench-sccache: the remote cuda-build cache was not used" >&2; exit 1; }
+# The documented way: `cargo cuda build --sccache` on machine B, with only
+# sccache's settings; it hands sccache's Redis to cuda-build's tier too.
+SCCACHE_SERVER_PORT=$pb "$sccache" --zero-stats >/dev/null 2>&1
+BUILD="$cargo_cuda --sccache" steps= run "machine B (cargo cuda build --sccache)" \
+  PATH="$(dirname "$sccache"):$PATH" SCCACHE_SERVER_PORT="$pb" SCCACHE_REDIS_ENDPOINT="redis://127.0.0.1:$redis_port" SCCACHE_DIR="$work/b"
+read -r h m d < <(stats "$pb"); rows[-1]="${rows[-1]/|–|/|$h hit, $m miss|}"
 
 if [[ $(id -u) == 0 ]] && command -v bwrap >/dev/null; then
   export SCHEDULER_PORT=$(free_port) BUILDER_PORT=$(free_port) CLIENT_PORT=$(free_port)

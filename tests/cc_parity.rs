@@ -204,6 +204,32 @@ fn cxx_and_ar_wrappers_make_the_static_library() {
 }
 
 #[test]
+fn a_clean_build_does_not_probe_the_host_compiler_again() {
+    let Some(fx) = fixture() else { return };
+    let cxx = fx.logging_wrapper("cxx-logger", Path::new("/usr/bin/g++"));
+    let env = fx.env(X86).set(Var::Cxx, &cxx);
+    fx.build(env.clone(), "out").try_compile().unwrap();
+    let first = fx.take("cxx-logger.log");
+    assert!(first.iter().any(|l| l == "--version"), "{first:?}");
+    // Another OUT_DIR (as after `cargo clean`), the same kernel cache: the
+    // kernel is copied, and what the probe found is remembered beside it.
+    let clean = fx.build(env.clone(), "out-clean").try_compile().unwrap();
+    assert_eq!(clean.stats.from_cache, 1);
+    assert_eq!(fx.take("cxx-logger.log"), Vec::<String>::new());
+    // A replaced compiler (another size) is asked again.
+    workspace_tests::write_script(
+        &cxx,
+        &format!(
+            "# replaced\necho \"$*\" >> '{}'\nexec /usr/bin/g++ \"$@\"",
+            fx.path("cxx-logger.log").display()
+        ),
+    );
+    fx.build(env, "out-replaced").try_compile().unwrap();
+    let again = fx.take("cxx-logger.log");
+    assert!(again.iter().any(|l| l == "--version"), "{again:?}");
+}
+
+#[test]
 fn a_host_compiler_newer_than_the_toolkit_allows_is_refused_before_nvcc_runs() {
     let Some(fx) = fixture() else { return };
     // gcc 16 is past CUDA 13.0's limit (host_config.h: gcc <= 15).

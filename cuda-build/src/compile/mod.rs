@@ -101,8 +101,9 @@
 //! Each output's key is a SHA-256 over: the output kind, the nvcc version,
 //! every argument (include dirs, defines, `-std`, `-ccbin`, flags, the
 //! `-gencode` plan), `NVCC_PREPEND_FLAGS`/`NVCC_APPEND_FLAGS` (nvcc reads
-//! them itself), the source, and every header nvcc's own `-MD` depfile lists
-//! (produced by the same nvcc call, so no extra pass). Paths inside the
+//! them itself), the source, and every header the compile read (from the
+//! line markers of the preprocessed files nvcc keeps with `--keep`, written
+//! by the same nvcc call, so no extra pass). Paths inside the
 //! package are keyed relative to it and toolkit headers relative to the
 //! toolkit, so a second checkout shares entries.
 //!
@@ -121,6 +122,11 @@
 //!   corrupt kernel. Concurrent build scripts may compile the same source at
 //!   once: both succeed and one entry is kept. Nothing prunes the cache yet;
 //!   deleting the directory is always safe.
+//! - The cache also keeps what a clean build would otherwise work out again:
+//!   each source's dependency list, the arch plan, the generated typed
+//!   launchers and what the host-compiler probe found. A clean build whose
+//!   sources are all in the cache starts no process but `sha256sum` (the
+//!   headers it must hash, in one run) and, for a static library, `ar`.
 //! - Known limit: a new header that shadows an already-found one (created
 //!   earlier on the include path) is not noticed until a keyed input changes
 //!   (the same trade-off as ccache's direct mode).
