@@ -239,7 +239,7 @@ fn parse_hash_lines(stdout: &str) -> HashMap<&str, &str> {
 }
 
 /// Files at least this big are hashed by an external program when one is there.
-const EXTERNAL_HASH_MIN: u64 = 1 << 20;
+pub(crate) const EXTERNAL_HASH_MIN: u64 = 1 << 20;
 
 /// A file's SHA-256. Build dependencies are compiled without optimisation
 /// in cargo's default dev profile, where sha2 manages about 25 MB/s: a
