@@ -119,6 +119,7 @@ impl FileHashes {
     /// [`FileHashes::get`].
     pub(crate) fn prefetch(&self, paths: &[std::path::PathBuf]) {
         let mut todo: Vec<&str> = Vec::new();
+        let mut queued: std::collections::HashSet<&str> = std::collections::HashSet::new();
         let mut bytes = 0u64;
         {
             let Ok(mut memo) = self.memo.lock() else {
@@ -135,7 +136,7 @@ impl FileHashes {
                     }
                     // Names the hashers would escape go one by one.
                     (_, Some((size, _))) => match p.to_str() {
-                        Some(s) if plain_name(s) && !todo.contains(&s) => {
+                        Some(s) if plain_name(s) && queued.insert(s) => {
                             todo.push(s);
                             bytes += size;
                         }
@@ -206,9 +207,10 @@ fn external_sha256(files: &[&str]) -> HashMap<String, String> {
         let Ok(out) = crate::process::run(program, &argv, Duration::from_secs(120)) else {
             continue;
         };
+        let asked: std::collections::HashSet<&str> = files.iter().copied().collect();
         let found: HashMap<String, String> = parse_hash_lines(&out.stdout)
             .into_iter()
-            .filter(|(name, _)| files.contains(name))
+            .filter(|(name, _)| asked.contains(name))
             .map(|(n, h)| (n.to_string(), h.to_string()))
             .collect();
         // A program that ran but answered nothing usable (an unknown option

@@ -125,8 +125,10 @@
 //! - The cache also keeps what a clean build would otherwise work out again:
 //!   each source's dependency list, the arch plan, the generated typed
 //!   launchers and what the host-compiler probe found. A clean build whose
-//!   sources are all in the cache starts no process but `sha256sum` (the
-//!   headers it must hash, in one run) and, for a static library, `ar`.
+//!   sources are all in the cache starts no process but an optimised
+//!   SHA-256 program (`openssl dgst` or `sha256sum`, for the headers it
+//!   must hash, in one run, and for big cached files; sha2 in process when
+//!   neither is installed) and, for a static library, `ar`.
 //! - Known limit: a new header that shadows an already-found one (created
 //!   earlier on the include path) is not noticed until a keyed input changes
 //!   (the same trade-off as ccache's direct mode).
