@@ -79,13 +79,7 @@ print(n("cache_hits"), n("cache_misses"), sum(s["dist_compiles"].values()) if s[
 # script_run HTML: seconds cuda-kernels' build script ran (cargo --timings):
 # the part of a build a kernel cache can remove; the rest is cargo and rustc.
 script_run() {
-  python3 - "$1" <<'PY'
-import json, re, sys
-text = open(sys.argv[1]).read()
-units = json.loads(re.search(r"const UNIT_DATA = (\[.*?\]);", text, re.S).group(1))
-print(next(f"{u['duration']:.2f}" for u in units
-           if u["name"] == "cuda-kernels" and u.get("target", "").strip() == "build-script (run)"))
-PY
+  python3 "$root/scripts/cargo-timing-unit.py" "$1" cuda-kernels
 }
 
 # run NAME [VAR=VALUE...]: one measured build of cuda-kernels.

@@ -86,13 +86,7 @@ now() { date +%s.%N; }
 # script_run HTML: seconds candle-kernels' build script ran (cargo
 # --timings): the part a kernel cache can remove; the rest is cargo and rustc.
 script_run() {
-    python3 - "$1" <<'PY'
-import json, re, sys
-text = open(sys.argv[1]).read()
-units = json.loads(re.search(r"const UNIT_DATA = (\[.*?\]);", text, re.S).group(1))
-print(next(f"{u['duration']:.2f}" for u in units
-           if u["name"] == "candle-kernels" and u.get("target", "").strip() == "build-script (run)"))
-PY
+    python3 "$repo/scripts/cargo-timing-unit.py" "$1" candle-kernels
 }
 
 rows=
