@@ -345,11 +345,10 @@ impl Cache {
             let bytes = std::fs::read(src)?;
             // Big outputs by an optimised hasher (see `file_sha256`): this is
             // on every compile's path.
-            let sha256 = if bytes.len() as u64 >= super::hash::EXTERNAL_HASH_MIN {
-                file_sha256(src).unwrap_or_else(|| sha256_hex(&bytes))
-            } else {
-                sha256_hex(&bytes)
-            };
+            let sha256 = (bytes.len() as u64 >= super::hash::EXTERNAL_HASH_MIN)
+                .then(|| file_sha256(src))
+                .flatten()
+                .unwrap_or_else(|| sha256_hex(&bytes));
             meta.files.push(FileMeta {
                 name: name.clone(),
                 size: bytes.len() as u64,
@@ -410,6 +409,20 @@ impl Cache {
 /// The default cache directory: `$XDG_CACHE_HOME/cuda-build`, else `$HOME/.cache/cuda-build`.
 pub(crate) fn default_dir(env: &crate::env::Env) -> Option<PathBuf> {
     env.cache_dir()
+}
+
+/// The cache directory a build uses: None when the build (`Build::no_cache`)
+/// or `CUDA_BUILD_NO_CACHE` turns the cache off, else the build's own
+/// (`Build::cache_dir`), else [`default_dir`].
+pub(crate) fn dir_for(
+    env: &crate::env::Env,
+    explicit: Option<&Path>,
+    no_cache: bool,
+) -> Option<PathBuf> {
+    if no_cache || env.flag(Var::CudaBuildNoCache) {
+        return None;
+    }
+    explicit.map(Path::to_path_buf).or_else(|| default_dir(env))
 }
 
 #[cfg(test)]

@@ -133,25 +133,19 @@ pub(crate) struct Manifest {
     pub launchers: Option<LaunchersStamp>,
 }
 
-/// Generated launcher code, keyed by every source's key, include dirs and defines.
+/// Generated launcher code, keyed by every source's key, include dirs and
+/// defines: the code per source in the sources' order, and the notes (paths
+/// inside are package-relative). Kept in the manifest and, under the same
+/// key, in the cache's `launchers` records.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct LaunchersStamp {
     pub key: String,
-    pub code_per_source: Vec<(PathBuf, String)>,
-    pub notes: Vec<String>,
-}
-
-/// Generated launcher code as the cache keeps it (namespace `launchers`, key
-/// as [`LaunchersStamp::key`]): the code per source in the sources' order,
-/// and the notes; paths inside are package-relative.
-#[cfg(feature = "launchers")]
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct LaunchersRecord {
     pub code: Vec<String>,
     pub notes: Vec<String>,
 }
 
-const VERSION: u32 = 2;
+// 3: launchers keep their code by the sources' order, not by path.
+const VERSION: u32 = 3;
 
 /// The manifest as stored: every input once (package-relative when inside
 /// the package), entries pointing at them by index. Sources share most

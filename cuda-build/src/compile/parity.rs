@@ -256,13 +256,7 @@ fn scratch_dir(env: &Env, b: &Spec) -> PathBuf {
 /// Where the host-compiler memo lives when the kernel cache is on: beside
 /// it, shared by every package and surviving `cargo clean`.
 fn memo_dir(env: &Env, b: &Spec) -> Option<PathBuf> {
-    if b.no_cache || env.flag(crate::env::Var::CudaBuildNoCache) {
-        return None;
-    }
-    let dir = b
-        .cache_dir
-        .clone()
-        .or_else(|| super::cache::default_dir(env))?
+    let dir = super::cache::dir_for(env, b.cache_dir.as_deref(), b.no_cache)?
         .join("v1")
         .join("host");
     std::fs::create_dir_all(&dir).ok()?;

@@ -115,11 +115,7 @@ pub fn cache_status(env: &crate::env::Env) -> CacheStatus {
     let disabled_by = env
         .flag(Var::CudaBuildNoCache)
         .then(|| Var::CudaBuildNoCache.name().to_string());
-    let dir = if disabled_by.is_some() {
-        None
-    } else {
-        super::cache::default_dir(env)
-    };
+    let dir = super::cache::dir_for(env, None, false);
     let (remote, remote_problem) = match env.get_nonempty(Var::CudaBuildCacheRedis) {
         None => (None, None),
         Some(url) => match Endpoint::parse(url) {

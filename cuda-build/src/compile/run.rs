@@ -284,14 +284,8 @@ impl<'b> Run<'b> {
             metadata: md.arch.clone(),
             fallback: spec.fallback_arch.clone().or(md.fallback_arch.clone()),
         };
-        let cache = if spec.no_cache || self.env.flag(Var::CudaBuildNoCache) {
-            None
-        } else {
-            spec.cache_dir
-                .clone()
-                .or_else(|| cache::default_dir(&self.env))
-                .map(|d| Cache::new(&d).with_remote(&self.env))
-        };
+        let cache = cache::dir_for(&self.env, spec.cache_dir.as_deref(), spec.no_cache)
+            .map(|d| Cache::new(&d).with_remote(&self.env));
         let default_plan = self.plan(&tk, &default_inputs, &mut manifest, cache.as_ref())?;
         // CUTLASS 3.x/4.x and the like: checked against the plan before any compile.
         for needs in &spec.header_needs {
@@ -663,7 +657,7 @@ impl<'b> Run<'b> {
         manifest: &mut Manifest,
         cache: Option<&Cache>,
     ) -> Result<(), Error> {
-        use super::manifest::{LaunchersRecord, LaunchersStamp};
+        use super::manifest::LaunchersStamp;
         if !self.spec.launchers {
             manifest.launchers = None;
             if glue::launchers_feature_unused(&self.base) {
@@ -697,54 +691,43 @@ impl<'b> Run<'b> {
             k.str(v.as_deref().unwrap_or("\u{0}none"));
         }
         let key = k.finish();
-        let stamp = match manifest.launchers.as_ref().filter(|l| l.key == key) {
-            Some(l) => l.clone(),
-            None => {
-                // A record of another length is not this key's (a collision
-                // or a foreign file): parse again.
-                let record = cache
-                    .and_then(|c| c.get_json::<LaunchersRecord>("launchers", &key))
-                    .filter(|r| r.code.len() == sources.len());
-                let record = match record {
-                    Some(r) => r,
-                    None => {
-                        let g = crate::launchers::generate_in(
-                            &self.env,
-                            Some(&self.base),
-                            sources,
-                            includes,
-                            &self.spec.defines,
-                        )?;
-                        let r = LaunchersRecord {
-                            code: g.code_per_source.into_iter().map(|(_, c)| c).collect(),
-                            notes: g.notes,
-                        };
-                        if let Some(c) = cache {
-                            // Best effort: a record not written is parsed again next time.
-                            let _ = c.put_json("launchers", &key, &r);
-                        }
-                        r
+        // A record with another key or length is not this build's (a
+        // foreign file): parse again.
+        let fits = |l: &LaunchersStamp| l.key == key && l.code.len() == sources.len();
+        let stamp = match manifest.launchers.take().filter(fits) {
+            Some(l) => l,
+            None => match cache.and_then(|c| c.get_json::<LaunchersStamp>("launchers", &key)) {
+                Some(l) if fits(&l) => l,
+                _ => {
+                    let g = crate::launchers::generate_in(
+                        &self.env,
+                        Some(&self.base),
+                        sources,
+                        includes,
+                        &self.spec.defines,
+                    )?;
+                    let l = LaunchersStamp {
+                        key,
+                        code: g.code_per_source.into_iter().map(|(_, c)| c).collect(),
+                        notes: g.notes,
+                    };
+                    if let Some(c) = cache {
+                        // Best effort: a record not written is parsed again next time.
+                        let _ = c.put_json("launchers", &l.key, &l);
                     }
-                };
-                let l = LaunchersStamp {
-                    key,
-                    code_per_source: sources.iter().cloned().zip(record.code).collect(),
-                    notes: record.notes,
-                };
-                manifest.launchers = Some(l.clone());
-                l
-            }
-        };
-        for n in stamp.notes {
-            self.warn(n);
-        }
-        for (path, code) in stamp.code_per_source {
-            if let Some(i) = sources.iter().position(|s| *s == path) {
-                if !code.trim().is_empty() {
-                    items[i].extra = Some(code);
+                    l
                 }
+            },
+        };
+        for n in &stamp.notes {
+            self.warn(n.clone());
+        }
+        for (item, code) in items.iter_mut().zip(&stamp.code) {
+            if !code.trim().is_empty() {
+                item.extra = Some(code.clone());
             }
         }
+        manifest.launchers = Some(stamp);
         Ok(())
     }
 
