@@ -14,10 +14,19 @@ fn read_pid(path: &Path) -> Option<i32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
-fn wait_for_file(path: &Path, limit: Duration) {
+/// The pid a script wrote to `path`. The shell creates the file before
+/// `echo` fills it, so an empty or partial file means "not yet".
+fn wait_for_pid(path: &Path, limit: Duration) -> i32 {
     let start = Instant::now();
-    while !path.exists() {
-        assert!(start.elapsed() < limit, "{} never appeared", path.display());
+    loop {
+        if let Some(pid) = read_pid(path) {
+            return pid;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{} never held a pid",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -83,9 +92,8 @@ fn ctrl_c_ends_cargo_and_its_children_and_we_wait_for_them() {
          sh -c 'echo $$ > \"$D/nvcc.pid\"; exec sleep 300'\n\
          wait",
     );
-    wait_for_file(&dir.path().join("nvcc.pid"), Duration::from_secs(20));
-    let cargo = read_pid(&dir.path().join("cargo.pid")).unwrap();
-    let nvcc = read_pid(&dir.path().join("nvcc.pid")).unwrap();
+    let nvcc = wait_for_pid(&dir.path().join("nvcc.pid"), Duration::from_secs(20));
+    let cargo = wait_for_pid(&dir.path().join("cargo.pid"), Duration::from_secs(20));
     // What the terminal does on Ctrl-C: SIGINT to the whole foreground group.
     unsafe {
         libc::kill(-(child.id() as i32), libc::SIGINT);
@@ -131,12 +139,9 @@ fn sigterm_waits_for_or_ends_the_whole_tree_before_exiting() {
     );
     let mut child = start(d, "echo $$ > \"$D/cargo.pid\"\n\"$D/script\" &\nwait");
     let files = ["cargo.pid", "script.pid", "nvcc.pid", "cicc.pid"];
-    for f in files {
-        wait_for_file(&d.join(f), Duration::from_secs(20));
-    }
     let pids: Vec<i32> = files
         .iter()
-        .map(|f| read_pid(&d.join(f)).unwrap())
+        .map(|f| wait_for_pid(&d.join(f), Duration::from_secs(20)))
         .collect();
     assert_eq!(running_below(&pids).len(), 4, "the tree is up: {pids:?}");
     unsafe {
@@ -161,9 +166,8 @@ fn sigterm_is_passed_to_cargo_and_everything_under_it() {
         "echo $$ > \"$D/cargo.pid\"\n\
          sh -c 'echo $$ > \"$D/nvcc.pid\"; exec sleep 300'",
     );
-    wait_for_file(&dir.path().join("nvcc.pid"), Duration::from_secs(20));
-    let cargo = read_pid(&dir.path().join("cargo.pid")).unwrap();
-    let nvcc = read_pid(&dir.path().join("nvcc.pid")).unwrap();
+    let nvcc = wait_for_pid(&dir.path().join("nvcc.pid"), Duration::from_secs(20));
+    let cargo = wait_for_pid(&dir.path().join("cargo.pid"), Duration::from_secs(20));
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
