@@ -907,7 +907,11 @@ fn ambiguous_evidence_lowers_confidence_and_lists_alternatives() {
         &Context::default(),
     )[0];
     assert_eq!(d.code, "arch-invalid");
-    assert!(d.cause.contains("-arch=native"), "{}", d.cause);
+    assert!(
+        d.cause.contains("-arch=native") && d.cause.contains("pasted"),
+        "{}",
+        d.cause
+    );
     // Arch rejected, nvcc version unknown: dropped or too old, said so.
     let d = &diagnose(
         "nvcc fatal   : Unsupported gpu architecture 'compute_70'",
@@ -1333,5 +1337,77 @@ mod fuzz {
                 let _ = render(&d);
             }
         }
+    }
+}
+
+#[test]
+fn a_frameworks_cuda_library_is_told_from_a_toolkit_library() {
+    let top = |log: &str| {
+        diagnose(log, &Context::default())
+            .into_iter()
+            .find(|d| d.confidence >= 0.5)
+    };
+    for (log, lib) in [
+        ("./app: error while loading shared libraries: libc10_cuda.so: cannot open shared object file: No such file or directory", "libc10_cuda.so"),
+        ("OSError: libggml-cuda.so: cannot open shared object file: No such file or directory", "libggml-cuda.so"),
+        ("Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.12: cannot open shared object file", "libcublasLt.so.12"),
+    ] {
+        let d = top(log).unwrap_or_else(|| panic!("no diagnosis for {log}"));
+        let want = if lib.starts_with("libcublas") {
+            "cuda-runtime-lib-not-found"
+        } else {
+            "framework-lib-not-found"
+        };
+        assert_eq!(d.code, want, "{log}: {d:?}");
+        assert!(d.cause.contains(lib), "{d:?}");
+    }
+    // At link time the fix is a search path, not the loader's.
+    let d =
+        top("  = note: /usr/bin/ld: cannot find -ltorch_cuda: No such file or directory").unwrap();
+    assert_eq!(d.code, "framework-lib-not-found");
+    assert!(
+        d.fix.iter().any(|f| f.contains("rustc-link-search")),
+        "{d:?}"
+    );
+    // A library without a CUDA word is nobody's CUDA problem.
+    for log in [
+        "error: libLLVM-7.so: cannot open shared object file: No such file or directory",
+        "./app: error while loading shared libraries: libssl.so.1.1: cannot open shared object file",
+        "./app: error while loading shared libraries: libcudaq.so: cannot open shared object file",
+    ] {
+        assert!(top(log).is_none(), "{log}: {:?}", diagnose(log, &Context::default()));
+    }
+}
+
+#[test]
+fn nvcc_failing_without_a_word_is_told_from_nvcc_reporting_an_error() {
+    let codes = |log: &str| -> Vec<String> {
+        diagnose(log, &Context::default())
+            .into_iter()
+            .filter(|d| d.confidence >= 0.5)
+            .map(|d| d.code.to_string())
+            .collect()
+    };
+    // bindgen_cuda's three shapes, and cudaforge's, with nothing captured.
+    for log in [
+        "nvcc error while compiling \"src/affine.cu\":\n\n# stdout\n\n\n# stderr\n\n\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
+        "nvcc error while compiling \"src\\\\affine.cu\":\n\n# CLI \"nvcc\" \"--ptx\" \n\n# stdout\n(empty)\n\n# stderr\n(empty)\n",
+        "nvcc error while compiling \"src/cast.cu\": Output { status: ExitStatus(unix_wait_status(256)), stdout: \"\", stderr: \"\" }",
+        "Error: CompilationFailed { path: \"src/affine.cu\", message: \"nvcc error:\\n\\n\" }",
+    ] {
+        assert_eq!(codes(log), ["compiler-killed"], "{log}");
+    }
+    // nvcc said something: that is the diagnosis, not a silent death.
+    for log in [
+        "nvcc error while compiling \"src/affine.cu\":\n\n# stdout\n\n\n# stderr\nsrc/affine.cu(3): error: identifier \"x\" is undefined\n",
+        "nvcc error while compiling \"src/affine.cu\":\n\n# stdout\nsrc/affine.cu(3): error C2065: 'x': undeclared identifier\n\n# stderr\n\n",
+        "Error: CompilationFailed { path: \"src/affine.cu\", message: \"nvcc error:\\nsrc/affine.cu(3): error: expected a \\\";\\\"\\n\" }",
+        "nvcc error while compiling \"src/affine.cu\":",
+    ] {
+        assert!(
+            !codes(log).contains(&"compiler-killed".to_string()),
+            "{log}: {:?}",
+            codes(log)
+        );
     }
 }

@@ -476,6 +476,13 @@ pub fn archs_for_toolkit(cuda: CudaVersion) -> Vec<ComputeCapability> {
 // table lives with the parser; re-exported here, where readers of the facts look.
 pub use crate::arch::generation;
 
+/// The first nvcc that accepts `-arch=native`: 11.6. NVIDIA's CUDA 11.6
+/// Features Archive says "11.5 update 1", but the real nvcc of 11.5 update 1
+/// (V11.5.119, built 18 Nov 2021, Ubuntu 22.04's) rejects it with `Value
+/// 'native' is not defined for option 'gpu-architecture'` (whisper.cpp#876);
+/// CMake's support for it (MR 7050) also says 11.6.
+pub const NVCC_ARCH_NATIVE_FIRST: CudaVersion = (11, 6);
+
 // ---------------------------------------------------------------------------
 // 5. CUDA → host compiler limits (cuda-facts.md §5)
 // ---------------------------------------------------------------------------

@@ -94,6 +94,7 @@ diagnosis_codes! {
     NouveauHoldsGpu = "nouveau-holds-gpu",
     GpuUnsupportedByDriver = "gpu-unsupported-by-driver",
     MsbuildCudaIntegrationMissing = "msbuild-cuda-integration-missing",
+    FrameworkLibNotFound = "framework-lib-not-found",
 }
 
 impl Code {
@@ -993,9 +994,13 @@ nvcc reports that one of its stages was killed: `nvcc error   : 'cicc' died due 
 signal)` (also cudafe++ or ptxas), or `c++: fatal error: Killed signal terminated program
 cc1plus`. Signal 9 during a compile almost always means the kernel's out-of-memory killer
 stopped it: heavy template code (CUTLASS, CUB, thrust) needs gigabytes per file, and parallel
-builds multiply that.
+builds multiply that. A build script that reports a failed nvcc with empty output (cudaforge's
+`message: \"nvcc error:\\n\\n\"`, bindgen_cuda's empty `# stdout` / `# stderr`) shows the same
+thing without the signal: nvcc always says why it rejects a file, so it died first; on Windows
+this is seen with a few dozen nvcc processes started at once.
 
-Confirm: `dmesg | grep -i -E 'killed process|out of memory'`; watch `free -h` during the build.
+Confirm: `dmesg | grep -i -E 'killed process|out of memory'`; watch `free -h` during the build;
+run the failed nvcc command alone (it succeeds when parallelism or memory was the cause).
 
 Fix: build with fewer parallel jobs (CARGO_BUILD_JOBS=2, or NUM_JOBS for the build script),
 add RAM or swap, or split the largest .cu files; in containers raise the memory limit."),
@@ -1120,6 +1125,21 @@ Confirm: look for `CUDA 12.x.props` in `<VS>\\MSBuild\\Microsoft\\VC\\v170\\Buil
 Fix: rerun the CUDA installer with the Visual Studio Integration component, or copy the files
 from `<CUDA>\\extras\\visual_studio_integration\\MSBuildExtensions`; or use the Ninja generator
 (`-G Ninja` with CUDACXX pointing at nvcc)."),
+    doc("framework-lib-not-found", Environment, "A framework's CUDA library is not on the loader's path", "\
+The program needs the CUDA part of a framework it links or loads, and the loader cannot find it:
+`libtorch_cuda.so: cannot open shared object file` (tch-rs and libtorch),
+`Failed to load library libonnxruntime_providers_shared.so` / `_cuda.so` (ort's CUDA execution
+provider), `libggml-cuda.so` (llama.cpp bindings). These come with the framework, not with the
+CUDA toolkit: the toolkit's lib64 on LD_LIBRARY_PATH does not help. The framework's library
+directory is missing from the loader's path, or the files were not copied next to the binary.
+
+Confirm: `ldd ./program | grep 'not found'`; `ls $LIBTORCH/lib` (libtorch_cuda.so should be
+there); for ort, `ls target/<profile>/` next to the binary.
+
+Fix: add the framework's library directory to LD_LIBRARY_PATH (libtorch: `$LIBTORCH/lib`, not
+`$LIBTORCH`) or link with an rpath to it; for ort, let it copy the provider libraries next to
+the binary (its `copy-dylibs` feature) and link with the rpath `$ORIGIN`
+(`-C link-args=-Wl,-rpath,$ORIGIN`), or point ORT_DYLIB_PATH at the full ONNX Runtime."),
     // ------------------------------------ raised by cuda-build's own modules
     doc("nvcc-failed", Toolkit, "nvcc failed, and no known cause was recognised", "\
 nvcc (or `nvcc --version`) exited with an error that matches none of the documented causes.

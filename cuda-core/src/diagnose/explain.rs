@@ -341,6 +341,18 @@ fn parse_arch_name(name: &str) -> Option<Arch> {
 }
 
 fn resolve_arch(name: &str, nvcc: Option<CudaVersion>) -> ((Code, f32), ArchVerdict) {
+    // `-arch=native` is valid from nvcc 11.6: an nvcc that rejects the value
+    // predates it. (`compute_native`, from an old CMake, is a bad name.)
+    if name.trim() == "native" {
+        let first = facts::NVCC_ARCH_NATIVE_FIRST;
+        return match nvcc {
+            Some(v) if v >= first => ((Code::ArchTooNewForNvcc, 0.5), ArchVerdict::Contradiction),
+            _ => (
+                (Code::ArchTooNewForNvcc, 0.9),
+                ArchVerdict::TooNew { first },
+            ),
+        };
+    }
     let Some(arch) = parse_arch_name(name) else {
         return ((Code::ArchInvalid, 0.85), ArchVerdict::Unknown);
     };
@@ -435,6 +447,7 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
         Code::NoDeviceVisible => no_device(view, &mut d),
         Code::CudaUnknownError => unknown_error(view, &mut d),
         Code::CudaRuntimeLibNotFound => runtime_lib(f, view, &mut d),
+        Code::FrameworkLibNotFound => framework_lib(f, &mut d),
         Code::DeviceFunctionUnresolved => unresolved(f, &mut d),
         Code::NvccUnknownOption => unknown_option(f, &mut d),
         Code::ToolkitUnsupportedByCrate => toolkit_unsupported_by_crate(f, view, &mut d),
@@ -520,38 +533,39 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
     d
 }
 
-/// One nvcc rejecting `-arch=native` and a real architecture (`compute_86`)
-/// is an nvcc too old for both: that outranks "invalid spelling".
+/// One nvcc rejecting `native` (as `-arch=native`, or pasted into
+/// `compute_native`) and a real architecture (`compute_86`) is an nvcc too
+/// old for the real one: that is the finding to lead with.
 fn rank_native_with_real_arch(findings: &mut [Finding]) {
-    let native_only = |f: &Finding| {
-        f.facts.iter().all(|x| match x {
-            Fact::Arch { name, .. } => name.contains("native"),
-            _ => true,
-        })
-    };
-    let Some(inv) = findings
-        .iter()
-        .position(|f| f.code == Code::ArchInvalid && native_only(f))
-    else {
+    let is_native = |x: &Fact| matches!(x, Fact::Arch { name, .. } if name.contains("native"));
+    let Some(new) = findings.iter().position(|f| {
+        f.code == Code::ArchTooNewForNvcc
+            && f.facts
+                .iter()
+                .any(|x| matches!(x, Fact::Arch { .. }) && !is_native(x))
+    }) else {
         return;
     };
-    let Some(new) = findings
-        .iter()
-        .position(|f| f.code == Code::ArchTooNewForNvcc)
-    else {
-        return;
-    };
-    let evidence = findings[inv].evidence.clone();
-    findings[inv].confidence *= 0.6;
-    let f = &mut findings[new];
-    f.confidence = f.confidence.max(0.9);
-    for e in evidence {
-        if f.evidence.len() < MAX_EVIDENCE_LINES && !f.evidence.contains(&e) {
-            f.evidence.push(e);
+    let mut native_seen = findings[new].facts.iter().any(is_native);
+    for f in findings.iter_mut().filter(|f| f.code == Code::ArchInvalid) {
+        let native_only = f
+            .facts
+            .iter()
+            .all(|x| is_native(x) || !matches!(x, Fact::Arch { .. }));
+        if native_only {
+            f.confidence *= 0.6;
+            native_seen = true;
         }
     }
+    if !native_seen {
+        return;
+    }
+    let f = &mut findings[new];
+    // The real architecture first: it names the release needed.
+    f.facts.sort_by_key(|x| is_native(x));
+    f.confidence = f.confidence.max(0.9);
     if !f.facts.iter().any(|x| matches!(x, Fact::Note(_))) {
-        f.facts.push(Fact::Note("The same nvcc rejected `-arch=native` (added in CUDA 11.6) and a real architecture: this nvcc is too old for both."));
+        f.facts.push(Fact::Note("The same nvcc rejected `native` and a real architecture: it is too old for the real one, and `-arch=native` needs nvcc 11.6 or newer."));
     }
 }
 
@@ -736,14 +750,31 @@ fn arch_rejected(f: &Finding, view: &View, d: &mut Diagnosis) {
     let arch = parse_arch_name(name);
     let cc = arch.map(|a| a.cc);
     let sm = arch.map_or_else(|| name.to_string(), |a| a.sm_name());
+    if name.trim() == "native" && matches!(verdict, ArchVerdict::TooNew { .. }) {
+        let first = vs(facts::NVCC_ARCH_NATIVE_FIRST);
+        let this = nvcc.map_or_else(|| "This nvcc".to_string(), |v| format!("nvcc {}", vs(v)));
+        d.cause = format!("{this} predates `-arch=native` (nvcc {first} and newer build for the GPUs of the machine that compiles): it takes `native` for an architecture name it does not know.");
+        d.fix.push(format!(
+            "name the architecture explicitly instead of native (CUDA_ARCHS=86, or `80;86;90`) via {}; `nvidia-smi --query-gpu=compute_cap --format=csv` shows the GPU's",
+            arch_list_hint()
+        ));
+        d.fix.extend(view.use_toolkit_fixes(
+            |v| v >= facts::NVCC_ARCH_NATIVE_FIRST,
+            " and accepts -arch=native",
+        ));
+        d.fix.push(format!("or install CUDA {first} or newer"));
+        return;
+    }
     if d.code == Code::ArchInvalid && name.contains("native") {
-        d.cause = format!("This nvcc does not understand `-arch=native` and took it as the architecture name `{name}`: older releases lack the option.");
+        d.cause = format!("`{name}` is not an architecture: `native` is only valid as the whole value (`-arch=native`, nvcc {} and newer), and a build script pasted it into `compute_<arch>` / `sm_<arch>`.", vs(facts::NVCC_ARCH_NATIVE_FIRST));
         d.fix.push(format!(
             "name the architecture explicitly (CUDA_ARCHS=86, or `80;86;90`) via {}",
             arch_list_hint()
         ));
-        d.fix
-            .push("or use a newer toolkit, whose nvcc accepts -arch=native".into());
+        d.fix.push(format!(
+            "or pass `-arch=native` as it is (nvcc {} or newer) instead of building `{name}` from it",
+            vs(facts::NVCC_ARCH_NATIVE_FIRST)
+        ));
         return;
     }
     if d.code == Code::ArchInvalid {
@@ -1772,6 +1803,45 @@ fn runtime_lib(f: &Finding, view: &View, d: &mut Diagnosis) {
         });
         d.alternatives.push("The version in the name (libcudart.so.12) must match: a CUDA 13 install does not provide .so.12.".into());
     }
+}
+
+/// A framework's CUDA library: the fix is the framework's directory, not
+/// the toolkit's.
+fn framework_lib(f: &Finding, d: &mut Diagnosis) {
+    let (lib, link_time) = library_fact(f);
+    let lib = lib.unwrap_or_else(|| "a framework's CUDA library".into());
+    let name = lib.to_ascii_lowercase();
+    let (framework, dir_fix) = if ["torch", "c10", "caffe2"].iter().any(|p| name.contains(p)) {
+        (
+            "libtorch",
+            "add libtorch's lib directory to the loader's path: `export LD_LIBRARY_PATH=$LIBTORCH/lib:$LD_LIBRARY_PATH` (the `lib` folder, not libtorch's root; with LIBTORCH_USE_PYTORCH=1, torch's own `lib` in site-packages)",
+        )
+    } else if name.contains("onnxruntime") {
+        (
+            "ONNX Runtime",
+            "let ort copy its provider libraries next to the binary (its `copy-dylibs` feature) and link with the rpath `$ORIGIN` (`-C link-args=-Wl,-rpath,$ORIGIN`), or point ORT_DYLIB_PATH at a full CUDA build of ONNX Runtime with its providers beside it",
+        )
+    } else if name.contains("ggml") || name.contains("llama") {
+        (
+            "llama.cpp (ggml)",
+            "add the directory the ggml libraries were built into to LD_LIBRARY_PATH, or build them statically",
+        )
+    } else {
+        (
+            "the framework",
+            "add the framework's library directory to LD_LIBRARY_PATH, or link with an rpath to it",
+        )
+    };
+    if link_time {
+        d.cause = format!("The linker could not find `{lib}`, the CUDA part of {framework}: its library directory is not on the link search path.");
+        d.fix.push(format!("add cargo:rustc-link-search=native=<{framework}'s lib directory>, or set the variable the crate reads for it (LIBTORCH for tch-rs)"));
+    } else {
+        d.cause = format!("The program needs `{lib}`, the CUDA part of {framework}, and the loader cannot find it: it ships with {framework}, not with the CUDA toolkit.");
+        d.fix.push(dir_fix.to_string());
+        d.fix
+            .push("`ldd ./program | grep 'not found'` lists every library still missing".into());
+    }
+    d.alternatives.push(format!("If {framework}'s directory has no `{lib}` at all, the CPU-only build was installed: that is cuda-backend-not-built."));
 }
 
 fn symbol(f: &Finding) -> Option<&str> {

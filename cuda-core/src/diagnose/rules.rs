@@ -92,6 +92,8 @@ pub(crate) static RULES: &[Rule] = &[
         nvlink_undefined, "nvlink error   : Undefined reference to '_Z6helperf' in 'a.o'"),
     rule!("nvcc-unknown-option", Some(Code::NvccUnknownOption), ["Unknown option"],
         nvcc_unknown_option, "nvcc fatal   : Unknown option '-Wall'"),
+    rule!("nvcc-silent-failure", Some(Code::CompilerKilled), ["nvcc error"],
+        nvcc_silent_failure, r#"Error: CompilationFailed { path: "src/affine.cu", message: "nvcc error:\n\n" }"#),
     rule!("compiler-killed", Some(Code::CompilerKilled),
         ["died due to signal", "Killed signal terminated program", "Killed"],
         compiler_killed, "nvcc error   : 'cicc' died due to signal 9 (Kill signal)"),
@@ -349,6 +351,19 @@ fn lib_code(lib: &str) -> Option<Code> {
     }
 }
 
+/// The CUDA part of a framework (not of the toolkit) by its library name:
+/// a `cuda` or `nvrtc` word in the name (`libtorch_cuda.so`, `libc10_cuda.so`,
+/// `libggml-cuda.so`, `libcaffe2_nvrtc.so`) or ONNX Runtime's provider
+/// libraries, which its CUDA execution provider loads.
+fn is_framework_cuda_lib(lib: &str) -> bool {
+    let base = lib.rsplit(['/', '\\']).next().unwrap_or(lib);
+    let base = base.strip_prefix("lib").unwrap_or(base);
+    let stem = base.split('.').next().unwrap_or(base);
+    let words: Vec<&str> = stem.split(['_', '-']).collect();
+    words.len() > 1 && words.iter().any(|w| *w == "cuda" || *w == "nvrtc")
+        || stem.starts_with("onnxruntime_providers_")
+}
+
 /// The arch-specific target an instruction refused on `target` belongs to.
 /// wgmma exists only on sm_90a (not on any Blackwell, sm_120 included);
 /// tcgen05 only on the sm_10x `a` targets; anything else on `target` + `a`.
@@ -581,6 +596,78 @@ fn compiler_killed(cx: &mut LineCx) {
         let conf = if cx.state.in_build_error { 0.8 } else { 0.45 };
         cx.hit(Fact::Note("A compiler process printed only `Killed`: the kernel stopped it, almost always the out-of-memory killer during a heavy nvcc compile."), conf);
     }
+}
+
+/// A build script reporting a failed nvcc whose captured output is empty:
+/// cudaforge's `message: "nvcc error:\n\n"`, bindgen_cuda's `# stdout` and
+/// `# stderr` blocks with nothing under them, or a printed `Output` with
+/// `stdout: "", stderr: ""`. nvcc always says why it rejects input, so a
+/// silent failure is a process that died (killed, out of memory, or one of
+/// too many parallel nvcc processes).
+fn nvcc_silent_failure(cx: &mut LineCx) {
+    let l = cx.line;
+    let Some(p) = l.find("nvcc error") else {
+        return;
+    };
+    let rest = &l[p..];
+    let only_blank_escapes = |s: &str| {
+        s.replace("\\n", "")
+            .replace("\\r", "")
+            .replace("\\t", "")
+            .trim()
+            .is_empty()
+    };
+    // cudaforge: the message is a Debug string, closed on the same line.
+    let debug_message = rest
+        .strip_prefix("nvcc error:")
+        .and_then(|m| m.find('"').map(|q| &m[..q]))
+        .is_some_and(only_blank_escapes);
+    // bindgen_cuda's `{output:?}` form.
+    let debug_output = rest.contains("stdout: \"\"") && rest.contains("stderr: \"\"");
+    let blocks = rest.starts_with("nvcc error while compiling") && empty_output_blocks(cx.after);
+    if debug_message || debug_output || blocks {
+        let conf = if cx.state.in_build_error { 0.65 } else { 0.6 };
+        cx.hit(Fact::Note("nvcc failed and printed nothing, on stdout or stderr. nvcc always says why it rejects a file, so the process died before it could: killed (out of memory), or one of too many nvcc processes started at once by the build script."), conf);
+        cx.hit(Fact::Note("Run the nvcc command alone: if it succeeds, the build's parallelism is the cause (seen on Windows with about 24 nvcc processes at once)."), conf);
+    }
+}
+
+/// Whether bindgen_cuda's `# stdout` / `# stderr` blocks below its error
+/// line are both empty (blank or `(empty)`), up to the next log line.
+fn empty_output_blocks(after: &str) -> bool {
+    let mut seen = (false, false);
+    for raw in after.lines().skip(1).take(40) {
+        let line = raw.trim();
+        match line {
+            "# stdout" => seen.0 = true,
+            "# stderr" => seen.1 = true,
+            "" | "(empty)" => {}
+            _ if line.starts_with("# CLI") => {}
+            // After an empty stderr block the log goes on (cargo, rustc,
+            // make); any other line is what nvcc printed.
+            _ if seen.1 => {
+                return seen.0
+                    && [
+                        "note: ",
+                        "warning: ",
+                        "error: ",
+                        "error[",
+                        "Error: ",
+                        "stack backtrace",
+                        "thread '",
+                        "Caused by",
+                        "--- ",
+                        "make",
+                        "ninja: ",
+                        "Compiling ",
+                    ]
+                    .iter()
+                    .any(|p| line.starts_with(p))
+            }
+            _ => return false,
+        }
+    }
+    seen.0 && seen.1
 }
 
 fn nvcc_arch_rejected(cx: &mut LineCx) {
@@ -978,7 +1065,9 @@ fn library_missing(cx: &mut LineCx) {
         if lib.contains("stubs/") || lib.contains("stubs\\") {
             continue; // the stub rule reads it
         }
-        if let Some(code) = lib_code(&lib) {
+        let code = lib_code(&lib)
+            .or_else(|| is_framework_cuda_lib(&lib).then_some(Code::FrameworkLibNotFound));
+        if let Some(code) = code {
             let fact = Fact::Library {
                 name: lib,
                 link_time,

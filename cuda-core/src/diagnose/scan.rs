@@ -210,7 +210,8 @@ pub(crate) fn scan(text: &str) -> Scan {
             continue;
         }
         let before = scan.hits.len();
-        read_line(line, start, &mut scan, &mut state);
+        let after = &text[end..floor_char_boundary(text, (end + LOOKAHEAD).min(text.len()))];
+        read_line(line, start, after, &mut scan, &mut state);
         // cuda-build's own errors: attach the `= help:` lines that follow.
         let own = scan.hits[before..]
             .iter()
@@ -291,7 +292,13 @@ pub(crate) struct LineCx<'a> {
     first_hit: usize,
     pub scan: &'a mut Scan,
     pub state: &'a mut LineState,
+    /// The raw text after the line (up to [`LOOKAHEAD`] bytes), for the rules
+    /// whose message spans lines (a tool's empty `# stderr` block).
+    pub after: &'a str,
 }
+
+/// How far a rule may read past its line.
+const LOOKAHEAD: usize = 4096;
 
 impl LineCx<'_> {
     /// Records a hit with the rule's code.
@@ -314,7 +321,7 @@ impl LineCx<'_> {
     }
 }
 
-fn read_line(raw: &str, offset: usize, scan: &mut Scan, state: &mut LineState) {
+fn read_line(raw: &str, offset: usize, after: &str, scan: &mut Scan, state: &mut LineState) {
     let rules = rules_for(raw);
     if rules.is_empty() {
         return;
@@ -330,6 +337,7 @@ fn read_line(raw: &str, offset: usize, scan: &mut Scan, state: &mut LineState) {
             first_hit,
             scan,
             state,
+            after,
         };
         (rule.extract)(&mut cx);
     }
