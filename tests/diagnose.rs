@@ -1411,3 +1411,43 @@ fn nvcc_failing_without_a_word_is_told_from_nvcc_reporting_an_error() {
         );
     }
 }
+
+#[test]
+fn the_readme_counts_every_code() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let n = codes::all().len();
+    assert!(
+        readme.contains(&format!("({n} stable codes)")),
+        "README.md's command table should say ({n} stable codes)"
+    );
+}
+
+#[test]
+fn an_option_newer_than_the_nvcc_is_told_from_a_host_flag() {
+    let d = &diagnose("nvcc fatal   : Unknown option 'std'", &Context::default())[0];
+    assert_eq!(d.code, "nvcc-unknown-option");
+    assert!(d.cause.contains("older than the release"), "{d:?}");
+    let d = &diagnose(
+        "nvcc fatal   : Unknown option '--threads'",
+        &Context::default(),
+    )[0];
+    assert!(d.cause.contains("older than the release"), "{d:?}");
+    // A host-compiler flag is not an nvcc option in any release.
+    let d = &diagnose("nvcc fatal   : Unknown option '-Wall'", &Context::default())[0];
+    assert!(d.cause.contains("not an nvcc option"), "{d:?}");
+    assert!(d.fix[0].contains("-Xcompiler=-Wall"), "{d:?}");
+}
+
+#[test]
+fn a_bindings_module_without_a_function_is_a_weak_version_hint() {
+    let log = "error[E0599]: no method named `cuMemAdvise_v2` found for reference `&'static driver::sys::sys_12010::Lib` in the current scope";
+    let d = &diagnose(log, &Context::default())[0];
+    assert_eq!(d.code, "toolkit-unsupported-by-crate");
+    assert!(d.confidence < 0.5, "a crate bug reads the same: {d:?}");
+    assert!(d.cause.contains("12.1"), "{d:?}");
+    // Not a versioned module: nothing.
+    let other = "error[E0599]: no method named `foo` found for reference `&'static candle_core::sys::Lib` in the current scope";
+    assert!(diagnose(other, &Context::default()).is_empty());
+}

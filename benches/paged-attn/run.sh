@@ -64,11 +64,15 @@ stale_check() {
     [ "$n" = "$includers" ] && echo "correct ($n of $includers objects)" || echo "STALE ($n of $includers objects)"
 }
 
-# Warm-up, not timed: the Rust dependencies, with no nvcc reachable.
+# Warm-up, not timed: the Rust dependencies, with no nvcc reachable (the
+# build script stops at once).
 cargo_dir=$(dirname "$(command -v cargo)")
-for v in cudaforge cuda-build; do
-    (cd "$work/$v" && env -u CUDA_HOME -u CUDA_PATH -u NVCC PATH="$cargo_dir:/usr/bin:/bin" \
+warm_up() {
+    (cd "$1" && env -u CUDA_HOME -u CUDA_PATH -u NVCC PATH="$cargo_dir:/usr/bin:/bin" \
         cargo build -q > /dev/null 2>&1) || true
+}
+for v in cudaforge cuda-build; do
+    warm_up "$work/$v"
 done
 
 for v in cudaforge cuda-build; do
@@ -91,6 +95,7 @@ files=$(find "$CUDA_BUILD_CACHE_DIR/v1/durations" -name '*.json' | wc -l)
 mkdir -p "$work/elsewhere/deeper"
 cp -r "$work/cuda-build" "$work/elsewhere/deeper/cuda-build"
 rm -rf "$work/elsewhere/deeper/cuda-build/target"
+warm_up "$work/elsewhere/deeper/cuda-build"
 moved=$(time_build "$work/elsewhere/deeper/cuda-build")
 if cmp -s "$(lib_of "$work/cuda-build")" "$(lib_of "$work/elsewhere/deeper/cuda-build")"; then
     same=identical

@@ -626,10 +626,18 @@ fn toolkit_unsupported_by_crate(f: &Finding, view: &View, d: &mut Diagnosis) {
         .as_deref()
         .and_then(|c| c.split_whitespace().next())
         .unwrap_or("cudarc");
-    d.cause = format!(
-        "The build script of `{krate}` has no bindings for CUDA {}: the installed toolkit is newer (or older) than that crate release supports. The toolkit is fine; the crate is too old for it.",
-        shown.as_deref().unwrap_or("(this version)")
-    );
+    let note = f.facts.iter().find_map(|x| match x {
+        Fact::Note(n) => Some(*n),
+        _ => None,
+    });
+    d.cause = match note {
+        // What the rule read (a missing function, a symbol) says more.
+        Some(n) => n.to_string(),
+        None => format!(
+            "The build script of `{krate}` has no bindings for CUDA {}: the installed toolkit is newer (or older) than that crate release supports. The toolkit is fine; the crate is too old for it.",
+            shown.as_deref().unwrap_or("(this version)")
+        ),
+    };
     d.fix.push(format!("update the crate: `cargo update -p {krate}` (or a newer candle / mistral.rs release that depends on a newer {krate})"));
     d.fix.extend(view.use_toolkit_fixes(|_| true, ""));
     d.fix.push("or build against a toolkit the crate supports: point CUDA_HOME at it, or `cargo cuda build`, which picks a detected toolkit and exports CUDA_HOME for build scripts".into());
@@ -1004,10 +1012,16 @@ fn feature(f: &Finding, view: &View, d: &mut Diagnosis) {
             if features.len() > 1 { "need" } else { "needs" },
             arch.sm_name()
         );
+        // The lower target is often the GPU itself (a crate's bf16 kernels
+        // on a T4): raising the target then builds code it cannot run.
         d.fix.push(format!(
-            "raise the lowest architecture to {} (CUDA_ARCHS={num}), or guard the code with `#if __CUDA_ARCH__ >= {}0` and give lower targets a fallback",
-            arch.sm_name(),
+            "if the lower target is a GPU you run on, that GPU lacks {what}: guard the code with `#if __CUDA_ARCH__ >= {}0` and give it a fallback, or use a crate (or a release, or feature set) that supports that GPU",
             arch.cc.number()
+        ));
+        d.fix.push(format!(
+            "if every GPU you run on is {} or newer, raise the lowest architecture to {} (CUDA_ARCHS={num})",
+            arch.sm_name(),
+            arch.sm_name()
         ));
     }
     if let Some(v) = view.nvcc_version() {
@@ -1789,19 +1803,20 @@ fn runtime_lib(f: &Finding, view: &View, d: &mut Diagnosis) {
         .filter(|s| !s.is_empty());
     if link_time {
         d.cause = format!("The linker could not find `{lib}`: the toolkit's library directory is not on the link search path.");
-        d.fix.push(match &dirs {
-            Some(dirs) => format!("add cargo:rustc-link-search=native={dirs}"),
-            None => {
-                "add the toolkit's lib64 directory with cargo:rustc-link-search=native=<dir>".into()
-            }
-        });
+        let dir = dirs.clone().unwrap_or_else(|| "<toolkit>/lib64".into());
+        d.fix.push(format!("put {dir} on the linker's search path: `cargo:rustc-link-search=native={dir}` in a build script, `-L{dir}` or LIBRARY_PATH for make, CMake and setup.py builds"));
+        if lib.contains("culibos") {
+            d.alternatives.push("culibos ships only with Linux toolkits (libculibos.a): a build script must not ask for it on Windows.".into());
+        }
     } else {
         d.cause = format!("The program needs `{lib}` from a CUDA toolkit, and the loader cannot find it on this machine.");
         d.fix.push(match &dirs {
             Some(dirs) => format!("add {dirs} to LD_LIBRARY_PATH (or the rpath), or link the library statically"),
             None => "install the matching CUDA runtime libraries and add their directory to LD_LIBRARY_PATH, or link statically".into(),
         });
-        d.alternatives.push("The version in the name (libcudart.so.12) must match: a CUDA 13 install does not provide .so.12.".into());
+        if let Some(major) = lib.split(".so.").nth(1).and_then(|v| v.split('.').next()) {
+            d.alternatives.push(format!("The version in the name (`{lib}`) must match: it needs CUDA {major}'s library, which a toolkit of another major version does not provide."));
+        }
     }
 }
 
@@ -1871,6 +1886,13 @@ fn unresolved(f: &Finding, d: &mut Diagnosis) {
 
 fn unknown_option(f: &Finding, d: &mut Diagnosis) {
     let opt = symbol(f).unwrap_or("the option");
+    if facts::nvcc_knows_option(opt) {
+        d.cause = format!("`{opt}` is an nvcc option in current releases (nvcc 13.0 knows it): the nvcc that ran is older than the release that added it.");
+        d.fix.push("use a newer toolkit: `nvcc --version` shows the one that ran, `cargo cuda toolkits` lists the installed ones (select one with CUDA_HOME, or `cargo cuda build --toolkit`)".into());
+        d.fix.push(format!("or leave `{opt}` out for this nvcc"));
+        d.alternatives.push("The nvcc on PATH may be an older install than the toolkit you meant: check `which -a nvcc`.".into());
+        return;
+    }
     d.cause = format!("nvcc does not know `{opt}`: it is not an nvcc option.");
     if opt.starts_with("-W") || opt.starts_with("-f") || opt.starts_with("-m") {
         d.fix.push(format!("`{opt}` is a host-compiler flag: pass it as `-Xcompiler={opt}` (Build::flag(\"-Xcompiler={opt}\"))"));

@@ -150,6 +150,7 @@ pub(crate) static RULES: &[Rule] = &[
         ["cannot open shared object file", "cannot find -l", "Could not load dynamic library", "dynamically load the",
          "lib under the names", "nvcuda.dll", "libnvidia-ml.so", "NVML Shared Library Not Found",
          "cannot open input file", "unable to find library -l", "Unable to find `include/",
+         "could not find native static library",
          "LoadLibrary failed with error 126"],
         library_missing, "libcudart.so.12: cannot open shared object file: No such file or directory"),
     rule!("libcuda-stub", Some(Code::LibcudaStub), ["stubs/libcuda.so", "stubs\\libcuda", "stubs/libcuda"],
@@ -167,6 +168,9 @@ pub(crate) static RULES: &[Rule] = &[
     rule!("cuda-home-list", Some(Code::CudaHomeInvalid),
         ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", ":/usr/local/cuda", ":/opt/cuda"],
         cuda_home_list, "CUDA_HOME=/usr/local/cuda:/usr/local/cuda-12.1"),
+    rule!("binding-version-lacks-function", Some(Code::ToolkitUnsupportedByCrate), ["::sys_"],
+        binding_version_lacks_function,
+        "error[E0599]: no method named `cuMemAdvise_v2` found for reference `&'static driver::sys::sys_12010::Lib` in the current scope"),
     rule!("toolkit-unsupported-by-crate", Some(Code::ToolkitUnsupportedByCrate),
         ["Unsupported cuda toolkit version", "Unsupported CUDA toolkit version", "Unsupported CUDA version"],
         toolkit_unsupported_by_crate, "Unsupported cuda toolkit version: `12.6`. Please raise a github issue."),
@@ -341,6 +345,13 @@ fn lib_code(lib: &str) -> Option<Code> {
         "nccl",
         "npp",
         "nvjpeg",
+        "cudadevrt",
+        "culibos",
+        "cupti",
+        "cufile",
+        "cutensor",
+        "nvptxcompiler",
+        "nvfatbin",
     ]
     .iter()
     .any(|p| base.starts_with(p))
@@ -1009,6 +1020,10 @@ fn library_missing(cx: &mut LineCx) {
             .collect();
         found.push((format!("lib{lib}"), true, 0.85));
     }
+    // rustc, for `cargo:rustc-link-lib=static=<name>` with no such archive.
+    if let Some(lib) = quoted_after(l, "could not find native static library", '`') {
+        found.push((format!("lib{lib}"), true, 0.85));
+    }
     // MSVC's linker (LNK1181) and lld.
     if let Some(lib) = quoted_after(l, "cannot open input file", '\'') {
         let lib = lib.trim_end_matches(".lib");
@@ -1269,6 +1284,33 @@ fn cuda_home_list(cx: &mut LineCx) {
     };
     let note = format!("`{list}` is several paths joined by `:` (as in PATH), used as one toolkit directory: CUDA_HOME names exactly one toolkit root.");
     cx.hit(Fact::Text(note), conf);
+}
+
+/// rustc rejecting a call into a binding crate's bindings of one CUDA
+/// release (cudarc's `sys::sys_12010::Lib`, CUDA 12.1): they lack a function
+/// the crate calls, so the crate was built for a release it does not
+/// support. Weak: a bug in the crate's version features reads the same.
+fn binding_version_lacks_function(cx: &mut LineCx) {
+    let l = cx.line;
+    let missing = [
+        "no method named `",
+        "cannot find function `",
+        "cannot find value `",
+    ]
+    .iter()
+    .any(|p| l.contains(p));
+    let Some(p) = l.find("::sys_").filter(|_| missing) else {
+        return;
+    };
+    let digits: String = l[p + 6..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    if digits.len() != 5 {
+        return;
+    }
+    cx.hit(Fact::Text(digits), 0.45);
+    cx.hit(Fact::Note("The crate was compiled with its bindings for the CUDA release in the module name (sys_12010 is 12.1), and they lack a function it calls: that crate release needs another toolkit version than the one it built for (usually a newer one), or its CUDA-version feature names the wrong one."), 0.45);
 }
 
 fn toolkit_unsupported_by_crate(cx: &mut LineCx) {
