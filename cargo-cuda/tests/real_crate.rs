@@ -1,0 +1,274 @@
+//! A crate nobody here wrote: candle-kernels 0.11.1 from crates.io, cut to
+//! three of its kernels to keep the test short (two PTX files and one
+//! object of its static library), built by `cargo cuda build --arch 89`:
+//!
+//! - as published, its build.rs running cudaforge 0.1.6 with what `cargo
+//!   cuda` hands every build script (CUDA_COMPUTE_CAP, nvcc on PATH);
+//! - with its build.rs ported to cuda-build (benches/candle/build.rs).
+//!
+//! Both build, and build again with every unit fresh; the port's PTX is the
+//! published build's byte for byte. The port, copied to another checkout
+//! path and built by plain `cargo` with the toolkit `cargo cuda env --write`
+//! records, runs no nvcc (every source comes from the cache) and gives the
+//! same bytes again.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{cargo_cuda, fresh, real_cargo, text, workspace_root};
+
+/// The kernels kept: two PTX files and one file of the static library.
+const KEPT: [&str; 3] = ["affine.cu", "fill.cu", "mmq_quantize.cu"];
+
+/// candle-kernels 0.11.1's published sources, fetched by cargo from
+/// crates.io into its registry (network on the first run only).
+fn fetch_candle_kernels(scratch: &Path) -> PathBuf {
+    let dir = scratch.join("fetch");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"real-crate-fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\
+         [dependencies]\ncandle-kernels = \"=0.11.1\"\ncudaforge = \"=0.1.6\"\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "").unwrap();
+    let out = Command::new(real_cargo())
+        .args(["metadata", "--format-version", "1"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(
+        out.status.success(),
+        "cargo could not fetch candle-kernels 0.11.1 from crates.io (this test needs the network once):\n{stderr}"
+    );
+    let meta: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let manifest = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "candle-kernels")
+        .and_then(|p| p["manifest_path"].as_str())
+        .expect("candle-kernels in cargo metadata");
+    Path::new(manifest).parent().unwrap().to_path_buf()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// A copy of the published crate at `to`, with only [`KEPT`]'s kernels, a
+/// lib.rs that includes only the PTX module (the real one needs every
+/// kernel), its own workspace, and cudaforge pinned to 0.1.6 (the crate
+/// asks for ^0.1.2).
+fn prepare(published: &Path, to: &Path) {
+    copy_dir(published, to);
+    for f in ["Cargo.toml.orig", "Cargo.lock", ".cargo_vcs_info.json"] {
+        let _ = std::fs::remove_file(to.join(f));
+    }
+    remove_other_kernels(&to.join("src"));
+    std::fs::write(
+        to.join("src/lib.rs"),
+        "pub mod ptx { include!(concat!(env!(\"OUT_DIR\"), \"/ptx.rs\")); }\n",
+    )
+    .unwrap();
+    let manifest = to.join("Cargo.toml");
+    let toml = std::fs::read_to_string(&manifest).unwrap();
+    let pin = "[build-dependencies.cudaforge]\nversion = \"0.1.2\"";
+    assert!(
+        toml.contains(pin),
+        "candle-kernels' Cargo.toml changed:\n{toml}"
+    );
+    let toml = toml.replace(pin, "[build-dependencies.cudaforge]\nversion = \"=0.1.6\"");
+    std::fs::write(&manifest, format!("{toml}\n[workspace]\n")).unwrap();
+    // The published build.rs names each library file: drop the removed ones.
+    let build_rs = to.join("build.rs");
+    let kept: String = std::fs::read_to_string(&build_rs)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            let t = l.trim();
+            !(t.starts_with("\"src/")
+                && t.ends_with(".cu\",")
+                && !KEPT.iter().any(|k| t.contains(k)))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&build_rs, kept).unwrap();
+}
+
+fn remove_other_kernels(dir: &Path) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            remove_other_kernels(&path);
+        } else if path.extension().is_some_and(|e| e == "cu")
+            && !KEPT.iter().any(|k| path.file_name().unwrap() == *k)
+        {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+}
+
+/// The published crate with benches/candle/build.rs instead of cudaforge's.
+fn port(published_copy: &Path, to: &Path) {
+    copy_dir(published_copy, to);
+    let _ = std::fs::remove_dir_all(to.join("target"));
+    std::fs::copy(
+        workspace_root().join("benches/candle/build.rs"),
+        to.join("build.rs"),
+    )
+    .unwrap();
+    let manifest = to.join("Cargo.toml");
+    let toml = std::fs::read_to_string(&manifest).unwrap().replace(
+        "[build-dependencies.cudaforge]\nversion = \"=0.1.6\"",
+        &format!(
+            "[build-dependencies.cuda-build]\npath = \"{}\"",
+            workspace_root().join("cuda-build").display()
+        ),
+    );
+    std::fs::write(&manifest, toml).unwrap();
+}
+
+/// The PTX files in candle-kernels' OUT_DIR, by name, as the build `cmd`
+/// (already run, so fresh now) reports it in cargo's JSON messages.
+fn ptx(mut cmd: Command) -> Vec<(String, Vec<u8>)> {
+    let out = cmd.arg("--message-format=json").output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let out_dir = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| {
+            v["reason"] == "build-script-executed"
+                && v["package_id"]
+                    .as_str()
+                    .is_some_and(|p| p.contains("candle-kernels"))
+        })
+        .and_then(|v| v["out_dir"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("no OUT_DIR for candle-kernels in:\n{stdout}"));
+    ["affine.ptx", "fill.ptx"]
+        .iter()
+        .map(|n| {
+            let path = out_dir.join(n);
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (n.to_string(), bytes)
+        })
+        .collect()
+}
+
+fn wrapped_build(krate: &Path, target: &Path, root: &Path, cache: &Path) -> Command {
+    let mut cmd = cargo_cuda();
+    cmd.args(["build", "--arch", "89"])
+        .current_dir(krate)
+        .env("CUDA_HOME", root)
+        .env("CUDA_BUILD_CACHE_DIR", cache)
+        .env("CARGO_TARGET_DIR", target);
+    cmd
+}
+
+#[test]
+fn candle_kernels_from_crates_io_builds_both_ways_and_the_port_matches_byte_for_byte() {
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let published = fetch_candle_kernels(scratch.path());
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("real-crate");
+    let cache = scratch.path().join("kernel-cache");
+
+    // As published: cudaforge, under `cargo cuda build`.
+    let original = scratch.path().join("a/candle-kernels");
+    prepare(&published, &original);
+    fresh::build(
+        wrapped_build(&original, &target, &root, &cache),
+        "cargo cuda build of the published crate",
+    );
+    let dirty = fresh::build(
+        wrapped_build(&original, &target, &root, &cache),
+        "the second cargo cuda build of the published crate",
+    );
+    assert!(dirty.is_empty(), "rebuilt: {dirty:#?}");
+    let published_ptx = ptx(wrapped_build(&original, &target, &root, &cache));
+
+    // Ported to cuda-build.
+    let ported = scratch.path().join("b/candle-kernels");
+    port(&original, &ported);
+    fresh::build(
+        wrapped_build(&ported, &target, &root, &cache),
+        "cargo cuda build of the port",
+    );
+    let dirty = fresh::build(
+        wrapped_build(&ported, &target, &root, &cache),
+        "the second cargo cuda build of the port",
+    );
+    assert!(dirty.is_empty(), "rebuilt: {dirty:#?}");
+    let ported_ptx = ptx(wrapped_build(&ported, &target, &root, &cache));
+    for ((name, a), (_, b)) in published_ptx.iter().zip(&ported_ptx) {
+        assert!(
+            String::from_utf8_lossy(a).contains(".target sm_89"),
+            "{name} is not for sm_89"
+        );
+        assert!(a == b, "{name}: the port's PTX differs from cudaforge's");
+    }
+
+    // The port at another path, built by plain cargo with the toolkit
+    // recorded in its .cargo/config.toml: every source from the cache.
+    let moved = scratch.path().join("c/d/candle-kernels");
+    copy_dir(&ported, &moved);
+    let out = cargo_cuda()
+        .args(["env", "--write", "--arch", "89"])
+        .current_dir(&moved)
+        .env("CUDA_HOME", &root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out).1);
+    let progress = scratch.path().join("progress.jsonl");
+    let plain = || {
+        let mut cmd = Command::new(real_cargo());
+        for var in cuda_build::env::Var::ALL {
+            if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
+                cmd.env_remove(var.name());
+            }
+        }
+        cmd.arg("build")
+            .current_dir(&moved)
+            .env("CUDA_BUILD_CACHE_DIR", &cache)
+            .env("CARGO_TARGET_DIR", &target)
+            .env("CARGO_CUDA_PROGRESS", &progress);
+        cmd
+    };
+    fresh::build(plain(), "plain cargo build at another path");
+    let events = std::fs::read_to_string(&progress).unwrap_or_default();
+    let kinds: Vec<String> = events
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            format!(
+                "{} {}",
+                v["event"].as_str().unwrap(),
+                v["file"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(kinds.len(), KEPT.len(), "one event per source: {kinds:#?}");
+    assert!(
+        kinds.iter().all(|k| k.starts_with("cached ")),
+        "nvcc ran at another checkout path: {kinds:#?}"
+    );
+    assert!(
+        ptx(plain()) == ported_ptx,
+        "the PTX depends on the checkout path"
+    );
+}
