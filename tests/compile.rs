@@ -74,26 +74,13 @@ impl Fx {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
 /// A fixture package with the given kernels (file names under `kernels/`).
 fn fixture(kernels: &[&str]) -> Option<Fx> {
     let real_root = workspace_tests::cu13_root()?;
     let dir = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compile/kernels");
     let pkg = dir.path().join("pkg");
-    copy_dir(&src.join("include"), &pkg.join("cu/include"));
+    workspace_tests::copy_dir(&src.join("include"), &pkg.join("cu/include"));
     std::fs::write(
         pkg.join("Cargo.toml"),
         "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\n",
@@ -586,7 +573,7 @@ fn cache_serves_a_clean_build_and_a_second_checkout() {
 
     // Another checkout of the same package elsewhere, sharing the cache.
     let other = fx.root().join("checkout2");
-    copy_dir(&fx.pkg(), &other);
+    workspace_tests::copy_dir(&fx.pkg(), &other);
     let env = Env::empty().set(Var::CargoManifestDir, &other);
     let b = fx
         .build()
@@ -1193,7 +1180,7 @@ fn typed_launchers_are_spliced_into_the_module_when_asked() {
             assert_ne!(tampered, record);
             std::fs::write(&records[0], tampered).unwrap();
             let elsewhere = fx.root().join("elsewhere");
-            copy_dir(&fx.pkg(), &elsewhere);
+            workspace_tests::copy_dir(&fx.pkg(), &elsewhere);
             let build_in = |pkg: &Path, out: &str, cache: PathBuf| {
                 let mut b = fx.build();
                 b.env(Env::empty().set(Var::CargoManifestDir, pkg))
@@ -1965,8 +1952,8 @@ fn outputs_are_identical_across_checkout_paths() {
     .unwrap();
     let a_pkg = fx.root().join("a/pkg");
     let b_pkg = fx.root().join("somewhere/much/deeper/b/pkg");
-    copy_dir(&fx.pkg(), &a_pkg);
-    copy_dir(&fx.pkg(), &b_pkg);
+    workspace_tests::copy_dir(&fx.pkg(), &a_pkg);
+    workspace_tests::copy_dir(&fx.pkg(), &b_pkg);
     let build = |pkg: &Path, out: &str, kind: OutputKind, cache: bool| {
         let mut b = fx.build();
         b.env(Env::empty().set(Var::CargoManifestDir, pkg))

@@ -7,19 +7,9 @@
 mod common;
 
 use common::fresh;
-use common::{cargo_cuda, real_cargo, workspace_root};
+use common::{cargo_cuda, plain_cargo, workspace_root};
 use std::path::Path;
 use std::process::Command;
-
-fn plain_cargo() -> Command {
-    let mut cmd = Command::new(real_cargo());
-    for var in cuda_build::env::Var::ALL {
-        if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
-            cmd.env_remove(var.name());
-        }
-    }
-    cmd
-}
 
 fn vector_add(mut cmd: Command, root: &Path, target: &Path) -> Command {
     cmd.arg("build")

@@ -8,7 +8,7 @@
 mod common;
 
 use common::fresh;
-use common::{cargo_cuda, real_cargo, text, workspace_root};
+use common::{cargo_cuda, plain_cargo, text, workspace_root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -185,16 +185,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-fn plain_cargo() -> Command {
-    let mut cmd = Command::new(real_cargo());
-    for var in cuda_build::env::Var::ALL {
-        if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
-            cmd.env_remove(var.name());
-        }
-    }
-    cmd
 }
 
 /// The done-when test: a crate made from the README alone, in an empty

@@ -17,7 +17,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{cargo_cuda, fresh, real_cargo, text, workspace_root};
+use common::{cargo_cuda, fresh, plain_cargo, real_cargo, text, workspace_root};
 
 /// The kernels kept: two PTX files and one file of the static library.
 const KEPT: [&str; 3] = ["affine.cu", "fill.cu", "mmq_quantize.cu"];
@@ -55,25 +55,12 @@ fn fetch_candle_kernels(scratch: &Path) -> PathBuf {
     Path::new(manifest).parent().unwrap().to_path_buf()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
-}
-
 /// A copy of the published crate at `to`, with only [`KEPT`]'s kernels, a
 /// lib.rs that includes only the PTX module (the real one needs every
 /// kernel), its own workspace, and cudaforge pinned to 0.1.6 (the crate
 /// asks for ^0.1.2).
 fn prepare(published: &Path, to: &Path) {
-    copy_dir(published, to);
+    workspace_tests::copy_dir(published, to);
     for f in ["Cargo.toml.orig", "Cargo.lock", ".cargo_vcs_info.json"] {
         let _ = std::fs::remove_file(to.join(f));
     }
@@ -123,7 +110,7 @@ fn remove_other_kernels(dir: &Path) {
 
 /// The published crate with benches/candle/build.rs instead of cudaforge's.
 fn port(published_copy: &Path, to: &Path) {
-    copy_dir(published_copy, to);
+    workspace_tests::copy_dir(published_copy, to);
     let _ = std::fs::remove_dir_all(to.join("target"));
     std::fs::copy(
         workspace_root().join("benches/candle/build.rs"),
@@ -142,22 +129,9 @@ fn port(published_copy: &Path, to: &Path) {
 }
 
 /// The PTX files in candle-kernels' OUT_DIR, by name, as the build `cmd`
-/// (already run, so fresh now) reports it in cargo's JSON messages.
-fn ptx(mut cmd: Command) -> Vec<(String, Vec<u8>)> {
-    let out = cmd.arg("--message-format=json").output().unwrap();
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stderr}");
-    let out_dir = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|v| {
-            v["reason"] == "build-script-executed"
-                && v["package_id"]
-                    .as_str()
-                    .is_some_and(|p| p.contains("candle-kernels"))
-        })
-        .and_then(|v| v["out_dir"].as_str().map(PathBuf::from))
-        .unwrap_or_else(|| panic!("no OUT_DIR for candle-kernels in:\n{stdout}"));
+/// (already run, so fresh now) reports it.
+fn ptx(cmd: Command) -> Vec<(String, Vec<u8>)> {
+    let out_dir = fresh::out_dir(cmd, "candle-kernels");
     ["affine.ptx", "fill.ptx"]
         .iter()
         .map(|n| {
@@ -166,6 +140,13 @@ fn ptx(mut cmd: Command) -> Vec<(String, Vec<u8>)> {
             (n.to_string(), bytes)
         })
         .collect()
+}
+
+/// Builds twice; the second build must find every unit fresh.
+fn build_twice(build: impl Fn() -> Command, what: &str) {
+    fresh::build(build(), what);
+    let dirty = fresh::build(build(), &format!("{what}, again"));
+    assert!(dirty.is_empty(), "{what}, again, rebuilt: {dirty:#?}");
 }
 
 fn wrapped_build(krate: &Path, target: &Path, root: &Path, cache: &Path) -> Command {
@@ -191,29 +172,19 @@ fn candle_kernels_from_crates_io_builds_both_ways_and_the_port_matches_byte_for_
     // As published: cudaforge, under `cargo cuda build`.
     let original = scratch.path().join("a/candle-kernels");
     prepare(&published, &original);
-    fresh::build(
-        wrapped_build(&original, &target, &root, &cache),
+    build_twice(
+        || wrapped_build(&original, &target, &root, &cache),
         "cargo cuda build of the published crate",
     );
-    let dirty = fresh::build(
-        wrapped_build(&original, &target, &root, &cache),
-        "the second cargo cuda build of the published crate",
-    );
-    assert!(dirty.is_empty(), "rebuilt: {dirty:#?}");
     let published_ptx = ptx(wrapped_build(&original, &target, &root, &cache));
 
     // Ported to cuda-build.
     let ported = scratch.path().join("b/candle-kernels");
     port(&original, &ported);
-    fresh::build(
-        wrapped_build(&ported, &target, &root, &cache),
+    build_twice(
+        || wrapped_build(&ported, &target, &root, &cache),
         "cargo cuda build of the port",
     );
-    let dirty = fresh::build(
-        wrapped_build(&ported, &target, &root, &cache),
-        "the second cargo cuda build of the port",
-    );
-    assert!(dirty.is_empty(), "rebuilt: {dirty:#?}");
     let ported_ptx = ptx(wrapped_build(&ported, &target, &root, &cache));
     for ((name, a), (_, b)) in published_ptx.iter().zip(&ported_ptx) {
         assert!(
@@ -226,7 +197,7 @@ fn candle_kernels_from_crates_io_builds_both_ways_and_the_port_matches_byte_for_
     // The port at another path, built by plain cargo with the toolkit
     // recorded in its .cargo/config.toml: every source from the cache.
     let moved = scratch.path().join("c/d/candle-kernels");
-    copy_dir(&ported, &moved);
+    workspace_tests::copy_dir(&ported, &moved);
     let out = cargo_cuda()
         .args(["env", "--write", "--arch", "89"])
         .current_dir(&moved)
@@ -236,12 +207,7 @@ fn candle_kernels_from_crates_io_builds_both_ways_and_the_port_matches_byte_for_
     assert!(out.status.success(), "{}", text(&out).1);
     let progress = scratch.path().join("progress.jsonl");
     let plain = || {
-        let mut cmd = Command::new(real_cargo());
-        for var in cuda_build::env::Var::ALL {
-            if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
-                cmd.env_remove(var.name());
-            }
-        }
+        let mut cmd = plain_cargo();
         cmd.arg("build")
             .current_dir(&moved)
             .env("CUDA_BUILD_CACHE_DIR", &cache)

@@ -113,3 +113,17 @@ pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// Copies a directory tree (files and folders; what a package checkout has).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}

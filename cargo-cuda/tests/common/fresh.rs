@@ -21,12 +21,37 @@ pub fn units(stdout: &str) -> Vec<(String, bool)> {
 
 /// Runs a build (`cmd` already has its arguments up to the manifest) with
 /// `--message-format=json`; panics with the output unless it succeeds.
-/// Returns the units that were not fresh.
-pub fn build(mut cmd: Command, what: &str) -> Vec<String> {
+/// Returns cargo's JSON messages and its stderr.
+fn messages(mut cmd: Command, what: &str) -> (String, String) {
     let out = cmd.arg("--message-format=json").output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{what} failed:\n{stderr}");
+    (stdout, stderr)
+}
+
+/// The OUT_DIR of `package`'s build script, as a build (`cmd`, as for
+/// [`build`]) reports it.
+pub fn out_dir(cmd: Command, package: &str) -> std::path::PathBuf {
+    let (stdout, _) = messages(cmd, "the build");
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| {
+            v["reason"] == "build-script-executed"
+                && v["package_id"]
+                    .as_str()
+                    .is_some_and(|p| p.contains(package))
+        })
+        .and_then(|v| v["out_dir"].as_str().map(std::path::PathBuf::from))
+        .unwrap_or_else(|| panic!("no OUT_DIR for {package} in:\n{stdout}"))
+}
+
+/// Runs a build (`cmd` already has its arguments up to the manifest) with
+/// `--message-format=json`; panics with the output unless it succeeds.
+/// Returns the units that were not fresh.
+pub fn build(cmd: Command, what: &str) -> Vec<String> {
+    let (stdout, stderr) = messages(cmd, what);
     let units = units(&stdout);
     assert!(
         !units.is_empty(),

@@ -9,13 +9,23 @@ use std::process::{Command, Output};
 /// The binary under test, with every variable cuda-build reads removed
 /// (except PATH, HOME and CARGO), so the host's settings cannot leak in.
 pub fn cargo_cuda() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-cuda"));
+    let mut cmd = without_cuda_settings(Command::new(env!("CARGO_BIN_EXE_cargo-cuda")));
+    cmd.env_remove("CARGO_TARGET_DIR");
+    cmd
+}
+
+/// The cargo running these tests, with the same variables removed: a build
+/// sees only the toolkit the test hands it (or a `.cargo/config.toml`).
+pub fn plain_cargo() -> Command {
+    without_cuda_settings(Command::new(real_cargo()))
+}
+
+fn without_cuda_settings(mut cmd: Command) -> Command {
     for var in cuda_build::env::Var::ALL {
         if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
             cmd.env_remove(var.name());
         }
     }
-    cmd.env_remove("CARGO_TARGET_DIR");
     cmd
 }
 
