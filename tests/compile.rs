@@ -1681,6 +1681,18 @@ fn several_builds_share_one_pool_longest_job_first() {
         ),
     )
     .unwrap();
+    // A short source that pulls in a large header: by its own size it would
+    // start last; with the header it includes, it starts first.
+    std::fs::write(
+        fx.pkg().join("cu/heavy.cuh"),
+        format!("// {}\n#define HEAVY 3.0f\n", "z".repeat(8000)),
+    )
+    .unwrap();
+    std::fs::write(
+        fx.pkg().join("cu/templ.cu"),
+        "#include \"heavy.cuh\"\nextern \"C\" __global__ void k_templ(float* x) { x[0] = HEAVY; }\n",
+    )
+    .unwrap();
     let tk = slow_for(&fx);
     let env = fx.env().set(Var::NumJobs, "1");
     let builds = |salt: &str| {
@@ -1702,12 +1714,12 @@ fn several_builds_share_one_pool_longest_job_first() {
             .module_name("lib");
         (ptx, lib)
     };
-    // Cold: no durations yet, so by size, across both builds: the library's
-    // mid.cu runs between the PTX build's two files (one pool).
+    // Cold: no durations yet, so by size with included headers, across both
+    // builds: the library's mid.cu runs between the PTX build's files (one pool).
     let (ptx, lib) = builds("");
     let all = cuda_build::try_compile_all([&ptx, &lib]).unwrap();
     assert_eq!(all.len(), 2);
-    assert_eq!(all[0].kernels.len(), 2);
+    assert_eq!(all[0].kernels.len(), 3);
     assert!(all[1].library.as_ref().unwrap().is_file());
     let order: Vec<String> = fx
         .take_log()
@@ -1720,12 +1732,12 @@ fn several_builds_share_one_pool_longest_job_first() {
         .collect();
     assert_eq!(
         order,
-        ["cu/big.cu", "lib/mid.cu", "cu/slow.cu"],
-        "relative paths, by size"
+        ["cu/templ.cu", "cu/big.cu", "lib/mid.cu", "cu/slow.cu"],
+        "relative paths, by size with included headers"
     );
     // Durations are recorded in the cache; after an edit, slow.cu (2 s) starts first.
     let records = walk(&fx.cache().join("v1/durations"));
-    assert_eq!(records.len(), 3, "{records:?}");
+    assert_eq!(records.len(), 4, "{records:?}");
     let (ptx, lib) = builds("v2");
     cuda_build::try_compile_all([&ptx, &lib]).unwrap();
     assert_eq!(fx.compiled(), ["big.cu", "slow.cu"]);

@@ -33,8 +33,8 @@ pub(super) struct Job {
     /// Final output path for each role.
     pub outputs: Vec<(String, PathBuf)>,
     pub flags_key: String,
-    /// The source's size, for ordering jobs without a recorded duration.
-    pub size: u64,
+    /// The build's include dirs (absolute), for [`super::estimate::work`].
+    pub includes: Vec<PathBuf>,
 }
 
 impl Run<'_> {
@@ -239,7 +239,7 @@ impl Run<'_> {
             calls,
             outputs,
             flags_key: k.finish(),
-            size: std::fs::metadata(source).map(|m| m.len()).unwrap_or(0),
+            includes: includes.to_vec(),
         })
     }
 

@@ -216,6 +216,7 @@ mod artifacts;
 mod builder;
 mod cache;
 mod depfile;
+mod estimate;
 mod exec;
 mod flag_probe;
 mod glue;

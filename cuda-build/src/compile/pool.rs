@@ -5,8 +5,9 @@
 //!
 //! Order: jobs whose last compile time is recorded in the cache
 //! (`durations` records) come after new jobs (which may be long), and among
-//! each group the longest (by recorded time, else by source size) starts
-//! first. A corrupt record is ignored with a note.
+//! each group the longest (by recorded time, else by the size of the source
+//! and the headers it includes, `estimate.rs`) starts first. A corrupt record
+//! is ignored with a note.
 
 use super::artifacts::Artifacts;
 use super::cache::Cache;
@@ -24,6 +25,7 @@ struct Pending {
     job: usize,
     /// Seconds it took last time (None: never recorded).
     secs: Option<f64>,
+    /// Without `secs`: the estimated work ([`super::estimate::work`]).
     size: u64,
 }
 
@@ -103,7 +105,11 @@ pub(super) fn build_all(
                     build: bi,
                     job: ji,
                     secs,
-                    size: job.size,
+                    size: if secs.is_none() {
+                        super::estimate::work(&job.source, &job.includes)
+                    } else {
+                        0
+                    },
                 };
                 pending.push((pj, run, p));
             }
