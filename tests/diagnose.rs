@@ -1451,3 +1451,73 @@ fn a_bindings_module_without_a_function_is_a_weak_version_hint() {
     let other = "error[E0599]: no method named `foo` found for reference `&'static candle_core::sys::Lib` in the current scope";
     assert!(diagnose(other, &Context::default()).is_empty());
 }
+
+#[test]
+fn a_cuda_function_missing_at_link_time_names_the_library_to_link() {
+    for (log, code, lib) in [
+        ("main.cpp:(.text+0x1a): undefined reference to `cudaMalloc'", "cuda-runtime-lib-not-found", "libcudart"),
+        ("kernel.obj : error LNK2019: unresolved external symbol __cudaRegisterFatBinary referenced in function", "cuda-runtime-lib-not-found", "libcudart"),
+        ("LNK2019: unresolved external symbol cuGetErrorString", "libcuda-not-found", "libcuda"),
+        ("gemm.o: undefined reference to `cublasSgemm_v2'", "cuda-runtime-lib-not-found", "libcublas"),
+    ] {
+        let d = &diagnose(log, &Context::default())[0];
+        assert_eq!(d.code, code, "{log}: {d:?}");
+        assert!(d.cause.contains(lib) && d.cause.contains("not linked"), "{d:?}");
+    }
+    // Not a CUDA API function: nothing (curl, a user's `cu_helper`, nvlink's device link).
+    for log in [
+        "main.o: undefined reference to `curl_easy_init'",
+        "main.o: undefined reference to `cu_helper'",
+        "nvlink error   : Undefined reference to '_Z6helperf' in 'a.o'",
+    ] {
+        assert!(
+            diagnose(log, &Context::default())
+                .iter()
+                .all(|d| d.code != "cuda-runtime-lib-not-found" && d.code != "libcuda-not-found"),
+            "{log}"
+        );
+    }
+}
+
+#[test]
+fn loader_messages_in_other_words_and_languages_name_the_library() {
+    for (log, code) in [
+        ("fatal   : Unable to load library 'libnvidia-ptxjitcompiler.so.535.104.05'", "ptx-jit-compiler-missing"),
+        ("GpuArrayException: b'Could not load \"nvrtc64_120_0.dll\": The specified module could not be found.\\r\\n'", "cuda-runtime-lib-not-found"),
+        ("OSError: [WinError 126] The specified module could not be found. Error loading \"C:\\\\x\\\\cublas64_12.dll\"", "cuda-runtime-lib-not-found"),
+        ("LINK : fatal error LNK1181: impossible d'ouvrir le fichier en entrée 'cudart.lib'", "cuda-runtime-lib-not-found"),
+        ("nvrtc: error: failed to load builtins for compute_89.", "cuda-runtime-lib-not-found"),
+        ("error: could not find native static library `cudart_static`, perhaps an -L flag is missing?", "cuda-runtime-lib-not-found"),
+    ] {
+        let d = &diagnose(log, &Context::default())[0];
+        assert_eq!(d.code, code, "{log}: {d:?}");
+    }
+    // The same words for a library that is not CUDA's: nothing.
+    for log in [
+        "OSError: [WinError 126] The specified module could not be found. Error loading \"C:\\\\x\\\\zlib1.dll\"",
+        "LINK : fatal error LNK1181: cannot open input file 'ssl.lib'",
+        "fatal: Unable to load library 'libfoo.so.1'",
+    ] {
+        assert!(
+            diagnose(log, &Context::default()).iter().all(|d| d.confidence < 0.5),
+            "{log}: {:?}",
+            diagnose(log, &Context::default())
+        );
+    }
+}
+
+#[test]
+fn nvrtc_rejecting_its_options_points_at_the_architecture_before_it() {
+    let log = "--std=c++17 --gpu-architecture=sm_89 -DCUDA\nFailed invoking compiler for CUDA C++ program: NVRTC_ERROR_INVALID_OPTION";
+    let d = &diagnose(log, &Context::default())[0];
+    assert_eq!(d.code, "arch-too-new-for-nvcc", "{d:?}");
+    assert!(
+        d.cause.starts_with("The libnvrtc") && d.cause.contains("11.8"),
+        "{d:?}"
+    );
+    // Without an architecture on an option line, nothing to point at.
+    let alone = "Failed invoking compiler for CUDA C++ program: NVRTC_ERROR_INVALID_OPTION";
+    assert!(diagnose(alone, &Context::default())
+        .iter()
+        .all(|d| !d.code.as_str().starts_with("arch-")));
+}

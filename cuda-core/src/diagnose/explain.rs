@@ -424,7 +424,17 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
     let mut d = base(f);
     match f.code {
         Code::ArchTooNewForNvcc | Code::ArchDroppedByNvcc | Code::ArchInvalid => {
-            arch_rejected(f, view, &mut d)
+            arch_rejected(f, view, &mut d);
+            // NVRTC at run time, not nvcc at build time.
+            if f.evidence.iter().any(|e| e.contains("NVRTC_ERROR")) {
+                d.cause = match d.cause.strip_prefix("nvcc") {
+                    Some(rest) => format!("The libnvrtc the program loaded{rest}"),
+                    None => d
+                        .cause
+                        .replacen("nvcc", "the libnvrtc the program loaded", 1),
+                };
+                d.alternatives.push("NVRTC names no option in this error; the architecture is the usual one, with an older CUDA's libnvrtc found first on the library path (`ldd`, LD_LIBRARY_PATH, PATH on Windows).".into());
+            }
         }
         Code::ArchFeatureNeedsHigherTarget => feature(f, view, &mut d),
         Code::ArchNotDetected => arch_not_detected(f, view, &mut d),
@@ -548,10 +558,10 @@ fn rank_native_with_real_arch(findings: &mut [Finding]) {
     };
     let mut native_seen = findings[new].facts.iter().any(is_native);
     for f in findings.iter_mut().filter(|f| f.code == Code::ArchInvalid) {
-        let native_only = f
-            .facts
-            .iter()
-            .all(|x| is_native(x) || !matches!(x, Fact::Arch { .. }));
+        let native_only = f.facts.iter().any(is_native)
+            && f.facts
+                .iter()
+                .all(|x| is_native(x) || !matches!(x, Fact::Arch { .. }));
         if native_only {
             f.confidence *= 0.6;
             native_seen = true;
@@ -1658,8 +1668,28 @@ fn library_fact(f: &Finding) -> (Option<String>, bool) {
     (name, link_time)
 }
 
+/// The host linker found no definition of a CUDA API function: the library
+/// that has it is not on the link line at all (no `rustc-link-lib`), which a
+/// search path does not fix.
+fn unlinked_symbol(f: &Finding, d: &mut Diagnosis) -> bool {
+    let (Some(sym), (Some(lib), true)) = (symbol(f), library_fact(f)) else {
+        return false;
+    };
+    let name = lib.trim_start_matches("lib");
+    d.cause = format!("The program calls `{sym}`, and nothing on the link line defines it: `{lib}` ({name}.lib on Windows) is not linked.");
+    d.fix.push(format!("link it: `cargo:rustc-link-lib={name}` in the build script (or -l{name}), with its directory on the search path: `cargo:rustc-link-search=native=<toolkit>/lib64` (`<toolkit>\\lib\\x64` on Windows)"));
+    if name == "cuda" {
+        d.fix.push("on a machine without a driver, link against the toolkit's stub (`lib64/stubs`), or load libcuda at run time instead (cudarc's dynamic loading)".into());
+    }
+    d.alternatives.push("If the library is linked, the link order is wrong: with static libraries, the library must come after the objects that use it.".into());
+    true
+}
+
 fn lib_missing(f: &Finding, view: &View, d: &mut Diagnosis) {
     let (lib, link_time) = library_fact(f);
+    if unlinked_symbol(f, d) {
+        return;
+    }
     if link_time && d.code == Code::LibcudaNotFound {
         d.cause = "The linker could not find libcuda.so: it comes with the driver, and this machine has none (or not on the linker's path).".into();
         let stubs = view.toolkit().map_or_else(
@@ -1789,6 +1819,9 @@ fn unknown_error(view: &View, d: &mut Diagnosis) {
 }
 
 fn runtime_lib(f: &Finding, view: &View, d: &mut Diagnosis) {
+    if unlinked_symbol(f, d) {
+        return;
+    }
     let (lib, link_time) = library_fact(f);
     let lib = lib.unwrap_or_else(|| "a CUDA library".into());
     let dirs = view

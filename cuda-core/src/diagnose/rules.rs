@@ -88,6 +88,9 @@ pub(crate) static RULES: &[Rule] = &[
     // ------------------------------------------------- device link, options
     rule!("unresolved-extern", Some(Code::DeviceFunctionUnresolved), ["Unresolved extern function"],
         unresolved_extern, "ptxas fatal   : Unresolved extern function '_Z6helperf'"),
+    rule!("host-link-undefined", Some(Code::CudaRuntimeLibNotFound),
+        ["undefined reference to `", "unresolved external symbol"],
+        host_link_undefined, "main.o: undefined reference to `cudaMalloc'"),
     rule!("nvlink-undefined", Some(Code::DeviceFunctionUnresolved), ["Undefined reference to"],
         nvlink_undefined, "nvlink error   : Undefined reference to '_Z6helperf' in 'a.o'"),
     rule!("nvcc-unknown-option", Some(Code::NvccUnknownOption), ["Unknown option"],
@@ -98,6 +101,10 @@ pub(crate) static RULES: &[Rule] = &[
         ["died due to signal", "Killed signal terminated program", "Killed"],
         compiler_killed, "nvcc error   : 'cicc' died due to signal 9 (Kill signal)"),
     // ------------------------------------------------------- architectures
+    rule!("arch-option", None, ["-architecture=", "-arch="], arch_option,
+        "--std=c++17 --gpu-architecture=sm_89 -DCUDA"),
+    rule!("nvrtc-invalid-option", Some(Code::ArchInvalid), ["NVRTC_ERROR_INVALID_OPTION"],
+        nvrtc_invalid_option, "Failed invoking compiler: NVRTC_ERROR_INVALID_OPTION"),
     rule!("nvcc-arch-rejected", Some(Code::ArchInvalid),
         ["Unsupported gpu architecture", "is not defined for option 'gpu-"],
         nvcc_arch_rejected, "nvcc fatal   : Unsupported gpu architecture 'compute_89'"),
@@ -133,7 +140,8 @@ pub(crate) static RULES: &[Rule] = &[
     rule!("host-preprocess", Some(Code::HostCompilerNotFound), ["Failed to preprocess host compiler properties"],
         host_preprocess, "nvcc fatal   : Failed to preprocess host compiler properties."),
     rule!("host-not-found", Some(Code::HostCompilerNotFound),
-        ["Cannot find compiler", "Could not set up the environment for Microsoft Visual Studio", "cannot find a supported version of Microsoft Visual Studio"],
+        ["Cannot find compiler", "Could not set up the environment for Microsoft Visual Studio", "cannot find a supported version of Microsoft Visual Studio",
+         "cl.exe"],
         host_not_found, "nvcc fatal   : Cannot find compiler 'cl.exe' in PATH"),
     rule!("host-tool-missing", Some(Code::HostCompilerNotFound),
         ["++: not found", "gcc: not found", "++: command not found", "gcc: command not found"],
@@ -150,7 +158,8 @@ pub(crate) static RULES: &[Rule] = &[
         ["cannot open shared object file", "cannot find -l", "Could not load dynamic library", "dynamically load the",
          "lib under the names", "nvcuda.dll", "libnvidia-ml.so", "NVML Shared Library Not Found",
          "cannot open input file", "unable to find library -l", "Unable to find `include/",
-         "could not find native static library",
+         "could not find native static library", "load library", "Could not load \"", "specified module could not be found",
+         "LNK1181", "failed to load builtins",
          "LoadLibrary failed with error 126"],
         library_missing, "libcudart.so.12: cannot open shared object file: No such file or directory"),
     rule!("libcuda-stub", Some(Code::LibcudaStub), ["stubs/libcuda.so", "stubs\\libcuda", "stubs/libcuda"],
@@ -563,6 +572,100 @@ fn unresolved_extern(cx: &mut LineCx) {
     }
 }
 
+/// The host linker missing a CUDA API function (`undefined reference to
+/// `cudaMalloc'`, MSVC's `unresolved external symbol cuGetErrorString`):
+/// the library that defines it is not linked. Driver API (`cu*`) is
+/// libcuda / cuda.lib; `cuda*` and `__cuda*` are cudart; the others by prefix.
+fn host_link_undefined(cx: &mut LineCx) {
+    let l = cx.line;
+    if l.contains("nvlink") {
+        return; // device code: the nvlink rule
+    }
+    let sym = if let Some(p) = l.find("undefined reference to `") {
+        &l[p + 24..]
+    } else if let Some(p) = l.find("unresolved external symbol") {
+        l[p + 26..].trim_start().trim_start_matches(['"', '_'])
+    } else {
+        return;
+    };
+    let sym: String = sym
+        .trim_start_matches('_')
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let lib = [
+        ("cublasLt", "cublasLt"),
+        ("cublas", "cublas"),
+        ("cufft", "cufft"),
+        ("curand", "curand"),
+        ("cusparse", "cusparse"),
+        ("cusolver", "cusolver"),
+        ("cudnn", "cudnn"),
+        ("nvrtc", "nvrtc"),
+        ("nccl", "nccl"),
+        ("cuda", "cudart"),
+    ]
+    .iter()
+    .find(|(p, _)| {
+        sym.starts_with(p) && sym[p.len()..].starts_with(|c: char| c.is_ascii_uppercase())
+    })
+    .map(|(_, lib)| *lib)
+    .or_else(|| {
+        // The driver API: cu + an upper-case letter (cuInit, cuGetErrorString).
+        (sym.starts_with("cu") && sym[2..].starts_with(|c: char| c.is_ascii_uppercase()))
+            .then_some("cuda")
+    });
+    let Some(lib) = lib else { return };
+    let code = if lib == "cuda" {
+        Code::LibcudaNotFound
+    } else {
+        Code::CudaRuntimeLibNotFound
+    };
+    cx.hit_as(
+        code,
+        Fact::Library {
+            name: format!("lib{lib}"),
+            link_time: true,
+        },
+        0.8,
+    );
+    cx.hit_as(code, Fact::Symbol(sym), 0.8);
+}
+
+/// An option line's architecture, for [`nvrtc_invalid_option`].
+fn arch_option(cx: &mut LineCx) {
+    let l = cx.line;
+    let Some(p) = l
+        .find("-architecture=")
+        .map(|p| p + 14)
+        .or_else(|| l.find("-arch=").map(|p| p + 6))
+    else {
+        return;
+    };
+    let arch: String = l[p..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    if arch.starts_with("sm_") || arch.starts_with("compute_") {
+        cx.state.last_arch_option = Some(arch);
+    }
+}
+
+/// NVRTC refusing its options names none; with an architecture on the
+/// option line before it, that is the likely one: the libnvrtc loaded is
+/// older than the architecture (NVRTC knows the same targets as its nvcc).
+fn nvrtc_invalid_option(cx: &mut LineCx) {
+    if let Some(arch) = cx.state.last_arch_option.clone() {
+        cx.hit(
+            Fact::Arch {
+                name: arch,
+                option: "gpu-architecture".into(),
+            },
+            0.7,
+        );
+    }
+}
+
 fn nvlink_undefined(cx: &mut LineCx) {
     if !cx.line.contains("nvlink") {
         return;
@@ -853,6 +956,24 @@ fn bf16_below_sm80(cx: &mut LineCx) {
     let l = cx.line;
     let bf16 = l.contains("bfloat16") || l.contains("bfloat162") || l.contains("__nv_bf16");
     if !bf16 {
+        // `incomplete type is not allowed` with the declaration below it: a
+        // wmma fragment whose element type (bf16, tf32: sm_80) the target lacks.
+        let fragment_below = l.contains("incomplete type is not allowed")
+            && cx
+                .after
+                .lines()
+                .skip(1)
+                .find(|n| !n.trim().is_empty())
+                .is_some_and(|n| n.contains("fragment<"));
+        if fragment_below {
+            let fact = Fact::Feature {
+                feature: "wmma fragments of this element type".to_string(),
+                needs: "sm_80".to_string(),
+                arch_specific: false,
+                target: None,
+            };
+            cx.hit(fact, 0.6);
+        }
         return;
     }
     // `incomplete type "nvcuda::wmma::fragment<..., __nv_bfloat16, ...>" is not
@@ -902,10 +1023,26 @@ fn host_preprocess(cx: &mut LineCx) {
 }
 
 fn host_not_found(cx: &mut LineCx) {
-    if cx
-        .line
-        .contains("cannot find a supported version of Microsoft Visual Studio")
-    {
+    let l = cx.line;
+    if l.contains("cl.exe") && !l.contains("Cannot find compiler") {
+        // Any wording of "cl.exe is not on PATH" (a tool's, or a person's).
+        let lower = l.to_ascii_lowercase();
+        let missing = [
+            "not found",
+            "cannot find",
+            "could not find",
+            "can't find",
+            "not in path",
+            "is not recognized",
+        ]
+        .iter()
+        .any(|w| lower.contains(w));
+        if missing {
+            cx.hit(Fact::None, 0.85);
+        }
+        return;
+    }
+    if l.contains("cannot find a supported version of Microsoft Visual Studio") {
         cx.hit(Fact::Note("nvcc found no Visual Studio it supports: none is installed with the C++ workload, or the installed one is newer than this nvcc accepts (run from a Developer Command Prompt of a supported version, or use a newer CUDA)."), 0.85);
     } else {
         cx.hit(Fact::None, 0.9);
@@ -1019,6 +1156,38 @@ fn library_missing(cx: &mut LineCx) {
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || *c == '.')
             .collect();
         found.push((format!("lib{lib}"), true, 0.85));
+    }
+    // A loader wrapper's own words: `Unable to load library 'x.so'`, `Could
+    // not load "nvrtc64_70.dll"`, `Failed to load library x.so`.
+    for key in ["load library", "Could not load"] {
+        let name = quoted_after(l, key, '\'').or_else(|| quoted_after(l, key, '"'));
+        if let Some(lib) =
+            name.filter(|n| n.contains(".so") || n.ends_with(".dll") || n.ends_with(".dylib"))
+        {
+            found.push((lib.to_string(), false, 0.85));
+        }
+    }
+    // Windows' error 126, in any wording: the DLL named on the line.
+    if l.contains("specified module could not be found") {
+        if let Some(dll) = l
+            .split(['"', '\'', ' ', '\\', '/', '(', ')'])
+            .find(|w| w.to_ascii_lowercase().ends_with(".dll"))
+        {
+            found.push((dll.to_string(), false, 0.85));
+        }
+    }
+    // MSVC's LNK1181 in any language: the quoted .lib.
+    if l.contains("LNK1181") {
+        if let Some(lib) = l
+            .split(['\'', '"', '`'])
+            .find(|w| w.to_ascii_lowercase().ends_with(".lib") && !w.contains(' '))
+        {
+            found.push((format!("lib{}", lib.trim_end_matches(".lib")), true, 0.85));
+        }
+    }
+    // NVRTC without its builtins library beside it (pip, conda, a copied DLL).
+    if l.contains("nvrtc") && l.contains("failed to load builtins") {
+        found.push(("libnvrtc-builtins.so".to_string(), false, 0.85));
     }
     // rustc, for `cargo:rustc-link-lib=static=<name>` with no such archive.
     if let Some(lib) = quoted_after(l, "could not find native static library", '`') {

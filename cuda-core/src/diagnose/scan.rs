@@ -278,6 +278,9 @@ pub(crate) struct LineState {
     /// A build script's error block has started (cargo's `--- stderr`,
     /// "failed to run custom build command").
     pub in_build_error: bool,
+    /// The last architecture an option line asked for (`--gpu-architecture=sm_89`),
+    /// for a compiler that rejects its options without naming one (NVRTC).
+    pub last_arch_option: Option<String>,
 }
 
 /// What a rule's extractor sees: the normalised line, and where to record
