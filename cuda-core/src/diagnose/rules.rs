@@ -104,7 +104,7 @@ pub(crate) static RULES: &[Rule] = &[
     rule!("arch-option", None, ["-architecture=", "-arch="], arch_option,
         "--std=c++17 --gpu-architecture=sm_89 -DCUDA"),
     rule!("nvrtc-invalid-option", Some(Code::ArchInvalid), ["NVRTC_ERROR_INVALID_OPTION"],
-        nvrtc_invalid_option, "Failed invoking compiler: NVRTC_ERROR_INVALID_OPTION"),
+        nvrtc_invalid_option, "--gpu-architecture=sm_89\nFailed invoking compiler: NVRTC_ERROR_INVALID_OPTION"),
     rule!("nvcc-arch-rejected", Some(Code::ArchInvalid),
         ["Unsupported gpu architecture", "is not defined for option 'gpu-"],
         nvcc_arch_rejected, "nvcc fatal   : Unsupported gpu architecture 'compute_89'"),
@@ -647,7 +647,7 @@ fn arch_option(cx: &mut LineCx) {
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
         .collect();
     if arch.starts_with("sm_") || arch.starts_with("compute_") {
-        cx.state.last_arch_option = Some(arch);
+        cx.scan.arch_option = Some(arch);
     }
 }
 
@@ -655,7 +655,7 @@ fn arch_option(cx: &mut LineCx) {
 /// option line before it, that is the likely one: the libnvrtc loaded is
 /// older than the architecture (NVRTC knows the same targets as its nvcc).
 fn nvrtc_invalid_option(cx: &mut LineCx) {
-    if let Some(arch) = cx.state.last_arch_option.clone() {
+    if let Some(arch) = cx.scan.arch_option.clone() {
         cx.hit(
             Fact::Arch {
                 name: arch,
@@ -1832,6 +1832,7 @@ mod tests {
                             || s.build_script.is_some()
                             || s.jit_context
                             || s.bf16_context
+                            || s.arch_option.is_some()
                             || s.kernel_module.is_some()),
                     "context rule {} learnt nothing from its example",
                     rule.name

@@ -104,6 +104,9 @@ pub(crate) struct Scan {
     pub jit_context: bool,
     /// The log mentions bf16 or candle, whose bf16 kernels exist only from sm_80 on.
     pub bf16_context: bool,
+    /// The last architecture an option line asked for (`--gpu-architecture=sm_89`),
+    /// for a compiler that rejects its options without naming one (NVRTC).
+    pub arch_option: Option<String>,
     /// The lowest `sm_XY` an nvcc command line in the log targets (as XY).
     pub lowest_cmd_arch: Option<u32>,
     /// The kernel module's version and the line that shows it.
@@ -278,9 +281,6 @@ pub(crate) struct LineState {
     /// A build script's error block has started (cargo's `--- stderr`,
     /// "failed to run custom build command").
     pub in_build_error: bool,
-    /// The last architecture an option line asked for (`--gpu-architecture=sm_89`),
-    /// for a compiler that rejects its options without naming one (NVRTC).
-    pub last_arch_option: Option<String>,
 }
 
 /// What a rule's extractor sees: the normalised line, and where to record
