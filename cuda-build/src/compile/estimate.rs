@@ -7,40 +7,61 @@
 //! Toolkit and system headers are left out: every source has them.
 
 use crate::fsutil;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Headers read at most per source: an estimate, not a dependency scan.
 const MAX_FILES: usize = 2000;
 
-/// The source's size plus its reachable headers' sizes, in bytes.
-/// `"name"` is looked up beside the including file, then in `includes`;
-/// `<name>` only in `includes`. Unreadable or unresolved names are skipped.
-pub(super) fn work(source: &Path, includes: &[PathBuf]) -> u64 {
-    let mut seen: HashSet<PathBuf> = HashSet::new();
-    let mut stack = vec![fsutil::normalize(source)];
-    let mut total = 0u64;
-    while let Some(file) = stack.pop() {
-        if seen.len() >= MAX_FILES || !seen.insert(file.clone()) {
-            continue;
-        }
-        let Ok(text) = std::fs::read(&file) else {
-            continue;
-        };
-        total += text.len() as u64;
-        let here = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        for (name, quoted) in included(&text) {
-            let beside = quoted.then(|| here.join(name));
-            let found = beside
-                .into_iter()
-                .chain(includes.iter().map(|d| d.join(name)))
-                .find(|p| p.is_file());
-            if let Some(p) = found {
-                stack.push(fsutil::normalize(&p));
+/// A file as read: its size and the names it includes, with whether quoted.
+type Read = (u64, Vec<(String, bool)>);
+
+/// The estimates of one pool's jobs. Sources share most headers (a
+/// library's 1,000 CUTLASS files), so each file is read once per pool.
+#[derive(Default)]
+pub(super) struct Estimate {
+    /// Each file read: its size and the names it includes (None: unreadable).
+    files: HashMap<PathBuf, Option<Read>>,
+}
+
+impl Estimate {
+    /// The source's size plus its reachable headers' sizes, in bytes.
+    /// `"name"` is looked up beside the including file, then in `includes`;
+    /// `<name>` only in `includes`. Unreadable or unresolved names are skipped.
+    pub(super) fn work(&mut self, source: &Path, includes: &[PathBuf]) -> u64 {
+        let mut seen: HashSet<PathBuf> = HashSet::new();
+        let mut stack = vec![fsutil::normalize(source)];
+        let mut total = 0u64;
+        while let Some(file) = stack.pop() {
+            if seen.len() >= MAX_FILES || !seen.insert(file.clone()) {
+                continue;
+            }
+            let read = self.files.entry(file.clone()).or_insert_with(|| {
+                let text = std::fs::read(&file).ok()?;
+                let names = included(&text)
+                    .into_iter()
+                    .map(|(n, q)| (n.to_string(), q))
+                    .collect();
+                Some((text.len() as u64, names))
+            });
+            let Some((size, names)) = read else {
+                continue;
+            };
+            total += *size;
+            let here = file.parent().map(Path::to_path_buf).unwrap_or_default();
+            for (name, quoted) in names.iter() {
+                let beside = quoted.then(|| here.join(name));
+                let found = beside
+                    .into_iter()
+                    .chain(includes.iter().map(|d| d.join(name)))
+                    .find(|p| p.is_file());
+                if let Some(p) = found {
+                    stack.push(fsutil::normalize(&p));
+                }
             }
         }
+        total
     }
-    total
 }
 
 /// The names in `#include "name"` / `#include <name>` lines, with whether
@@ -95,12 +116,13 @@ mod tests {
         );
         write(&d.path().join("src/plain.cu"), &"y".repeat(10_000));
         let includes = [lib.clone()];
-        let heavy = work(&d.path().join("src/heavy.cu"), &includes);
-        let plain = work(&d.path().join("src/plain.cu"), &includes);
+        let mut e = Estimate::default();
+        let heavy = e.work(&d.path().join("src/heavy.cu"), &includes);
+        let plain = e.work(&d.path().join("src/plain.cu"), &includes);
         assert!(heavy > 50_000 && heavy < 50_200, "{heavy}");
         assert_eq!(plain, 10_000);
         // Without the include dir the library is not found: only the package.
-        assert!(work(&d.path().join("src/heavy.cu"), &[]) < 200);
+        assert!(Estimate::default().work(&d.path().join("src/heavy.cu"), &[]) < 200);
     }
 
     #[test]
@@ -115,12 +137,15 @@ mod tests {
             "#include \"a.cuh\"\n#include \"./a.cuh\"\n",
         );
         write(&d.path().join("k.cu"), "#include \"a.cuh\"\n");
-        let n = work(&d.path().join("k.cu"), &[]);
+        let mut e = Estimate::default();
+        let n = e.work(&d.path().join("k.cu"), &[]);
         let sizes: u64 = ["a.cuh", "b.cuh", "k.cu"]
             .iter()
             .map(|f| std::fs::metadata(d.path().join(f)).unwrap().len())
             .sum();
         assert_eq!(n, sizes);
-        assert_eq!(work(&d.path().join("missing.cu"), &[]), 0);
+        assert_eq!(e.work(&d.path().join("missing.cu"), &[]), 0);
+        // Read once, counted again for another source that includes it.
+        assert_eq!(e.work(&d.path().join("k.cu"), &[]), sizes);
     }
 }

@@ -33,7 +33,7 @@ pub(super) struct Job {
     /// Final output path for each role.
     pub outputs: Vec<(String, PathBuf)>,
     pub flags_key: String,
-    /// The build's include dirs (absolute), for [`super::estimate::work`].
+    /// The build's include dirs (absolute), for [`super::estimate::Estimate`].
     pub includes: Vec<PathBuf>,
 }
 

@@ -25,7 +25,7 @@ struct Pending {
     job: usize,
     /// Seconds it took last time (None: never recorded).
     secs: Option<f64>,
-    /// Without `secs`: the estimated work ([`super::estimate::work`]).
+    /// Without `secs`: the estimated work ([`super::estimate::Estimate`]).
     size: u64,
 }
 
@@ -90,6 +90,7 @@ pub(super) fn build_all(
     }
 
     // Everything still to compile, from every build, longest first.
+    let mut estimate = super::estimate::Estimate::default();
     let mut pending: Vec<(Pending, &Run, &super::run::Prepared)> = Vec::new();
     for (bi, (run, stage)) in runs.iter().zip(&stages).enumerate() {
         let (Ok(run), Ok(Stage::Ready(p))) = (run, stage) else {
@@ -106,7 +107,7 @@ pub(super) fn build_all(
                     job: ji,
                     secs,
                     size: if secs.is_none() {
-                        super::estimate::work(&job.source, &job.includes)
+                        estimate.work(&job.source, &job.includes)
                     } else {
                         0
                     },

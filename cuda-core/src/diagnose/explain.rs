@@ -1686,10 +1686,10 @@ fn unlinked_symbol(f: &Finding, d: &mut Diagnosis) -> bool {
 }
 
 fn lib_missing(f: &Finding, view: &View, d: &mut Diagnosis) {
-    let (lib, link_time) = library_fact(f);
     if unlinked_symbol(f, d) {
         return;
     }
+    let (lib, link_time) = library_fact(f);
     if link_time && d.code == Code::LibcudaNotFound {
         d.cause = "The linker could not find libcuda.so: it comes with the driver, and this machine has none (or not on the linker's path).".into();
         let stubs = view.toolkit().map_or_else(

@@ -101,7 +101,7 @@ pub(crate) static RULES: &[Rule] = &[
         ["died due to signal", "Killed signal terminated program", "Killed"],
         compiler_killed, "nvcc error   : 'cicc' died due to signal 9 (Kill signal)"),
     // ------------------------------------------------------- architectures
-    rule!("arch-option", None, ["-architecture=", "-arch="], arch_option,
+    rule!("command-archs", None, ["-architecture=", "-arch="], command_archs,
         "--std=c++17 --gpu-architecture=sm_89 -DCUDA"),
     rule!("nvrtc-invalid-option", Some(Code::ArchInvalid), ["NVRTC_ERROR_INVALID_OPTION"],
         nvrtc_invalid_option, "--gpu-architecture=sm_89\nFailed invoking compiler: NVRTC_ERROR_INVALID_OPTION"),
@@ -221,7 +221,7 @@ pub(crate) static RULES: &[Rule] = &[
         nvrtc_arch, "nvrtc: error: invalid value for --gpu-architecture (-arch)"),
     rule!("half-intrinsic-below-sm80", Some(Code::ArchFeatureNeedsHigherTarget), ["identifier \"__hm"],
         half_intrinsic, "compatibility.cuh(11): error: identifier \"__hmax\" is undefined"),
-    rule!("arch-named-file", Some(Code::ArchFeatureNeedsHigherTarget), ["detected in the compilation of", "--gpu-architecture=sm_", "-arch=sm_"],
+    rule!("arch-named-file", Some(Code::ArchFeatureNeedsHigherTarget), ["detected in the compilation of"],
         arch_named_file, "1 error detected in the compilation of \"kernels/flash_fwd_hdim256_bf16_sm80.cu\"."),
     rule!("gcc11-std-function", Some(Code::HostCompilerUnsupported), ["parameter packs not expanded with"],
         gcc11_std_function, "/usr/include/c++/11/bits/std_function.h:435:145: error: parameter packs not expanded with '...':"),
@@ -632,22 +632,27 @@ fn host_link_undefined(cx: &mut LineCx) {
     cx.hit_as(code, Fact::Symbol(sym), 0.8);
 }
 
-/// An option line's architecture, for [`nvrtc_invalid_option`].
-fn arch_option(cx: &mut LineCx) {
+/// The architectures a command line asks for (`--gpu-architecture=sm_89`,
+/// `-arch=compute_80`): the lowest `sm_` one, for builds that fail below a
+/// file's own target ([`arch_named_file`]), and the last one named, for a
+/// compiler that rejects its options without naming one
+/// ([`nvrtc_invalid_option`]).
+fn command_archs(cx: &mut LineCx) {
     let l = cx.line;
-    let Some(p) = l
-        .find("-architecture=")
-        .map(|p| p + 14)
-        .or_else(|| l.find("-arch=").map(|p| p + 6))
-    else {
-        return;
-    };
-    let arch: String = l[p..]
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    if arch.starts_with("sm_") || arch.starts_with("compute_") {
-        cx.scan.arch_option = Some(arch);
+    for key in ["-architecture=", "-arch="] {
+        for (p, _) in l.match_indices(key) {
+            let arch: String = l[p + key.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if let Some(n) = arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok()) {
+                let low = cx.scan.lowest_cmd_arch.map_or(n, |m| m.min(n));
+                cx.scan.lowest_cmd_arch = Some(low);
+            }
+            if arch.starts_with("sm_") || arch.starts_with("compute_") {
+                cx.scan.arch_option = Some(arch);
+            }
+        }
     }
 }
 
@@ -1193,8 +1198,10 @@ fn library_missing(cx: &mut LineCx) {
     if let Some(lib) = quoted_after(l, "could not find native static library", '`') {
         found.push((format!("lib{lib}"), true, 0.85));
     }
-    // MSVC's linker (LNK1181) and lld.
-    if let Some(lib) = quoted_after(l, "cannot open input file", '\'') {
+    // The same words without the code (lld, a quoted fragment).
+    if let Some(lib) =
+        quoted_after(l, "cannot open input file", '\'').filter(|_| !l.contains("LNK1181"))
+    {
         let lib = lib.trim_end_matches(".lib");
         found.push((format!("lib{lib}"), true, 0.85));
     }
@@ -1717,19 +1724,6 @@ fn half_intrinsic(cx: &mut LineCx) {
 /// (`flash_fwd_hdim256_bf16_sm80.cu`) failing to compile: built for a lower target.
 fn arch_named_file(cx: &mut LineCx) {
     let l = cx.line;
-    // The targets the build's nvcc command lines ask for (the lowest counts).
-    for key in ["--gpu-architecture=sm_", "-arch=sm_"] {
-        for (p, _) in l.match_indices(key) {
-            let n: String = l[p + key.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_digit())
-                .collect();
-            if let Ok(n) = n.parse::<u32>() {
-                let low = cx.scan.lowest_cmd_arch.map_or(n, |m| m.min(n));
-                cx.scan.lowest_cmd_arch = Some(low);
-            }
-        }
-    }
     let Some(file) = quoted_after(l, "compilation of", '"') else {
         return;
     };

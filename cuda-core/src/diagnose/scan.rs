@@ -220,7 +220,7 @@ pub(crate) fn scan(text: &str) -> Scan {
             .iter()
             .position(|h| matches!(h.fact, Fact::Own { .. }));
         if let Some(i) = own {
-            let helps = following_help_lines(&text[end..]);
+            let helps = following_help_lines(after);
             if let Fact::Own { help, .. } = &mut scan.hits[before + i].fact {
                 *help = helps;
             }
