@@ -23,7 +23,7 @@ if [ ! -x "$CUDA_HOME/bin/nvcc" ]; then
     exit 1
 fi
 store="$PWD/target/bench-cutlass/store"
-cargo build -q -p cargo-cuda
+cargo build -q -p cuda-build-cli
 for v in "$new" "$old"; do
     CARGO_CUDA_HOME="$store" target/debug/cargo-cuda cuda deps fetch --cutlass "$v" >/dev/null
 done

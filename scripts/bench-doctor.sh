@@ -7,7 +7,7 @@
 set -eu
 n=${1:-5}
 bin=${CARGO_CUDA_BIN:-target/release/cargo-cuda}
-[ -x "$bin" ] || { echo "error: $bin not found; run: cargo build --release -p cargo-cuda" >&2; exit 1; }
+[ -x "$bin" ] || { echo "error: $bin not found; run: cargo build --release -p cuda-build-cli" >&2; exit 1; }
 times=""
 i=0
 while [ "$i" -lt "$n" ]; do

@@ -17,7 +17,7 @@ if [[ -z "$bin" ]]; then
     [[ -x "$b" ]] && bin=$b && break
   done
 fi
-[[ -x "$bin" ]] || { echo "bench-install.sh: build cargo-cuda first (cargo build -p cargo-cuda)" >&2; exit 1; }
+[[ -x "$bin" ]] || { echo "bench-install.sh: build cargo-cuda first (cargo build -p cuda-build-cli)" >&2; exit 1; }
 python=${PYTHON:-python3}
 pins="nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"
 

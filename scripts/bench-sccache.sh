@@ -64,7 +64,7 @@ for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null &&
 
 # Warm the dependencies once, and build `cargo cuda` (not measured).
 cargo build -q -p cuda-kernels >/dev/null 2>&1 || cargo build -p cuda-kernels
-cargo build -q -p cargo-cuda
+cargo build -q -p cuda-build-cli
 cargo_cuda="$root/target/debug/cargo-cuda cuda build"
 
 # stats PORT -> "hits misses dist" (cicc+ptxas steps)

@@ -68,7 +68,7 @@ make_bundle() {
   cd "$repo" || return 2
   # Every gpu_required("name") must match the run mode's `gpu` filter.
   local unnamed
-  unnamed=$(grep -rhoE --include='*.rs' 'gpu_required\("[^"]*"\)' cuda-core cuda-build cargo-cuda kernels examples tests 2>/dev/null |
+  unnamed=$(grep -rhoE --include='*.rs' 'gpu_required\("[^"]*"\)' cuda-toolchain cuda-build cargo-cuda kernels examples tests 2>/dev/null |
     grep -v 'gpu_required("[^"]*gpu[^"]*")' | grep -v 'gpu_required("name")')
   if [[ -n $unnamed ]]; then
     say "GPU tests whose names lack \`gpu\` would not run on the GPU machine: $unnamed"
@@ -92,7 +92,7 @@ make_bundle() {
   # Tests first: the program binaries the tests run (CARGO_BIN_EXE_*) are
   # then the ones copied below.
   cargo test --release --workspace --no-run --message-format=json >"$list" || { rm -f "$list"; return 1; }
-  cargo build --release -p cargo-cuda -p cuda-workload -p vector-add || { rm -f "$list"; return 1; }
+  cargo build --release -p cuda-build-cli -p cuda-workload -p vector-add || { rm -f "$list"; return 1; }
   rm -rf "$bundle.tmp"
   mkdir -p "$bundle.tmp/bin" "$bundle.tmp/tests" "$bundle.tmp/shim"
   local b

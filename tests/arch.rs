@@ -7,12 +7,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cuda_build::arch::{Arch, ComputeCapability, Variant};
-use cuda_build::env::{Env, Var};
-use cuda_build::plan::{self, ArchInputs, ArchSource, NvccArchSupport};
-use cuda_build::probe::GpuInfo;
-use cuda_build::toolkit::{FoundVia, Toolkit};
-use cuda_build::{compat, facts, process};
+use cuda_toolchain::arch::{Arch, ComputeCapability, Variant};
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::plan::{self, ArchInputs, ArchSource, NvccArchSupport};
+use cuda_toolchain::probe::GpuInfo;
+use cuda_toolchain::toolkit::{FoundVia, Toolkit};
+use cuda_toolchain::{compat, facts, process};
 
 const T: Duration = Duration::from_secs(120);
 

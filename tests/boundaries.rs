@@ -36,8 +36,8 @@ fn programs_that_run_kernels_do_not_link_the_build_engine() {
     for program in ["cuda-workload", "vector-add"] {
         let deps = runtime_deps(program);
         assert!(
-            deps.iter().any(|d| d == "cuda-core"),
-            "{program} should use cuda-core: {deps:?}"
+            deps.iter().any(|d| d == "cuda-toolchain"),
+            "{program} should use cuda-toolchain: {deps:?}"
         );
         for engine in ["cuda-build", "jobserver"] {
             assert!(
@@ -49,8 +49,8 @@ fn programs_that_run_kernels_do_not_link_the_build_engine() {
 }
 
 #[test]
-fn cuda_core_does_not_depend_on_cuda_build() {
-    let deps = runtime_deps("cuda-core");
+fn cuda_toolchain_does_not_depend_on_cuda_build() {
+    let deps = runtime_deps("cuda-toolchain");
     assert!(
         !deps.iter().any(|d| d == "cuda-build" || d == "jobserver"),
         "{deps:?}"

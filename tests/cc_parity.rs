@@ -8,9 +8,9 @@
 //! so the tests see exactly what ran.
 
 use cuda_build::compile::{Artifacts, Build, OutputKind};
-use cuda_build::env::{Env, Var};
-use cuda_build::toolkit::{FoundVia, Toolkit};
-use cuda_build::ErrorKind;
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::toolkit::{FoundVia, Toolkit};
+use cuda_toolchain::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -124,7 +124,7 @@ fn cross_gxx() -> Option<PathBuf> {
 
 /// `Machine:` of every member of an archive, as readelf reports it.
 fn machines(lib: &Path) -> Vec<String> {
-    let out = cuda_build::process::run(
+    let out = cuda_toolchain::process::run(
         "readelf",
         ["-h".as_ref(), lib.as_os_str()],
         Duration::from_secs(30),
@@ -522,7 +522,7 @@ fn cargo_warnings_and_cargo_metadata_silence_their_lines() {
         if quiet {
             cmd.env("CB_TEST_QUIET", "1");
         }
-        let out = cuda_build::process::run_command(&mut cmd, Duration::from_secs(300)).unwrap();
+        let out = cuda_toolchain::process::run_command(&mut cmd, Duration::from_secs(300)).unwrap();
         assert!(out.status.success(), "{}", out.combined());
         out.stdout
     };

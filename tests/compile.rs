@@ -7,8 +7,8 @@
 
 use cuda_build::compile::inspect::{self, FatbinKind};
 use cuda_build::compile::{Artifacts, Build, OutputKind};
-use cuda_build::env::{Env, Var};
-use cuda_build::toolkit::{FoundVia, Toolkit};
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::toolkit::{FoundVia, Toolkit};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -146,7 +146,7 @@ fn rustc_accepts(module: &Path, use_line: &str) {
         ),
     )
     .unwrap();
-    let out = cuda_build::process::run(
+    let out = cuda_toolchain::process::run(
         "rustc",
         [
             "--edition=2021".as_ref(),
@@ -315,7 +315,7 @@ fn one_cubin_per_real_arch() {
 }
 
 fn ar_members(lib: &Path) -> Vec<String> {
-    let out = cuda_build::process::run(
+    let out = cuda_toolchain::process::run(
         "ar",
         ["t".as_ref(), lib.as_os_str()],
         Duration::from_secs(30),
@@ -905,7 +905,7 @@ fn syntax_error_shows_file_line_and_command() {
         .find_map(|l| l.strip_prefix("command: "))
         .unwrap_or_else(|| panic!("no command line in {detail}"));
     let by_hand =
-        cuda_build::process::run("sh", ["-c", command], Duration::from_secs(120)).unwrap();
+        cuda_toolchain::process::run("sh", ["-c", command], Duration::from_secs(120)).unwrap();
     assert!(!by_hand.status.success());
     assert!(
         by_hand
@@ -960,7 +960,7 @@ struct Mount(PathBuf);
 impl Mount {
     fn tmpfs(at: &Path, opts: &str) -> Option<Mount> {
         std::fs::create_dir_all(at).ok()?;
-        let out = cuda_build::process::run(
+        let out = cuda_toolchain::process::run(
             "mount",
             [
                 "-t".as_ref(),
@@ -978,7 +978,8 @@ impl Mount {
 }
 impl Drop for Mount {
     fn drop(&mut self) {
-        let _ = cuda_build::process::run("umount", [self.0.as_os_str()], Duration::from_secs(10));
+        let _ =
+            cuda_toolchain::process::run("umount", [self.0.as_os_str()], Duration::from_secs(10));
     }
 }
 
@@ -1372,7 +1373,7 @@ fn compile_unwinds_with_the_error_once_like_cc() {
         .env("CB_TEST_PKG", fx.pkg())
         .env("CB_TEST_OUT", fx.out())
         .env("RUST_BACKTRACE", "1");
-        cuda_build::process::run_command(&mut cmd, Duration::from_secs(300)).unwrap()
+        cuda_toolchain::process::run_command(&mut cmd, Duration::from_secs(300)).unwrap()
     };
     // Success: the rerun lines for the source and its headers are printed.
     let ok = run();
@@ -1402,7 +1403,7 @@ fn compile_unwinds_with_the_error_once_like_cc() {
         .env("CB_TEST_PKG", fx.pkg())
         .env("CB_TEST_OUT", fx.root().join("out-two"))
         .env("CB_TEST_TWO", "1");
-        cuda_build::process::run_command(&mut cmd, Duration::from_secs(300)).unwrap()
+        cuda_toolchain::process::run_command(&mut cmd, Duration::from_secs(300)).unwrap()
     };
     assert!(
         two.stdout.contains("CHILD-OK compiled=2"),
@@ -1459,7 +1460,7 @@ fn two_processes_compile_the_same_source_at_once() {
         return;
     };
     let exe = std::env::current_exe().unwrap();
-    let outs: Vec<cuda_build::process::Output> = std::thread::scope(|s| {
+    let outs: Vec<cuda_toolchain::process::Output> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..2)
             .map(|i| {
                 let (fx, exe) = (&fx, &exe);
@@ -1470,7 +1471,8 @@ fn two_processes_compile_the_same_source_at_once() {
                         .env("CB_TEST_PKG", fx.pkg())
                         .env("CB_TEST_OUT", fx.root().join(format!("proc{i}")))
                         .env("CB_TEST_CACHE", fx.cache());
-                    cuda_build::process::run_command(&mut cmd, Duration::from_secs(300)).unwrap()
+                    cuda_toolchain::process::run_command(&mut cmd, Duration::from_secs(300))
+                        .unwrap()
                 })
             })
             .collect();

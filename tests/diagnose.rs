@@ -11,10 +11,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cuda_build::arch::ComputeCapability;
-use cuda_build::diagnose::{codes, diagnose, render, Context, Diagnosis, Layer};
-use cuda_build::probe::{DriverInfo, GpuInfo, Platform, ProbeMethod, ProbeReport};
-use cuda_build::toolkit::{FoundVia, Toolkit};
+use cuda_toolchain::arch::ComputeCapability;
+use cuda_toolchain::diagnose::{codes, diagnose, render, Context, Diagnosis, Layer};
+use cuda_toolchain::probe::{DriverInfo, GpuInfo, Platform, ProbeMethod, ProbeReport};
+use cuda_toolchain::toolkit::{FoundVia, Toolkit};
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
@@ -331,7 +331,7 @@ fn every_code_raised_in_the_source_is_documented() {
             .unwrap();
     let mut files = Vec::new();
     let mut stack = vec![
-        root.join("cuda-core/src"),
+        root.join("cuda-toolchain/src"),
         root.join("cuda-build/src"),
         root.join("cargo-cuda/src"),
         root.join("cuda-install/src"),
@@ -425,7 +425,7 @@ fn wsl_and_device_nodes_shape_fixes() {
     );
 
     let mut probe = machine("580.65.06", (13, 0), &[]);
-    probe.platform.device_nodes = vec![cuda_build::probe::DeviceNode {
+    probe.platform.device_nodes = vec![cuda_toolchain::probe::DeviceNode {
         path: PathBuf::from("/dev/nvidia0"),
         exists: true,
         readable: false,
@@ -449,7 +449,7 @@ fn wsl_and_device_nodes_shape_fixes() {
 
 #[test]
 fn a_wrapped_nvcc_error_ranks_below_its_cause() {
-    let e = cuda_build::Error::new(
+    let e = cuda_toolchain::Error::new(
         "nvcc-failed",
         "nvcc failed to compile `cu/va.cu` (exit status: 1)",
     )
@@ -973,7 +973,7 @@ fn msvc_form_with_windows_paths() {
         "{}",
         d.cause
     );
-    let (lo, hi) = cuda_build::facts::host_compiler_limits((13, 0))
+    let (lo, hi) = cuda_toolchain::facts::host_compiler_limits((13, 0))
         .unwrap()
         .msvc
         .unwrap();
@@ -983,9 +983,9 @@ fn msvc_form_with_windows_paths() {
 #[test]
 fn toolkit_problems_from_discovery_become_fixes() {
     let mut tk = toolkit("/opt/cuda", "12.6.85");
-    tk.problems.push(cuda_build::toolkit::Problem {
+    tk.problems.push(cuda_toolchain::toolkit::Problem {
         code: "toolkit-incomplete",
-        severity: cuda_build::toolkit::Severity::Error,
+        severity: cuda_toolchain::toolkit::Severity::Error,
         message: "`/opt/cuda/include/nv/target` is missing".into(),
         fix: Some("install cuda-cccl-12-6".into()),
     });
@@ -1084,7 +1084,7 @@ fn ansi_crlf_windows_paths_and_cargo_wrapping() {
 
 #[test]
 fn own_errors_round_trip_with_their_help() {
-    let e = cuda_build::Error::new(
+    let e = cuda_toolchain::Error::new(
         "cuda-home-invalid",
         "CUDA_HOME is set to `/opt/cuda-12.9`, which does not exist",
     )

@@ -1,9 +1,11 @@
-//! Integration tests: `cuda_build::image` on real nvcc 13.0 output (fatbins,
+//! Integration tests: `cuda_toolchain::image` on real nvcc 13.0 output (fatbins,
 //! compressed fatbins, cubins, host objects, PTX checked by ptxas 11.8/12.9),
 //! on this test binary's own embedded kernels, and on corrupt, truncated and
 //! very large inputs. Verdicts are checked against the facts tables.
 
-use cuda_build::image::{self, check_image_on, Code, Compression, ImageFormat, Outcome, Target};
+use cuda_toolchain::image::{
+    self, check_image_on, Code, Compression, ImageFormat, Outcome, Target,
+};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -36,7 +38,7 @@ impl Nvcc {
         all.push(self.dir.path().join("k.cu").display().to_string());
         all.push("-o".into());
         all.push(o.display().to_string());
-        let r = cuda_build::process::run(&self.nvcc, &all, Duration::from_secs(300)).unwrap();
+        let r = cuda_toolchain::process::run(&self.nvcc, &all, Duration::from_secs(300)).unwrap();
         assert!(r.status.success(), "nvcc {all:?}: {}", r.stderr);
         std::fs::read(&o).unwrap()
     }
@@ -241,7 +243,7 @@ fn ptx_isa_versions_against_real_ptxas_and_driver_facts() {
             "-o".into(),
             out.display().to_string(),
         ];
-        cuda_build::process::run(ptxas, &args, Duration::from_secs(120))
+        cuda_toolchain::process::run(ptxas, &args, Duration::from_secs(120))
             .unwrap()
             .status
             .success()
@@ -413,7 +415,7 @@ fn build_fails_early_for_an_unreachable_deploy_target() {
     )
     .unwrap();
     std::fs::write(pkg.join("k.cu"), KERNELS).unwrap();
-    use cuda_build::env::{Env, Var};
+    use cuda_toolchain::env::{Env, Var};
     let env = Env::empty()
         .set(Var::CargoManifestDir, &pkg)
         .set(Var::CudaHome, &root);

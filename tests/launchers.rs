@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use cuda_build::process::{run_command, Output};
+use cuda_toolchain::process::{run_command, Output};
 
 use cuda_build::launchers::{generate, Generated};
 

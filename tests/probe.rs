@@ -5,9 +5,9 @@
 //! driver-API path runs as-is (here: no libcuda, so it must fail cleanly and
 //! fast). GPU tests run under scripts/gpu-check.sh.
 
-use cuda_build::arch::ComputeCapability;
-use cuda_build::env::{Env, Var};
-use cuda_build::probe::{self, ProbeMethod, ProbeOptions, ProbeReport};
+use cuda_toolchain::arch::ComputeCapability;
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::probe::{self, ProbeMethod, ProbeOptions, ProbeReport};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use workspace_tests::write_script;
@@ -776,7 +776,7 @@ fn build_fake_libcuda(dir: &Path, name: &str, defines: &[&str]) -> Option<PathBu
     ];
     args.extend(defines.iter().map(|d| format!("-D{d}")));
     args.push(src.display().to_string());
-    match cuda_build::process::run("cc", &args, Duration::from_secs(60)) {
+    match cuda_toolchain::process::run("cc", &args, Duration::from_secs(60)) {
         Ok(o) if o.status.success() => Some(out),
         Ok(o) => panic!("cc failed on the fake libcuda: {}", o.combined()),
         Err(e) => {

@@ -9,7 +9,7 @@
 //! is read from that log, not inferred.
 
 use cuda_build::compile::{Artifacts, Build, OutputKind};
-use cuda_build::env::{Env, Var};
+use cuda_toolchain::env::{Env, Var};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use workspace_tests::redis::{free_port, Redis};
@@ -121,11 +121,11 @@ impl Machine {
     /// Builds `pkg/cu` for sm_80 + sm_90 as `kind`, into `out-<kind>` and
     /// the machine's local cache `cache`.
     fn build(&self, env: Env, kind: OutputKind, cache: &str) -> Artifacts {
-        let tk = cuda_build::toolkit::Toolkit {
+        let tk = cuda_toolchain::toolkit::Toolkit {
             root: self.root.clone(),
             nvcc: self.nvcc.clone(),
             version: Some(semver::Version::new(13, 0, 88)),
-            found_via: cuda_build::toolkit::FoundVia::Explicit,
+            found_via: cuda_toolchain::toolkit::FoundVia::Explicit,
             include_dirs: vec![self.root.join("include")],
             lib_dirs: vec![self.root.join("lib")],
             problems: Vec::new(),

@@ -10,7 +10,7 @@
 //! in parallel apart without touching this process's environment.
 
 use cuda_build::compile::{Artifacts, Build};
-use cuda_build::env::{Env, Var};
+use cuda_toolchain::env::{Env, Var};
 use serde_json::Value;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -93,7 +93,7 @@ impl Server {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        let out = cuda_build::process::run_command(&mut cmd, Duration::from_secs(60))
+        let out = cuda_toolchain::process::run_command(&mut cmd, Duration::from_secs(60))
             .unwrap_or_else(|e| panic!("sccache {args:?}: {e}"));
         std::process::Output {
             status: out.status,
@@ -191,12 +191,12 @@ impl Pkg {
     /// A build of `pkg/cu` for sm_80 + sm_90 (+ compute_90 PTX): two virtual
     /// archs, so two cicc runs per source, the case that used to fail.
     /// `out` names both OUT_DIR and cuda-build's own cache (fresh = empty).
-    fn build(&self, env: Env, out: &str) -> Result<Artifacts, cuda_build::Error> {
-        let tk = cuda_build::toolkit::Toolkit {
+    fn build(&self, env: Env, out: &str) -> Result<Artifacts, cuda_toolchain::Error> {
+        let tk = cuda_toolchain::toolkit::Toolkit {
             root: self.nvcc_root.clone(),
             nvcc: self.nvcc_root.join("bin/nvcc"),
             version: Some(semver::Version::new(13, 0, 88)),
-            found_via: cuda_build::toolkit::FoundVia::Explicit,
+            found_via: cuda_toolchain::toolkit::FoundVia::Explicit,
             include_dirs: vec![self.nvcc_root.join("include")],
             lib_dirs: vec![self.nvcc_root.join("lib")],
             problems: Vec::new(),

@@ -9,8 +9,8 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cuda_build::env::{Env, Var};
-use cuda_build::toolkit::{self, DiscoverOptions, Discovery, FoundVia, Severity, Toolkit};
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::toolkit::{self, DiscoverOptions, Discovery, FoundVia, Severity, Toolkit};
 use workspace_tests::write_script;
 
 fn fixture(name: &str) -> String {
@@ -1001,7 +1001,7 @@ fn broken_lower_explicit_setting_is_reported_not_fatal() {
 
 // ---------------------------------------------------------------- bad input
 
-fn explicit_error(env: Env) -> cuda_build::Error {
+fn explicit_error(env: Env) -> cuda_toolchain::Error {
     match toolkit::discover(&env, &DiscoverOptions::default()) {
         Ok(d) => panic!("expected an error, got {:?}", d.candidates),
         Err(e) => {

@@ -10,7 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cb::{Env, Error, Var};
+use cuda_toolchain::env::Env;
+use cuda_toolchain::env::Var;
+use cuda_toolchain::Error;
 
 /// One `[env]` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,14 +4,14 @@
 
 use std::path::Path;
 
-use cuda_build::metadata::HeaderSource;
 use cuda_install::source::{index_url, Index, Source};
+use cuda_toolchain::metadata::HeaderSource;
 
-use crate::cb::Error;
 use crate::cli::{DepsArgs, DepsCommand};
 use crate::session::Session;
 use crate::style::{Style, Tone};
 use crate::toolkit_cmd::{offline_env, store_dir};
+use cuda_toolchain::Error;
 
 /// Runs `cargo cuda deps ...`; returns the exit code.
 pub fn run(session: &Session, args: &DepsArgs, err: &Style) -> i32 {
@@ -33,7 +33,7 @@ fn fetch(session: &Session, args: &DepsArgs, err: &Style) -> Result<(), Error> {
     if let Some(w) = session.project(a.manifest_path.as_deref()).workspace {
         for p in &w.cuda_packages {
             let dir = p.manifest_path.parent().unwrap_or(Path::new("."));
-            for (name, source) in crate::cb::read_metadata(dir)?.header_deps {
+            for (name, source) in cuda_toolchain::metadata::read(dir)?.header_deps {
                 wanted.push((p.name.clone(), name, source));
             }
         }

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::cb::{self, Error};
 use crate::session::{Overrides, ProjectWants, Session};
 use crate::style::{Style, Tone};
+use cuda_toolchain::Error;
 
 /// What the argument names.
 #[derive(Debug, PartialEq, Eq)]
@@ -78,11 +78,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// What this machine has (toolkits, driver, GPUs), so fixes name real paths
 /// and versions. Best effort: a broken explicit setting leaves the toolkits out.
-pub fn detected_context(session: &Session) -> cb::Context {
+pub fn detected_context(session: &Session) -> cuda_toolchain::diagnose::Context {
     let discovery = session
         .discover(&Overrides::default(), &ProjectWants::default())
         .ok();
-    cb::Context {
+    cuda_toolchain::diagnose::Context {
         selected: discovery.as_ref().and_then(|d| d.selected),
         toolkits: discovery.map(|d| d.candidates).unwrap_or_default(),
         probe: Some(session.probe().clone()),
@@ -90,7 +90,13 @@ pub fn detected_context(session: &Session) -> cb::Context {
 }
 
 /// `cargo cuda explain`; returns the exit code.
-pub fn run(arg: Option<&OsStr>, json: bool, ctx: &cb::Context, out: &Style, err: &Style) -> i32 {
+pub fn run(
+    arg: Option<&OsStr>,
+    json: bool,
+    ctx: &cuda_toolchain::diagnose::Context,
+    out: &Style,
+    err: &Style,
+) -> i32 {
     match classify(arg) {
         Input::Code(code) => explain_code(code, json, out, err),
         Input::Stdin if arg.is_none() && std::io::stdin().is_terminal() => {
@@ -128,7 +134,7 @@ pub fn run(arg: Option<&OsStr>, json: bool, ctx: &cb::Context, out: &Style, err:
 }
 
 fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
-    if let Some(doc) = cb::lookup_code(code) {
+    if let Some(doc) = cuda_toolchain::diagnose::codes::lookup(code) {
         if json {
             let v = json!({"code": doc.code, "title": doc.title, "layer": doc.layer, "explanation": doc.explanation});
             outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
@@ -139,7 +145,10 @@ fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
         }
         return 0;
     }
-    let codes: Vec<&'static str> = cb::all_codes().iter().map(|c| c.code).collect();
+    let codes: Vec<&'static str> = cuda_toolchain::diagnose::codes::all()
+        .iter()
+        .map(|c| c.code)
+        .collect();
     let close = close_matches(code, &codes);
     let mut e = Error::new(
         "unknown-code",
@@ -154,8 +163,13 @@ fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
     1
 }
 
-fn explain_log(text: &str, json: bool, ctx: &cb::Context, out: &Style) -> i32 {
-    let found = cb::diagnose(text, ctx);
+fn explain_log(
+    text: &str,
+    json: bool,
+    ctx: &cuda_toolchain::diagnose::Context,
+    out: &Style,
+) -> i32 {
+    let found = cuda_toolchain::diagnose::diagnose(text, ctx);
     if json {
         // Diagnosis serialises as the documented schema: code, title,
         // evidence, cause, fix, plus layer, confidence and alternatives.
@@ -170,7 +184,7 @@ fn explain_log(text: &str, json: bool, ctx: &cb::Context, out: &Style) -> i32 {
             if i > 0 {
                 outln!();
             }
-            outln!("{}", cb::render(d));
+            outln!("{}", cuda_toolchain::diagnose::render(d));
         }
         if found.len() > 1 {
             outln!();

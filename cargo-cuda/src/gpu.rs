@@ -2,7 +2,7 @@
 //! vectorAdd with verification, and query every GPU, via cudarc.
 //!
 //! cudarc loads libcuda lazily and *panics* when it is absent (or lacks a
-//! symbol). So callers reach this module only after `cuda_build::probe`
+//! symbol). So callers reach this module only after `cuda_toolchain::probe`
 //! found a real (non-stub) libcuda, we check `is_culib_present` again, and
 //! every entry point runs under `catch_unwind` so a panic becomes a failed
 //! check, never a crash.
@@ -132,11 +132,11 @@ pub fn run_vector_add(image: &[u8], ordinal: usize) -> Result<String, RunFailure
     })
 }
 
-/// Loads the image through the one JIT-log loader (`cuda_core::jit`), keeping
+/// Loads the image through the one JIT-log loader (`cuda_toolchain::jit`), keeping
 /// the JIT's error log for the report when the driver rejects it.
 fn load_with_log(image: &[u8]) -> Result<sys::CUmodule, RunFailure> {
     // SAFETY: `run` made the primary context current on this thread.
-    let (r, module, logs) = unsafe { cuda_core::jit::load_with_logs(image, false) };
+    let (r, module, logs) = unsafe { cuda_toolchain::jit::load_with_logs(image, false) };
     if let Err(mut f) = check(r, "loading the kernel image (cuModuleLoadDataEx)") {
         f.jit_log = (!logs.error.is_empty()).then_some(logs.error);
         return Err(f);

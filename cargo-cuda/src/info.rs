@@ -5,11 +5,15 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::cb::{self, ArchPlan, ArchSource, Discovery, Severity, Toolkit};
 use crate::session::{Overrides, ProjectWants, Session};
 use crate::style::{Style, Tone};
 use crate::toolchain;
 use crate::workspace::{CudaPackage, Workspace};
+use cuda_toolchain::plan::ArchPlan;
+use cuda_toolchain::plan::ArchSource;
+use cuda_toolchain::toolkit::Discovery;
+use cuda_toolchain::toolkit::Severity;
+use cuda_toolchain::toolkit::Toolkit;
 
 /// Where arch targets came from, in words.
 pub fn source_name(s: &ArchSource) -> &'static str {
@@ -36,7 +40,7 @@ pub struct ToolkitJson<'a> {
     version: Option<String>,
     found_via: String,
     selected: bool,
-    problems: &'a [cb::Problem],
+    problems: &'a [cuda_toolchain::toolkit::Problem],
 }
 
 impl<'a> ToolkitJson<'a> {
@@ -67,7 +71,7 @@ struct ToolkitsJson<'a> {
     toolkits: Vec<ToolkitJson<'a>>,
     selected: Option<usize>,
     reason: &'a str,
-    conflicts: &'a [cb::Problem],
+    conflicts: &'a [cuda_toolchain::toolkit::Problem],
 }
 
 /// `cargo cuda toolkits`: exits 1 when no usable toolkit is selected (the
@@ -138,7 +142,7 @@ pub fn toolkits(session: &Session, o: &Overrides, json: bool, style: &Style, err
 /// A toolkit's problem. Only a problem that fails this command is an
 /// `error[...]`; an unused toolkit's errors are `problem[...]` (the command
 /// still succeeds with the selected one).
-fn print_problem(p: &cb::Problem, style: &Style, counts: bool) {
+fn print_problem(p: &cuda_toolchain::toolkit::Problem, style: &Style, counts: bool) {
     let (tone, word) = match p.severity {
         Severity::Error if counts => (Tone::Bad, "error"),
         Severity::Error => (Tone::Bad, "problem"),
@@ -155,7 +159,7 @@ fn print_problem(p: &cb::Problem, style: &Style, counts: bool) {
     }
 }
 
-fn discover(session: &Session, o: &Overrides) -> Result<Discovery, cb::Error> {
+fn discover(session: &Session, o: &Overrides) -> Result<Discovery, cuda_toolchain::Error> {
     let wants = session.project(o.manifest_path.as_deref()).wants?;
     session.discover(o, &wants)
 }
@@ -163,21 +167,21 @@ fn discover(session: &Session, o: &Overrides) -> Result<Discovery, cb::Error> {
 /// Everything `info` reports, gathered once.
 pub struct InfoData {
     /// Discovery (or why it failed).
-    pub discovery: Result<Discovery, cb::Error>,
+    pub discovery: Result<Discovery, cuda_toolchain::Error>,
     /// The plan for the selected toolkit (or why it failed).
-    pub plan: Option<Result<ArchPlan, cb::Error>>,
+    pub plan: Option<Result<ArchPlan, cuda_toolchain::Error>>,
     /// The workspace, when cargo could describe it.
     pub workspace: Option<Workspace>,
     /// No usable toolkit selected (none found, requirement unmet, broken).
-    pub unusable: Option<cb::Error>,
+    pub unusable: Option<cuda_toolchain::Error>,
     /// Bad variable values and unknown metadata keys.
     pub warnings: Vec<String>,
 }
 
 impl InfoData {
     /// Every error `info` reports; any makes it exit 1.
-    pub fn errors(&self) -> Vec<&cb::Error> {
-        let mut out: Vec<&cb::Error> = Vec::new();
+    pub fn errors(&self) -> Vec<&cuda_toolchain::Error> {
+        let mut out: Vec<&cuda_toolchain::Error> = Vec::new();
         out.extend(self.discovery.as_ref().err());
         out.extend(self.unusable.as_ref());
         if let Some(Err(e)) = &self.plan {
@@ -250,13 +254,13 @@ pub struct InfoJson<'a> {
     toolkit_reason: Option<&'a str>,
     gpus: Vec<GpuJson<'a>>,
     driver: Option<DriverJson<'a>>,
-    arch: Option<cuda_build::plan::PlanSummary>,
+    arch: Option<cuda_toolchain::plan::PlanSummary>,
     gencode: Vec<String>,
     workspace: Option<WorkspaceJson<'a>>,
     sccache: crate::sccache::InfoJson,
     /// The kernel cache: local directory and the Redis tier's reachability.
     cache: cuda_build::compile::CacheStatus,
-    errors: Vec<&'a cb::Error>,
+    errors: Vec<&'a cuda_toolchain::Error>,
     warnings: &'a [String],
 }
 
@@ -418,12 +422,12 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style, err: &S
                     "Arch",
                     &format!(
                         "{} (from {})",
-                        cb::targets_display(plan).join(" "),
+                        plan.targets_display().join(" "),
                         source_name(&plan.source)
                     )
                 )
             );
-            for f in cb::gencode_flags(plan) {
+            for f in plan.gencode_flags() {
                 outln!("{:>12} {f}", "");
             }
             for w in &plan.warnings {
@@ -471,13 +475,18 @@ pub fn env(session: &Session, o: &Overrides, write: bool, err: &Style) -> i32 {
     }
 }
 
-fn env_inner(session: &Session, o: &Overrides, write: bool, err: &Style) -> Result<(), cb::Error> {
+fn env_inner(
+    session: &Session,
+    o: &Overrides,
+    write: bool,
+    err: &Style,
+) -> Result<(), cuda_toolchain::Error> {
     let project = session.project(o.manifest_path.as_deref());
     let wants = project.wants?;
     for w in &wants.warnings {
         eprintln!("{}", err.warning(w));
     }
-    let t = cb::into_selected(session.discover(o, &wants)?)?;
+    let t = session.discover(o, &wants)?.into_selected()?;
     let plan = match &o.arch {
         Some(_) => Some(session.plan(&t, o, &wants)?),
         None => None,
@@ -509,11 +518,11 @@ fn env_inner(session: &Session, o: &Overrides, write: bool, err: &Style) -> Resu
         .filter(|v| {
             matches!(
                 v.var,
-                cb::Var::CudaHome
-                    | cb::Var::CudaPath
-                    | cb::Var::CudarcCudaVersion
-                    | cb::Var::CudaArchs
-                    | cb::Var::CudaComputeCap
+                cuda_toolchain::env::Var::CudaHome
+                    | cuda_toolchain::env::Var::CudaPath
+                    | cuda_toolchain::env::Var::CudarcCudaVersion
+                    | cuda_toolchain::env::Var::CudaArchs
+                    | cuda_toolchain::env::Var::CudaComputeCap
             )
         })
         .filter_map(|v| match &v.value {

@@ -28,10 +28,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::cb::image::{self, deploy, verdict, Image, Target, TargetVerdict, Verdict};
-use crate::cb::Error;
 use crate::session::Session;
 use crate::style::{Style, Tone};
+use cuda_toolchain::image::{self, deploy, verdict, Image, Target, TargetVerdict, Verdict};
+use cuda_toolchain::Error;
 
 /// What to inspect and against what.
 #[derive(Debug, Clone, Default)]
@@ -457,7 +457,7 @@ pub fn run(session: &Session, o: &Options, json: bool, out: &Style, err: &Style)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cb::ComputeCapability;
+    use cuda_toolchain::arch::ComputeCapability;
 
     #[test]
     fn directory_walk_skips_links_and_non_images() {

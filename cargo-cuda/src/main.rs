@@ -6,7 +6,6 @@
 
 #[macro_use]
 mod out;
-mod cb;
 mod cli;
 mod config;
 mod deps_cmd;
@@ -35,13 +34,18 @@ use crate::style::{Stream, Style};
 fn main() {
     let args = cli::normalize_args(std::env::args_os().collect());
     // The driver-probe child answers before anything else is set up: it is
-    // run by cuda_build::probe under a timeout and must stay minimal.
-    if args.get(1).is_some_and(|a| a == cb::DRIVER_PROBE_ARG) {
-        std::process::exit(cb::driver_probe_child_main());
+    // run by cuda_toolchain::probe under a timeout and must stay minimal.
+    if args
+        .get(1)
+        .is_some_and(|a| a == cuda_toolchain::probe::DRIVER_PROBE_ARG)
+    {
+        std::process::exit(cuda_toolchain::probe::driver_probe_child_main(
+            &cuda_toolchain::env::Env::from_process(),
+        ));
     }
     let cli = Cli::parse_from(args);
     // Cargo applies its config's `[env]` to build scripts; resolve as they will.
-    let process_env = cb::Env::from_process();
+    let process_env = cuda_toolchain::env::Env::from_process();
     let cwd = std::env::current_dir().unwrap_or_default();
     let env = config::apply(
         process_env.clone(),
@@ -73,7 +77,7 @@ fn main() {
         }
         Command::Explain(a) => {
             let ctx = if a.no_detect {
-                cb::Context::default()
+                cuda_toolchain::diagnose::Context::default()
             } else {
                 explain::detected_context(&session)
             };

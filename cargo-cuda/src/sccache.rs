@@ -10,11 +10,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::cb::{Env, Error, Var};
 use crate::doctor::{Check, Status};
 use crate::style::Style;
 use crate::workspace::Workspace;
 use cuda_build::compile::sccache as scc;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::env::Var;
+use cuda_toolchain::Error;
 
 /// Where the request for sccache came from, and the program it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,7 +147,7 @@ fn resolve(program: &Path, env: &Env) -> Option<PathBuf> {
     let path = env.get_os(Var::Path).unwrap_or_default();
     std::env::split_paths(path)
         .map(|d| d.join(program))
-        .find(|c| cuda_build::fsutil::is_executable(c))
+        .find(|c| cuda_toolchain::fsutil::is_executable(c))
 }
 
 /// What doctor and info report.
@@ -225,7 +227,8 @@ pub fn state(setting: Option<Setting>, env: &Env) -> State {
 
 /// `sccache --dist-status` as JSON; None when distribution is off.
 fn dist_status(sccache: &Path) -> Option<Value> {
-    let out = cuda_build::process::run(sccache, ["--dist-status"], Duration::from_secs(30)).ok()?;
+    let out =
+        cuda_toolchain::process::run(sccache, ["--dist-status"], Duration::from_secs(30)).ok()?;
     let v: Value = serde_json::from_str(out.stdout.trim()).ok()?;
     (v != json!("Disabled")).then_some(v)
 }
@@ -346,7 +349,7 @@ pub fn build_vars(
     }
     if let Some(path) = resolve(&setting.program, env) {
         // Already running is fine (it answers below); a held port is not.
-        let _ = cuda_build::process::run(&path, ["--start-server"], Duration::from_secs(30));
+        let _ = cuda_toolchain::process::run(&path, ["--start-server"], Duration::from_secs(30));
     }
     let st = state(Some(setting.clone()), env);
     match (&st.problem, &st.path, &st.version) {

@@ -5,7 +5,12 @@ use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cb::{self, ArchPlan, Discovery, Env, Error, ProbeReport, Toolkit};
+use cuda_toolchain::env::Env;
+use cuda_toolchain::plan::ArchPlan;
+use cuda_toolchain::probe::ProbeReport;
+use cuda_toolchain::toolkit::Discovery;
+use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
 
 /// Settings a command may override on the command line.
 #[derive(Debug, Clone, Default)]
@@ -41,7 +46,7 @@ impl ProjectWants {
         let mut archs: Vec<String> = Vec::new();
         let mut fallbacks: Vec<String> = Vec::new();
         for dir in manifest_dirs {
-            let m = cb::read_metadata(dir)?;
+            let m = cuda_toolchain::metadata::read(dir)?;
             if let Some(req) = m.toolkit {
                 comparators.extend(req.comparators);
             }
@@ -107,9 +112,9 @@ impl Session {
 
     /// Probe options: the driver probe runs in a child (`cargo-cuda __probe-driver`),
     /// so a crashing or hanging libcuda cannot take us down.
-    pub fn probe_options(&self) -> cb::ProbeOptions {
-        cb::ProbeOptions {
-            timeout: cuda_build::process::timeout_from_env(&self.env, Duration::from_secs(10)),
+    pub fn probe_options(&self) -> cuda_toolchain::probe::ProbeOptions {
+        cuda_toolchain::probe::ProbeOptions {
+            timeout: cuda_toolchain::process::timeout_from_env(&self.env, Duration::from_secs(10)),
             child_exe: std::env::current_exe().ok(),
             ..Default::default()
         }
@@ -118,7 +123,7 @@ impl Session {
     /// The driver, GPUs and platform (probed once).
     pub fn probe(&self) -> &ProbeReport {
         self.probe
-            .get_or_init(|| cb::probe(&self.env, &self.probe_options()))
+            .get_or_init(|| cuda_toolchain::probe::probe(&self.env, &self.probe_options()))
     }
 
     /// The workspace and its CUDA settings. Best effort: outside a cargo
@@ -146,11 +151,11 @@ impl Session {
         if let Some(root) = &o.toolkit {
             check_toolkit_flag(root)?;
         }
-        let opts = cb::DiscoverOptions {
+        let opts = cuda_toolchain::toolkit::DiscoverOptions {
             requirement: wants.requirement.clone(),
             explicit_root: o.toolkit.clone(),
         };
-        cb::discover(&self.env, &opts)
+        cuda_toolchain::toolkit::discover(&self.env, &opts)
     }
 
     /// The `CARGO_CUDA_PLAN` value for `plan`, made by [`Session::plan`] with
@@ -166,23 +171,32 @@ impl Session {
         let mut plan = plan.clone();
         if o.arch.is_some() {
             // `--arch` is CUDA_ARCHS to the build script.
-            plan.source = cb::ArchSource::CudaArchs;
+            plan.source = cuda_toolchain::plan::ArchSource::CudaArchs;
         }
-        cb::HandedPlan::new(&self.plan_env(o), toolkit, &Self::arch_inputs(wants), &plan).encode()
+        cuda_toolchain::plan::HandedPlan::new(
+            &self.plan_env(o),
+            toolkit,
+            &Self::arch_inputs(wants),
+            &plan,
+        )
+        .encode()
     }
 
     /// The environment a build script plans in: `--arch` is its CUDA_ARCHS,
     /// and a plan handed to us is not ours to reuse.
     fn plan_env(&self, o: &Overrides) -> Env {
-        let env = self.env.clone().unset(cuda_build::env::Var::CargoCudaPlan);
+        let env = self
+            .env
+            .clone()
+            .unset(cuda_toolchain::env::Var::CargoCudaPlan);
         match &o.arch {
-            Some(arch) => env.set(cuda_build::env::Var::CudaArchs, arch),
+            Some(arch) => env.set(cuda_toolchain::env::Var::CudaArchs, arch),
             None => env,
         }
     }
 
-    fn arch_inputs(wants: &ProjectWants) -> cb::ArchInputs {
-        cb::ArchInputs {
+    fn arch_inputs(wants: &ProjectWants) -> cuda_toolchain::plan::ArchInputs {
+        cuda_toolchain::plan::ArchInputs {
             explicit: None,
             metadata: wants.arch.clone(),
             fallback: wants.fallback_arch.clone(),
@@ -201,12 +215,13 @@ impl Session {
         let env = self.plan_env(o);
         let inputs = Self::arch_inputs(wants);
         let detect = || self.probe().gpus.clone();
-        let plan = cb::plan_for_toolkit(&env, toolkit, &inputs, &detect).map(|mut p| {
-            if o.arch.is_some() {
-                p.source = cb::ArchSource::Explicit; // shown as `--arch`
-            }
-            p
-        });
+        let plan =
+            cuda_toolchain::plan::plan_for_toolkit(&env, toolkit, &inputs, &detect).map(|mut p| {
+                if o.arch.is_some() {
+                    p.source = cuda_toolchain::plan::ArchSource::Explicit; // shown as `--arch`
+                }
+                p
+            });
         plan.map_err(|mut e| {
             if o.arch.is_some() {
                 e.message = e
@@ -235,8 +250,8 @@ fn check_toolkit_flag(root: &Path) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
-    use cuda_build::arch::Arch;
-    use cuda_build::plan::{ArchPlan, ArchSource};
+    use cuda_toolchain::arch::Arch;
+    use cuda_toolchain::plan::{ArchPlan, ArchSource};
 
     fn plan(sass: &[u32], ptx: Option<u32>) -> ArchPlan {
         let a = |n: u32| Arch::new(n / 10, n % 10);
@@ -253,7 +268,7 @@ mod tests {
         assert_eq!(plan(&[80, 90], Some(90)).to_arch_list(), "80-real;90");
         assert_eq!(plan(&[75], Some(86)).to_arch_list(), "75-real;86-virtual");
         assert_eq!(plan(&[86], None).to_arch_list(), "86-real");
-        let reparsed = cuda_build::arch::parse_arch_list("80-real;90").unwrap();
+        let reparsed = cuda_toolchain::arch::parse_arch_list("80-real;90").unwrap();
         assert_eq!(reparsed.to_string(), "80-real;90");
     }
 }

@@ -1,6 +1,6 @@
 //! Shell lines for `cargo cuda env --shell`, quoted by the library's one quoter.
 
-/// Quotes `s` for bash and zsh ([`cuda_build::process::shell_quote`]).
+/// Quotes `s` for bash and zsh ([`cuda_toolchain::process::shell_quote`]).
 ///
 /// ```text
 /// /usr/local/cuda      -> /usr/local/cuda
@@ -8,7 +8,7 @@
 /// it's                 -> 'it'\''s'
 /// ```
 pub fn quote(s: &str) -> String {
-    cuda_build::process::shell_quote(s)
+    cuda_toolchain::process::shell_quote(s)
 }
 
 /// `export NAME=value`, with the value quoted.

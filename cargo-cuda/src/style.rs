@@ -3,7 +3,7 @@
 
 use std::io::IsTerminal;
 
-use cuda_build::env::{Env, Var};
+use cuda_toolchain::env::{Env, Var};
 
 /// When to colour output (`--color`, else `CARGO_TERM_COLOR`, else `NO_COLOR`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -130,8 +130,8 @@ impl Style {
         format!("{}: {message}", self.paint(Tone::Warn, "warning"))
     }
 
-    /// A `cuda_build::Error` in rustc style, with its code, detail and help lines.
-    pub fn cuda_error(&self, e: &cuda_build::Error) -> String {
+    /// A `cuda_toolchain::Error` in rustc style, with its code, detail and help lines.
+    pub fn cuda_error(&self, e: &cuda_toolchain::Error) -> String {
         let mut s = format!(
             "{}: {}",
             self.paint(Tone::Bad, &format!("error[{}]", e.code)),

@@ -11,7 +11,10 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::cb::{ArchPlan, Env, Toolkit, Var};
+use cuda_toolchain::env::Env;
+use cuda_toolchain::env::Var;
+use cuda_toolchain::plan::ArchPlan;
+use cuda_toolchain::toolkit::Toolkit;
 
 /// How a variable gets its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,7 +187,6 @@ pub fn cudarc_version(v: &semver::Version) -> Option<String> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::cb;
 
     /// A CUDA 13.0 toolkit at /opt/cuda-13.0 (nothing on disk).
     pub(crate) fn toolkit() -> Toolkit {
@@ -192,7 +194,7 @@ pub(crate) mod tests {
             root: PathBuf::from("/opt/cuda-13.0"),
             nvcc: PathBuf::from("/opt/cuda-13.0/bin/nvcc"),
             version: Some(semver::Version::new(13, 0, 88)),
-            found_via: cb::FoundVia::Explicit,
+            found_via: cuda_toolchain::toolkit::FoundVia::Explicit,
             include_dirs: vec![],
             lib_dirs: vec![PathBuf::from("/opt/cuda-13.0/lib64")],
             problems: vec![],
@@ -202,9 +204,12 @@ pub(crate) mod tests {
     /// sm_80 and sm_90 SASS plus compute_90 PTX, from CUDA_ARCHS.
     pub(crate) fn plan() -> ArchPlan {
         ArchPlan {
-            sass: vec![cb::Arch::new(8, 0), cb::Arch::new(9, 0)],
-            ptx: Some(cb::Arch::new(9, 0)),
-            source: cb::ArchSource::CudaArchs,
+            sass: vec![
+                cuda_toolchain::arch::Arch::new(8, 0),
+                cuda_toolchain::arch::Arch::new(9, 0),
+            ],
+            ptx: Some(cuda_toolchain::arch::Arch::new(9, 0)),
+            source: cuda_toolchain::plan::ArchSource::CudaArchs,
             warnings: vec![],
         }
     }

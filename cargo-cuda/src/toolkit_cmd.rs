@@ -3,14 +3,16 @@
 
 use std::path::PathBuf;
 
-use cuda_build::toolkit::store;
 use cuda_install::source::{index_url, Index, Source};
 use cuda_install::{Request, Spec};
+use cuda_toolchain::toolkit::store;
 
-use crate::cb::{self, Env, Error, Var};
 use crate::cli::{ToolkitArgs, ToolkitCommand};
 use crate::session::{Overrides, ProjectWants, Session};
 use crate::style::{Style, Tone};
+use cuda_toolchain::env::Env;
+use cuda_toolchain::env::Var;
+use cuda_toolchain::Error;
 
 /// The store, or an error naming the variables that set it.
 pub fn store_dir(env: &Env) -> Result<PathBuf, Error> {
@@ -184,7 +186,7 @@ fn dispatch(session: &Session, args: &ToolkitArgs, out: &Style, err: &Style) -> 
             };
             let d = session.discover(&Overrides::default(), &wants)?;
             let reason = d.reason.clone();
-            let tk = cb::into_selected(d)?;
+            let tk = d.into_selected()?;
             println!("{}", tk.root.display());
             eprintln!(
                 "{}",

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cb::{Env, Error, Var};
+use cuda_toolchain::env::Env;
+use cuda_toolchain::env::Var;
+use cuda_toolchain::Error;
 
 /// The cargo to run: `CARGO` (set by cargo for its subcommands), else `cargo` on PATH.
 pub fn find_cargo(env: &Env) -> Result<PathBuf, Error> {
@@ -87,13 +89,14 @@ pub fn load(env: &Env, cargo: &Path, manifest_path: Option<&Path>) -> Result<Wor
     if let Some(p) = manifest_path {
         cmd.manifest_path(p);
     }
-    let timeout = cuda_build::process::timeout_from_env(env, Duration::from_secs(120));
-    let out = cuda_build::process::run_command(&mut cmd.cargo_command(), timeout).map_err(|e| {
-        Error::new(
-            "cargo-metadata-failed",
-            format!("`cargo metadata` could not run: {e}"),
-        )
-    })?;
+    let timeout = cuda_toolchain::process::timeout_from_env(env, Duration::from_secs(120));
+    let out =
+        cuda_toolchain::process::run_command(&mut cmd.cargo_command(), timeout).map_err(|e| {
+            Error::new(
+                "cargo-metadata-failed",
+                format!("`cargo metadata` could not run: {e}"),
+            )
+        })?;
     if !out.status.success() {
         return Err(Error::new(
             "cargo-metadata-failed",

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use crate::cb::{self, ArchPlan, Error, Toolkit, Var};
 use crate::cli::WrapArgs;
 use crate::progress::{Tail, Terminal};
 use crate::session::{Overrides, ProjectWants, Session};
@@ -16,6 +15,10 @@ use crate::signals;
 use crate::style::{ColorChoice, Stream, Style, Tone};
 use crate::toolchain;
 use crate::workspace;
+use cuda_toolchain::env::Var;
+use cuda_toolchain::plan::ArchPlan;
+use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
 
 /// Keep at most this much of each of cargo's streams for diagnosis (the tail matters most).
 const KEEP_OUTPUT: usize = 32 << 20;
@@ -83,7 +86,7 @@ fn example(flag: &str) -> &'static str {
 /// What `cargo cuda` adds to cargo's environment.
 ///
 /// Without `--toolkit`/`--arch`: only side channels, which are not build
-/// inputs ([`cuda_build::env::Var::is_build_input`]), so a build stays fresh
+/// inputs ([`cuda_toolchain::env::Var::is_build_input`]), so a build stays fresh
 /// when switching between `cargo build` and `cargo cuda build`: the progress
 /// file, the driver-probe helper, and the plan we made (which a build script
 /// uses only when it was made from the inputs it sees). With those flags,
@@ -93,7 +96,7 @@ pub fn child_env(
     toolkit: &Toolkit,
     plan: Option<&ArchPlan>,
     overrides: &Overrides,
-    env: &cb::Env,
+    env: &cuda_toolchain::env::Env,
     progress: Option<&std::path::Path>,
     handed_plan: Option<String>,
 ) -> Vec<(&'static str, OsString)> {
@@ -240,14 +243,14 @@ fn resolve(
     session: &Session,
     overrides: &Overrides,
     wants: &ProjectWants,
-) -> Result<(Toolkit, Option<ArchPlan>, cb::Context), Error> {
+) -> Result<(Toolkit, Option<ArchPlan>, cuda_toolchain::diagnose::Context), Error> {
     let discovery = session.discover(overrides, wants)?;
-    let context = cb::Context {
+    let context = cuda_toolchain::diagnose::Context {
         toolkits: discovery.candidates.clone(),
         selected: discovery.selected,
         probe: None,
     };
-    let toolkit = cb::into_selected(discovery)?;
+    let toolkit = discovery.into_selected()?;
     // into_selected refuses a selected toolkit with error-level problems (say, a
     // mixed release): such a build would certainly fail.
     // Packages disagreeing on `[package.metadata.cuda] arch` keep their own.
@@ -273,7 +276,7 @@ fn describe(toolkit: &Toolkit, plan: Option<&ArchPlan>) -> String {
     format!(
         "{}, targets {} (from {})",
         describe_toolkit(toolkit),
-        cb::targets_display(plan).join(" "),
+        plan.targets_display().join(" "),
         crate::info::source_name(&plan.source)
     )
 }
@@ -292,7 +295,7 @@ fn spawn_cargo(
     cargo_args: &[OsString],
     vars: &[(&'static str, OsString)],
     session: &Session,
-    progress: Option<(PathBuf, cb::Context)>,
+    progress: Option<(PathBuf, cuda_toolchain::diagnose::Context)>,
     style: &Style,
 ) -> Result<i32, Error> {
     // libtest prints a failing test's panic on stdout, so `test` and `bench`
@@ -314,7 +317,7 @@ fn spawn_cargo(
     // to the default in the child, so cargo itself still dies on Ctrl-C.
     signals::install_handlers();
     signals::become_subreaper();
-    let mut child = cuda_build::process::spawn_retrying_busy(&mut cmd).map_err(|e| {
+    let mut child = cuda_toolchain::process::spawn_retrying_busy(&mut cmd).map_err(|e| {
         Error::new(
             "cargo-not-found",
             format!("could not start `{}`: {e}", cargo.display()),
@@ -392,7 +395,7 @@ fn spawn_cargo(
     ctx.probe = Some(session.probe().clone());
     // cuda-build (in a build script) and programs built with it print their
     // own explanation; repeat only what the output does not already say.
-    let found: Vec<_> = cb::diagnose(&text, &ctx)
+    let found: Vec<_> = cuda_toolchain::diagnose::diagnose(&text, &ctx)
         .into_iter()
         .filter(|d| !text.contains(&format!("error[{}]", d.code)))
         .collect();
@@ -407,7 +410,7 @@ fn spawn_cargo(
             )
         );
         for d in &found {
-            eprintln!("{}", cb::render(d));
+            eprintln!("{}", cuda_toolchain::diagnose::render(d));
         }
     }
     Ok(status.code().unwrap_or(101))
@@ -491,7 +494,7 @@ mod tests {
     /// build scripts see what plain `cargo build` gives them.
     #[test]
     fn without_flags_only_side_channels_are_set() {
-        let env = cb::Env::empty().set(Var::Path, "/usr/bin");
+        let env = cuda_toolchain::env::Env::empty().set(Var::Path, "/usr/bin");
         let vars = child_env(
             &toolkit(),
             None,
@@ -513,7 +516,7 @@ mod tests {
 
     #[test]
     fn flags_set_the_toolchain_for_them() {
-        let env = cb::Env::empty().set(Var::Path, "/usr/bin");
+        let env = cuda_toolchain::env::Env::empty().set(Var::Path, "/usr/bin");
         let o = Overrides {
             toolkit: Some(PathBuf::from("/opt/cuda-13.0")),
             arch: Some("80;90".into()),

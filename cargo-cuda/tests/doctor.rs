@@ -268,7 +268,7 @@ fn doctor_runs_the_sample_workload_on_the_gpu() {
 /// names the compiler and the variable a build would hand nvcc as `-ccbin`.
 #[test]
 fn doctor_host_compiler_is_the_one_the_build_engine_picks() {
-    use cuda_build::env::{Env, Var};
+    use cuda_toolchain::env::{Env, Var};
     let Some(root) = workspace_tests::cu13_root() else {
         return;
     };

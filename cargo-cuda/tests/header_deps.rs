@@ -134,8 +134,9 @@ fn two_crates_share_cutlass_and_a_git_dep_from_one_store() {
     // One store for both crates, holding the CUTLASS 4.2 that scripts/test.sh
     // fetched (linked, not copied: 40 MB).
     let store = tmp.path().join("store");
-    let cutlass = cuda_build::toolkit::store::find_header_dep(&test_store, "nvidia-cutlass", "4.2")
-        .expect("the test store has CUTLASS 4.2");
+    let cutlass =
+        cuda_toolchain::toolkit::store::find_header_dep(&test_store, "nvidia-cutlass", "4.2")
+            .expect("the test store has CUTLASS 4.2");
     let versions = store.join("deps/nvidia-cutlass");
     std::fs::create_dir_all(&versions).unwrap();
     std::os::unix::fs::symlink(&cutlass.dir, versions.join(&cutlass.version)).unwrap();
@@ -168,7 +169,7 @@ fn two_crates_share_cutlass_and_a_git_dep_from_one_store() {
     let target = common::shared_target();
     for (manifest, name) in [(&a, "crate-a"), (&b, "crate-b")] {
         let mut cmd = Command::new(real_cargo());
-        for var in cuda_build::env::Var::ALL {
+        for var in cuda_toolchain::env::Var::ALL {
             if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
                 cmd.env_remove(var.name());
             }

@@ -26,7 +26,7 @@ fn nvcc_outputs(dir: &Path) -> Option<(PathBuf, PathBuf)> {
             "-o".into(),
             out.display().to_string(),
         ]);
-        let r = cuda_build::process::run(&nvcc, &all, Duration::from_secs(300)).unwrap();
+        let r = cuda_toolchain::process::run(&nvcc, &all, Duration::from_secs(300)).unwrap();
         assert!(r.status.success(), "{}", r.stderr);
     };
     let fat = dir.join("k.fatbin");

@@ -75,7 +75,7 @@ fn build_script(dir: &Path, extra: &str) {
 /// CUDA settings.
 fn cargo_in(dir: &Path, root: &Path, cache: &Path) -> Command {
     let mut cmd = Command::new(real_cargo());
-    for var in cuda_build::env::Var::ALL {
+    for var in cuda_toolchain::env::Var::ALL {
         if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
             cmd.env_remove(var.name());
         }

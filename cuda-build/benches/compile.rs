@@ -10,8 +10,8 @@
 //! times of 1 and 2 jobs may differ little even when 2 nvcc do run at once).
 
 use cuda_build::compile::{Artifacts, Build};
-use cuda_build::env::{Env, Var};
-use cuda_build::toolkit::{FoundVia, Toolkit};
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::toolkit::{FoundVia, Toolkit};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -124,9 +124,12 @@ fn main() {
             args.push("-o".into());
             args.push(out.join("k.fatbin").display().to_string());
             args.push(s.display().to_string());
-            let o =
-                cuda_build::process::run(root.join("bin/nvcc"), &args, Duration::from_secs(600))
-                    .unwrap();
+            let o = cuda_toolchain::process::run(
+                root.join("bin/nvcc"),
+                &args,
+                Duration::from_secs(600),
+            )
+            .unwrap();
             assert!(o.status.success(), "{}", o.combined());
         }
         start.elapsed()
@@ -232,7 +235,7 @@ fn fmt(d: Duration) -> String {
 }
 
 fn nvcc_version(nvcc: &Path) -> Option<semver::Version> {
-    let out = cuda_build::process::run(nvcc, ["--version"], Duration::from_secs(60)).ok()?;
+    let out = cuda_toolchain::process::run(nvcc, ["--version"], Duration::from_secs(60)).ok()?;
     let v = out.stdout.split(", V").nth(1)?.split_whitespace().next()?;
     semver::Version::parse(v).ok()
 }

@@ -4,7 +4,7 @@
 //! Each shape is run at 1, 10 and 100 MB (or up to the size given); the time
 //! per MB must stay flat as the size grows (linear time).
 
-use cuda_build::diagnose::{diagnose, Context};
+use cuda_toolchain::diagnose::{diagnose, Context};
 use std::time::Instant;
 
 const NOISE: &str = "   Compiling serde v1.0.210\n    Checking regex-automata v0.4.8\n  running: \"cc\" \"-O3\" \"-c\" \"src/lib.c\"\nwarning: unused variable: `x`\n  --> src/main.rs:3:9\n";

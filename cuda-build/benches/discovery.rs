@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cuda_build::env::{Env, Var};
-use cuda_build::toolkit::{self, DiscoverOptions};
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::toolkit::{self, DiscoverOptions};
 
 const SAMPLES: usize = 15;
 

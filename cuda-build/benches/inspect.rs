@@ -1,4 +1,4 @@
-//! Inspecting large binaries (`cuda_build::image`, what `cargo cuda inspect`
+//! Inspecting large binaries (`cuda_toolchain::image`, what `cargo cuda inspect`
 //! runs): prints a table of time and memory per file size.
 //!
 //! `cargo bench -p cuda-build --bench inspect` (add `-- 1000` to go up to
@@ -9,8 +9,8 @@
 //! PTX module in each 64th of it (each MB for files under 64 MB). The file is memory-mapped: the anonymous memory
 //! (`RssAnon`) must not grow with the file size.
 
-use cuda_build::arch::ComputeCapability;
-use cuda_build::image::{self, Target};
+use cuda_toolchain::arch::ComputeCapability;
+use cuda_toolchain::image::{self, Target};
 use std::io::Write;
 use std::time::Instant;
 

@@ -10,8 +10,8 @@
 //! purpose; `scripts/bench-compile.sh rerun` does this). Prints a table.
 
 use cuda_build::compile::{Build, OutputKind};
-use cuda_build::env::{Env, Var};
-use cuda_build::toolkit::{FoundVia, Toolkit};
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::toolkit::{FoundVia, Toolkit};
 use std::time::{Duration, Instant, SystemTime};
 
 /// An nvcc that answers the arch queries and writes a minimal valid PTX

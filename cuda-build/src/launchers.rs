@@ -34,8 +34,8 @@ mod libclang;
 
 use std::path::{Path, PathBuf};
 
-use crate::env::Env;
-use crate::Error;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::Error;
 
 /// How paths appear in generated code and notes: relative to the package
 /// when under it, else as given.
@@ -189,7 +189,7 @@ pub(crate) struct Kernel {
 /// for note in &generated.notes {
 ///     println!("cargo:warning={note}");
 /// }
-/// # Ok::<(), cuda_build::Error>(())
+/// # Ok::<(), cuda_toolchain::Error>(())
 /// ```
 pub fn generate(
     sources: &[PathBuf],

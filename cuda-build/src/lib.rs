@@ -23,27 +23,23 @@
 //!                                            diagnose ◄── every failure ┘
 //! ```
 //!
-//! | module | job |
-//! |---|---|
-//! | [`env`](mod@env) | every environment variable read, in one list |
-//! | [`toolkit`] | find CUDA toolkits, check their integrity, choose one |
-//! | [`arch`] | compute capabilities and targets, parsed from any spelling |
-//! | [`probe`] | the driver and GPUs, via libcuda, nvidia-smi or /proc |
-//! | [`facts`] | sourced compatibility tables |
-//! | [`compat`] | verdicts from the facts, with reasons and fixes |
-//! | [`plan`] | where arch targets come from, and the `-gencode` plan |
-//! | [`image`] | kernel images in any file (fatbin, cubin, PTX), and whether they run on a GPU and driver |
-//! | [`compile`] | the `Build` builder: nvcc in parallel, cached, incremental |
-//! | [`diagnose`] | logs in, stable-coded causes and fixes out |
+//! This crate is the build engine ([`compile`], and `launchers` with the
+//! `launchers` feature). Everything before it (environment, toolkit discovery,
+//! the GPU probe, facts, the arch plan, diagnosis) lives in
+//! [`cuda-toolchain`](cuda_toolchain), re-exported here as
+//! [`cuda_build::cuda_toolchain`](cuda_toolchain) so a build script that needs an
+//! [`Env`](cuda_toolchain::env::Env) for [`Build::env`] or wants to print the
+//! [`ArchPlan`](cuda_toolchain::plan::ArchPlan) needs no second dependency.
+//! Programs that only run kernels depend on `cuda-toolchain` alone.
 #![doc = include_str!("env_vars.md")]
 #![warn(missing_docs)]
 
-// Everything but the build engine lives in `cuda-core`, so programs that only
-// run kernels need not compile this crate; it is re-exported under the same paths.
-pub use cuda_core::{
-    arch, compat, diagnose, env, facts, fsutil, image, metadata, plan, probe, process, toolkit,
-    Error, ErrorKind, Result,
-};
+// Everything but the build engine lives in `cuda-toolchain`, so programs that
+// only run kernels need not compile this crate. Build scripts reach it through
+// `cuda_build::cuda_toolchain` (an `Env` for `Build::env`, a plan to print)
+// without a second dependency; the error types are this crate's API.
+pub use cuda_toolchain;
+pub use cuda_toolchain::{Error, ErrorKind, Result};
 
 pub mod compile;
 #[cfg(feature = "launchers")]

@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cuda_build::env::{Env, Var};
 use cuda_build::Build;
+use cuda_toolchain::env::{Env, Var};
 
 /// One timed compile; returns seconds and whether nvcc ran (a cache or OUT_DIR hit does not).
 fn compile(store: &Path, version: &str, out: &Path, cache: &Path) -> (f64, usize) {
@@ -100,10 +100,10 @@ fn main() {
     println!();
     println!("| stored version | bytes unpacked | files | wheel (download) |");
     println!("|---|---:|---:|---:|");
-    let deps = cuda_build::toolkit::store::deps_dir(&store).join("nvidia-cutlass");
+    let deps = cuda_toolchain::toolkit::store::deps_dir(&store).join("nvidia-cutlass");
     for version in [new, old] {
         let Some(dep) =
-            cuda_build::toolkit::store::find_header_dep(&store, "nvidia-cutlass", version)
+            cuda_toolchain::toolkit::store::find_header_dep(&store, "nvidia-cutlass", version)
         else {
             continue;
         };

@@ -5,8 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use cuda_build::toolkit::store::{self, HeaderDep};
-use cuda_build::Error;
+use cuda_toolchain::toolkit::store::{self, HeaderDep};
+use cuda_toolchain::Error;
 
 use crate::install::store_error;
 use crate::source::Source;
@@ -173,7 +173,7 @@ fn publish(
     Ok(())
 }
 
-pub use cuda_build::metadata::is_full_commit;
+pub use cuda_toolchain::metadata::is_full_commit;
 
 fn git(args: &[&str], dir: Option<&Path>) -> Result<String, String> {
     let mut cmd = std::process::Command::new("git");
@@ -181,7 +181,7 @@ fn git(args: &[&str], dir: Option<&Path>) -> Result<String, String> {
         cmd.arg("-C").arg(d);
     }
     cmd.args(args).env("GIT_TERMINAL_PROMPT", "0");
-    match cuda_build::process::run_command(&mut cmd, std::time::Duration::from_secs(600)) {
+    match cuda_toolchain::process::run_command(&mut cmd, std::time::Duration::from_secs(600)) {
         Ok(out) if out.status.success() => Ok(out.stdout.trim().to_string()),
         Ok(out) => Err(out.combined().trim().to_string()),
         Err(e) => Err(e.to_string()),

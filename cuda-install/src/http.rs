@@ -4,8 +4,8 @@
 use std::io::Read;
 use std::time::Duration;
 
-use cuda_build::env::{Env, Var};
-use cuda_build::Error;
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::Error;
 
 /// An HTTP client with this machine's proxy settings.
 #[derive(Clone)]

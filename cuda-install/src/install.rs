@@ -6,8 +6,8 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cuda_build::toolkit::store::{self, InstallRecord, Installed, InstalledPackage};
-use cuda_build::Error;
+use cuda_toolchain::toolkit::store::{self, InstallRecord, Installed, InstalledPackage};
+use cuda_toolchain::Error;
 use fs4::fs_std::FileExt;
 use sha2::{Digest, Sha256};
 
@@ -133,7 +133,7 @@ pub fn already(store_dir: &Path, req: &Request) -> Option<Installed> {
         Request::Release { spec, with } => all.into_iter().find(|i| {
             i.record.checked
                 && i.record.layout == "root"
-                && cuda_build::toolkit::version::parse_loose(&i.record.release)
+                && cuda_toolchain::toolkit::version::parse_loose(&i.record.release)
                     .is_some_and(|v| spec.matches(&v))
                 && *spec != Spec::Latest
                 && with
@@ -491,7 +491,7 @@ fn finish_root(root: &Path, release: &str) -> Result<(), Error> {
         )
         .with_help("the index's wheels do not form a complete compiler; nothing was installed: choose another version (`cargo cuda toolkit install latest`)"));
     }
-    let out = cuda_build::process::run(
+    let out = cuda_toolchain::process::run(
         root.join("bin/nvcc"),
         ["--version"],
         Duration::from_secs(60),
@@ -504,7 +504,7 @@ fn finish_root(root: &Path, release: &str) -> Result<(), Error> {
         .with_help("nothing was installed; check that the wheels are for this CPU and C library")
     })?;
     let text = out.combined();
-    let v = cuda_build::toolkit::version::parse_tool_version(&text);
+    let v = cuda_toolchain::toolkit::version::parse_tool_version(&text);
     if v.as_ref().map(|v| v.to_string()).as_deref() != Some(release) {
         return Err(Error::new(
             "install-incomplete",

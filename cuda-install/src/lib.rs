@@ -11,7 +11,7 @@
 //! - [`unpack`]: wheels into one standard root (or pip's layout).
 //!
 //! The store's location and layout are defined once, in
-//! [`cuda_build::toolkit::store`], which discovery also reads: cuda-build
+//! [`cuda_toolchain::toolkit::store`], which discovery also reads: cuda-build
 //! itself never touches the network.
 
 pub mod deps;

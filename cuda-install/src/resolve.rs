@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use cuda_build::Error;
+use cuda_toolchain::Error;
 use semver::Version;
 
 use crate::source::{Artifact, Source};
@@ -188,7 +188,7 @@ fn release_version(text: &str) -> Option<Version> {
     if text.chars().any(|c| c.is_ascii_alphabetic()) {
         return None;
     }
-    cuda_build::toolkit::version::parse_loose(text)
+    cuda_toolchain::toolkit::version::parse_loose(text)
 }
 
 /// Days since 1970-01-01 of an ISO date (`2025-09-04T...`).
@@ -240,7 +240,7 @@ pub fn resolve(source: &dyn Source, spec: &Spec, with: &[String]) -> Result<Reso
     if let Spec::Prefix(p) = spec {
         if compilers.is_empty() && p.len() == 3 {
             compilers.extend(nvcc.keys().filter_map(|v| {
-                let parsed = cuda_build::toolkit::version::parse_loose(v)?;
+                let parsed = cuda_toolchain::toolkit::version::parse_loose(v)?;
                 spec.matches(&parsed).then_some((parsed, v))
             }));
         }

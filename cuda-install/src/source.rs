@@ -3,8 +3,8 @@
 
 use std::io::Read;
 
-use cuda_build::env::Env;
-use cuda_build::Error;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::Error;
 
 use crate::http::Http;
 

@@ -6,9 +6,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use cuda_build::env::{Env, Var};
 use cuda_build::Build;
 use cuda_install::source::{Index, Source};
+use cuda_toolchain::env::{Env, Var};
 
 fn gemm_cu() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cutlass/gemm.cu")
@@ -130,9 +130,9 @@ fn fetch(
     store: &Path,
     url: &str,
     version: &str,
-) -> Result<(cuda_build::toolkit::store::HeaderDep, bool), cuda_build::Error> {
+) -> Result<(cuda_toolchain::toolkit::store::HeaderDep, bool), cuda_toolchain::Error> {
     let url = url.to_string();
-    let make = move || -> Result<Box<dyn Source>, cuda_build::Error> {
+    let make = move || -> Result<Box<dyn Source>, cuda_toolchain::Error> {
         Ok(Box::new(Index::new(
             &url,
             "--index-url",
@@ -182,7 +182,8 @@ fn fetch_from_a_local_index_then_offline_and_faults() {
     let (_, fetched) = fetch(store.path(), "http://127.0.0.1:9/simple", "4.2").unwrap();
     assert!(!fetched);
     let found =
-        cuda_build::toolkit::store::find_header_dep(store.path(), "nvidia-cutlass", "4.2").unwrap();
+        cuda_toolchain::toolkit::store::find_header_dep(store.path(), "nvidia-cutlass", "4.2")
+            .unwrap();
     assert_eq!(found.include_paths(), dep.include_paths());
     let left: Vec<_> = std::fs::read_dir(store.path().join("deps/.tmp"))
         .unwrap()

@@ -32,7 +32,7 @@ fn installs_one_root_then_second_install_needs_no_network() {
         assert!(root.join(f).exists(), "{f} missing");
     }
     assert!(!root.join("nvidia_cuda_nvcc-13.0.88.dist-info").exists());
-    let vj = cuda_build::toolkit::version::parse_version_json(
+    let vj = cuda_toolchain::toolkit::version::parse_version_json(
         &std::fs::read_to_string(root.join("version.json")).unwrap(),
     )
     .unwrap();
@@ -46,7 +46,7 @@ fn installs_one_root_then_second_install_needs_no_network() {
         spec: Spec::parse("13.0").unwrap(),
         with: vec![],
     };
-    let no_net = || -> Result<Box<dyn cuda_install::source::Source>, cuda_build::Error> {
+    let no_net = || -> Result<Box<dyn cuda_install::source::Source>, cuda_toolchain::Error> {
         panic!("a second install must not touch the network")
     };
     let again = cuda_install::install(store.path(), &no_net, &req, false, &|_| {}).unwrap();
@@ -66,10 +66,10 @@ fn discovery_finds_installed_toolkits_ranked_below_explicit_variables() {
     install(store.path(), &server.url, "13.0").unwrap();
     install(store.path(), &server.url, "13.1").unwrap();
     let sys = tempfile::tempdir().unwrap();
-    let env = cuda_build::env::Env::empty()
+    let env = cuda_toolchain::env::Env::empty()
         .with_root(sys.path())
-        .set(cuda_build::env::Var::CargoCudaHome, store.path());
-    let d = cuda_build::toolkit::discover(&env, &Default::default()).unwrap();
+        .set(cuda_toolchain::env::Var::CargoCudaHome, store.path());
+    let d = cuda_toolchain::toolkit::discover(&env, &Default::default()).unwrap();
     let vias: Vec<String> = d
         .candidates
         .iter()
@@ -85,21 +85,21 @@ fn discovery_finds_installed_toolkits_ranked_below_explicit_variables() {
         "13.1.80"
     );
     // A project pin picks the matching one.
-    let opts = cuda_build::toolkit::DiscoverOptions {
+    let opts = cuda_toolchain::toolkit::DiscoverOptions {
         requirement: Some("~13.0".parse().unwrap()),
         ..Default::default()
     };
-    let tk = cuda_build::toolkit::discover(&env, &opts)
+    let tk = cuda_toolchain::toolkit::discover(&env, &opts)
         .unwrap()
         .into_selected()
         .unwrap();
     assert_eq!(tk.version.unwrap().to_string(), "13.0.88");
     // A pin nothing matches names the install command.
-    let opts = cuda_build::toolkit::DiscoverOptions {
+    let opts = cuda_toolchain::toolkit::DiscoverOptions {
         requirement: Some("~12.8".parse().unwrap()),
         ..Default::default()
     };
-    let e = cuda_build::toolkit::discover(&env, &opts)
+    let e = cuda_toolchain::toolkit::discover(&env, &opts)
         .unwrap()
         .into_selected()
         .unwrap_err();
@@ -111,8 +111,8 @@ fn discovery_finds_installed_toolkits_ranked_below_explicit_variables() {
     );
     // An explicit CUDA_HOME still wins.
     let other = store.path().join("toolkits/13.0.88");
-    let d = cuda_build::toolkit::discover(
-        &env.clone().set(cuda_build::env::Var::CudaHome, &other),
+    let d = cuda_toolchain::toolkit::discover(
+        &env.clone().set(cuda_toolchain::env::Var::CudaHome, &other),
         &Default::default(),
     )
     .unwrap();
@@ -125,7 +125,7 @@ fn discovery_finds_installed_toolkits_ranked_below_explicit_variables() {
         .unwrap()
         .count();
     cuda_install::remove(store.path(), "13.1.80", &|_| {}).unwrap();
-    let d = cuda_build::toolkit::discover(&env, &Default::default()).unwrap();
+    let d = cuda_toolchain::toolkit::discover(&env, &Default::default()).unwrap();
     assert_eq!(d.candidates.len(), 1);
     assert_eq!(
         std::fs::read_dir(store.path().join("wheels"))
@@ -310,7 +310,7 @@ fn two_installs_at_once_both_succeed_with_one_tree() {
         .map(|r| r.as_ref().unwrap().changed)
         .collect();
     assert_eq!(changed.iter().filter(|c| **c).count(), 1, "{changed:?}");
-    let all = cuda_build::toolkit::store::installed(store.path());
+    let all = cuda_toolchain::toolkit::store::installed(store.path());
     assert_eq!(all.len(), 1);
     let cicc = all[0].dir.join("nvvm/bin/cicc");
     assert_eq!(std::fs::metadata(cicc).unwrap().len(), 300_000);
@@ -444,7 +444,7 @@ fn killed_install_is_never_used_and_the_next_one_cleans_up() {
         "the child finished before it could be killed ({status})"
     );
     // Nothing is installed, though a staging directory is left.
-    assert!(cuda_build::toolkit::store::installed(store.path()).is_empty());
+    assert!(cuda_toolchain::toolkit::store::installed(store.path()).is_empty());
     assert!(!store.path().join("toolkits/13.0.88").exists());
     let o = install(store.path(), &server.url, "13.0").unwrap();
     assert!(o.changed);
@@ -484,10 +484,10 @@ fn unchecked_sets_keep_pips_layout() {
     );
     // Unchecked sets are not discovery candidates.
     let sys = tempfile::tempdir().unwrap();
-    let env = cuda_build::env::Env::empty()
+    let env = cuda_toolchain::env::Env::empty()
         .with_root(sys.path())
-        .set(cuda_build::env::Var::CargoCudaHome, store.path());
-    assert!(cuda_build::toolkit::discover(&env, &Default::default())
+        .set(cuda_toolchain::env::Var::CargoCudaHome, store.path());
+    assert!(cuda_toolchain::toolkit::discover(&env, &Default::default())
         .unwrap()
         .candidates
         .is_empty());

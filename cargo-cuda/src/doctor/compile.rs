@@ -1,20 +1,24 @@
 //! The compile layer: a real nvcc compile of the embedded kernel.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::cb::{self, ArchPlan, Env, Toolkit};
 use crate::session::{Overrides, ProjectWants, Session};
+use cuda_toolchain::env::Env;
+use cuda_toolchain::plan::ArchPlan;
+use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
 
 use super::{Check, Status, VECTOR_ADD_CU};
 
 /// The plan for the newest plain arch the toolkit's nvcc lists (e.g. `sm_120`).
 pub(super) fn newest_arch_plan(session: &Session, t: &Toolkit) -> Option<ArchPlan> {
-    let support = cb::NvccArchSupport::query(&t.nvcc, t.version.as_ref(), &session.env);
+    let support =
+        cuda_toolchain::plan::NvccArchSupport::query(&t.nvcc, t.version.as_ref(), &session.env);
     let newest = support
         .real
         .iter()
-        .filter(|a| a.variant == cb::Variant::Plain)
+        .filter(|a| a.variant == cuda_toolchain::arch::Variant::Plain)
         .max()?;
     let overrides = Overrides {
         arch: Some(newest.to_string()),
@@ -27,7 +31,7 @@ pub(super) fn newest_arch_plan(session: &Session, t: &Toolkit) -> Option<ArchPla
 pub(super) fn compile_check(
     env: &Env,
     toolkit: Option<&Toolkit>,
-    plan: Option<&Result<ArchPlan, cb::Error>>,
+    plan: Option<&Result<ArchPlan, cuda_toolchain::Error>>,
 ) -> (Check, Option<(PathBuf, Vec<u8>)>) {
     let Some(t) = toolkit else {
         return (
@@ -67,7 +71,7 @@ pub(super) fn compile_check(
         }
     };
     let source = dir.path().join("vector_add.cu");
-    if let Err(e) = cuda_build::fsutil::write_atomic(&source, VECTOR_ADD_CU.as_bytes()) {
+    if let Err(e) = cuda_toolchain::fsutil::write_atomic(&source, VECTOR_ADD_CU.as_bytes()) {
         return (
             Check::new(
                 "compile.vector-add",
@@ -79,7 +83,7 @@ pub(super) fn compile_check(
     }
     let spec = plan.to_arch_list();
     let start = Instant::now();
-    match cb::compile_one(env, t, &source, &spec, &dir.path().join("out")) {
+    match compile_one(env, t, &source, &spec, &dir.path().join("out")) {
         Ok(k) => {
             let secs = start.elapsed().as_secs_f64();
             let image = std::fs::read(&k.image).ok();
@@ -108,13 +112,16 @@ pub(super) fn compile_check(
             }
             c.fix = (!e.help.is_empty()).then(|| e.help.join("; "));
             // nvcc's own words, explained: the diagnosis names the cause and a concrete fix.
-            let ctx = cb::Context {
+            let ctx = cuda_toolchain::diagnose::Context {
                 toolkits: vec![t.clone()],
                 selected: Some(0),
                 probe: None,
             };
             let log = format!("{}\n{}", e.message, e.detail.as_deref().unwrap_or(""));
-            if let Some(d) = cb::diagnose(&log, &ctx).into_iter().next() {
+            if let Some(d) = cuda_toolchain::diagnose::diagnose(&log, &ctx)
+                .into_iter()
+                .next()
+            {
                 if !log.contains(&format!("[{}]", d.code)) {
                     c.evidence
                         .push(format!("diagnosis [{}]: {}", d.code, d.cause));
@@ -127,4 +134,44 @@ pub(super) fn compile_check(
             (c, None)
         }
     }
+}
+
+/// The kernel the doctor compiled: its image and the archs inside.
+#[derive(Debug, Clone)]
+pub struct CompiledKernel {
+    /// The fatbin.
+    pub image: PathBuf,
+    /// Its targets (`sm_90`, `compute_90`).
+    pub archs: Vec<String>,
+}
+
+/// Compiles one `.cu` file with `compile::Build`: a real nvcc run (no cache),
+/// into an explicit `out_dir`, printing nothing for cargo.
+pub fn compile_one(
+    env: &Env,
+    toolkit: &Toolkit,
+    source: &Path,
+    arch: &str,
+    out_dir: &Path,
+) -> Result<CompiledKernel, Error> {
+    let artifacts = cuda_build::compile::Build::new()
+        .env(env.clone())
+        .toolkit(toolkit.clone())
+        .file(source)
+        .arch(arch)
+        .module_name("doctor")
+        .out_dir(out_dir)
+        .no_cache()
+        .emit_cargo(false)
+        .try_compile()?;
+    let kernel = artifacts.kernels.into_iter().next().ok_or_else(|| {
+        Error::new(
+            "compile-failed",
+            format!("compiling `{}` produced no kernel", source.display()),
+        )
+    })?;
+    Ok(CompiledKernel {
+        image: kernel.output,
+        archs: kernel.archs,
+    })
 }

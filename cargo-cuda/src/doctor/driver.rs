@@ -1,6 +1,8 @@
 //! The driver layer: kernel module, device nodes, libcuda, NVML, visible GPUs.
 
-use crate::cb::{Env, ProbeReport, Var};
+use cuda_toolchain::env::Env;
+use cuda_toolchain::env::Var;
+use cuda_toolchain::probe::ProbeReport;
 
 use super::{Check, Status};
 
@@ -105,14 +107,14 @@ pub(super) fn driver_checks(
     });
 
     // NVML against the kernel module: driver version to driver version.
-    out.push(match cuda_build::probe::nvml_verdict(probe) {
+    out.push(match cuda_toolchain::probe::nvml_verdict(probe) {
         _ if no_driver => Check::new("driver.nvml", Status::Skip, skip_reason),
-        cuda_build::probe::NvmlVerdict::Match { driver } => Check::new(
+        cuda_toolchain::probe::NvmlVerdict::Match { driver } => Check::new(
             "driver.nvml",
             Status::Pass,
             format!("NVML {driver} matches the kernel module"),
         ),
-        cuda_build::probe::NvmlVerdict::Mismatch {
+        cuda_toolchain::probe::NvmlVerdict::Mismatch {
             libraries,
             kernel_module,
             message,
@@ -129,12 +131,12 @@ pub(super) fn driver_checks(
                 .fix("reboot (or unload and reload the nvidia kernel modules)")
                 .code("driver-library-mismatch")
         }
-        cuda_build::probe::NvmlVerdict::Unavailable => Check::new(
+        cuda_toolchain::probe::NvmlVerdict::Unavailable => Check::new(
             "driver.nvml",
             Status::Skip,
             "NVML is not available here (nvidia-smi / libnvidia-ml not found)",
         ),
-        cuda_build::probe::NvmlVerdict::Unchecked { libraries } => {
+        cuda_toolchain::probe::NvmlVerdict::Unchecked { libraries } => {
             Check::new("driver.nvml", Status::Pass, format!("NVML {libraries}"))
         }
     });
@@ -199,8 +201,7 @@ pub(super) fn driver_checks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cb;
-    use cuda_build::probe::{DeviceNode, DriverInfo, GpuInfo, Platform, ProbeMethod};
+    use cuda_toolchain::probe::{DeviceNode, DriverInfo, GpuInfo, Platform, ProbeMethod};
 
     fn node(path: &str, exists: bool, rw: bool) -> DeviceNode {
         DeviceNode {
@@ -221,7 +222,7 @@ mod tests {
             gpus: vec![GpuInfo {
                 index: 0,
                 name: "NVIDIA H200".into(),
-                compute_capability: cb::ComputeCapability::new(9, 0),
+                compute_capability: cuda_toolchain::arch::ComputeCapability::new(9, 0),
                 total_memory: Some(140 << 30),
             }],
             method: Some(ProbeMethod::DriverApi),
@@ -320,8 +321,8 @@ mod tests {
         );
         let mut m = machine();
         m.platform.nvml_version = None;
-        m.attempts.push(cuda_build::probe::ProbeAttempt {
-            method: cuda_build::probe::ProbeMethod::NvidiaSmi,
+        m.attempts.push(cuda_toolchain::probe::ProbeAttempt {
+            method: cuda_toolchain::probe::ProbeMethod::NvidiaSmi,
             outcome: "Failed to initialize NVML: Driver/library version mismatch".into(),
             ok: false,
         });
@@ -335,7 +336,7 @@ mod tests {
     fn hidden_gpus_name_cuda_visible_devices() {
         let mut m = machine();
         m.gpus.clear();
-        let env = Env::empty().set(cb::Var::CudaVisibleDevices, "");
+        let env = Env::empty().set(cuda_toolchain::env::Var::CudaVisibleDevices, "");
         let checks = driver_checks(&env, &m, None);
         let gpus = checks.iter().find(|c| c.id == "driver.gpus").unwrap();
         assert_eq!(gpus.status, Status::Fail);

@@ -10,8 +10,8 @@
 
 use serde::Serialize;
 
-use crate::cb::{self, Toolkit};
 use crate::session::{Overrides, ProjectWants, Session};
+use cuda_toolchain::toolkit::Toolkit;
 
 mod compile;
 mod driver;
@@ -126,7 +126,7 @@ pub fn run(session: &Session, opts: &Options) -> Report {
     let wants = project.wants;
     let toolkit_min = |tk: Option<&Toolkit>| {
         tk.and_then(|t| t.version.as_ref())
-            .and_then(|v| cb::min_driver_for_toolkit(v).map(|d| (v.clone(), d)))
+            .and_then(|v| cuda_toolchain::facts::min_driver_for_toolkit(v).map(|d| (v.clone(), d)))
     };
 
     // Toolkit first (the driver's fix names the driver version this toolkit needs),
@@ -209,7 +209,7 @@ pub fn run(session: &Session, opts: &Options) -> Report {
 
 /// Variables and `[package.metadata.cuda]` keys whose values are ignored
 /// (do not parse, or are unknown): a warning each, never silence.
-fn settings_check(env: &cb::Env, metadata_warnings: &[String]) -> Check {
+fn settings_check(env: &cuda_toolchain::env::Env, metadata_warnings: &[String]) -> Check {
     let warnings: Vec<String> = env
         .check()
         .into_iter()

@@ -1,6 +1,5 @@
 //! The report as people read it.
 
-use crate::cb;
 use crate::style::{Style, Tone};
 
 use super::{Report, Status};
@@ -30,7 +29,9 @@ pub fn print(report: &Report, style: &Style) {
                 outln!("{:>12}   {}", "", e);
             }
         }
-        let documented = c.code.filter(|code| cb::lookup_code(code).is_some());
+        let documented = c
+            .code
+            .filter(|code| cuda_toolchain::diagnose::codes::lookup(code).is_some());
         if let Some(code) = documented.filter(|_| matches!(c.status, Status::Fail | Status::Warn)) {
             outln!("{:>12}   = explain: cargo cuda explain {code}", "");
         }

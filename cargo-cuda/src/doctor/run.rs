@@ -2,9 +2,11 @@
 
 use std::time::Duration;
 
-use crate::cb::{self, ArchPlan, ProbeReport, Toolkit};
 use crate::session::Session;
 use crate::workspace::Workspace;
+use cuda_toolchain::plan::ArchPlan;
+use cuda_toolchain::probe::ProbeReport;
+use cuda_toolchain::toolkit::Toolkit;
 
 use super::{Check, Options, Status};
 
@@ -127,8 +129,8 @@ fn workload_check(opts: &Options, session: &Session, w: Workload<'_>) -> Check {
     {
         cmd.env(k, v);
     }
-    let timeout = cuda_build::process::timeout_from_env(&session.env, Duration::from_secs(900));
-    match cuda_build::process::run_command(&mut cmd, timeout) {
+    let timeout = cuda_toolchain::process::timeout_from_env(&session.env, Duration::from_secs(900));
+    match cuda_toolchain::process::run_command(&mut cmd, timeout) {
         Ok(out) if out.status.success() => {
             let mut c = Check::new(
                 "run.workload",
@@ -166,7 +168,12 @@ fn workload_check(opts: &Options, session: &Session, w: Workload<'_>) -> Check {
                     .rev()
                     .map(str::to_string),
             );
-            if let Some(d) = cb::diagnose(&text, &cb::Context::default()).first() {
+            if let Some(d) = cuda_toolchain::diagnose::diagnose(
+                &text,
+                &cuda_toolchain::diagnose::Context::default(),
+            )
+            .first()
+            {
                 c.code = Some(d.code.as_str());
                 c.fix = d.fix.first().cloned();
             }

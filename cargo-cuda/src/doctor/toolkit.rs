@@ -1,12 +1,15 @@
 //! The toolkit layer and the compatibility layer (toolkit against driver and host compiler).
 
-use crate::cb::{self, ArchPlan, Discovery, ProbeReport, Toolkit};
 use crate::info::source_name;
 use crate::session::Session;
+use cuda_toolchain::plan::ArchPlan;
+use cuda_toolchain::probe::ProbeReport;
+use cuda_toolchain::toolkit::Discovery;
+use cuda_toolchain::toolkit::Toolkit;
 
 use super::{Check, Status};
 
-pub(super) fn toolkit_checks(discovery: &Result<Discovery, cb::Error>) -> Vec<Check> {
+pub(super) fn toolkit_checks(discovery: &Result<Discovery, cuda_toolchain::Error>) -> Vec<Check> {
     let d = match discovery {
         Ok(d) => d,
         Err(e) => {
@@ -58,7 +61,7 @@ pub(super) fn toolkit_checks(discovery: &Result<Discovery, cb::Error>) -> Vec<Ch
     let errors: Vec<_> = t
         .problems
         .iter()
-        .filter(|p| p.severity == cb::Severity::Error)
+        .filter(|p| p.severity == cuda_toolchain::toolkit::Severity::Error)
         .collect();
     let mut integrity = if let Some(first) = errors.first() {
         Check::new("toolkit.integrity", Status::Fail, first.message.clone()).code(first.code)
@@ -113,7 +116,7 @@ pub(super) fn toolkit_checks(discovery: &Result<Discovery, cb::Error>) -> Vec<Ch
     let mut conflicts = if d
         .conflicts
         .iter()
-        .any(|p| p.severity == cb::Severity::Error)
+        .any(|p| p.severity == cuda_toolchain::toolkit::Severity::Error)
     {
         Check::new(
             "toolkit.conflicts",
@@ -138,11 +141,11 @@ pub(super) fn toolkit_checks(discovery: &Result<Discovery, cb::Error>) -> Vec<Ch
     out
 }
 
-pub(super) fn verdict_check(id: &'static str, v: cb::Verdict) -> Check {
+pub(super) fn verdict_check(id: &'static str, v: cuda_toolchain::compat::Verdict) -> Check {
     let status = match v.status {
-        cb::Status::Pass => Status::Pass,
-        cb::Status::Warn => Status::Warn,
-        cb::Status::Fail => Status::Fail,
+        cuda_toolchain::compat::Status::Pass => Status::Pass,
+        cuda_toolchain::compat::Status::Warn => Status::Warn,
+        cuda_toolchain::compat::Status::Fail => Status::Fail,
     };
     let mut c = Check::new(id, status, v.reason);
     c.fix = v.fix;
@@ -153,7 +156,7 @@ pub(super) fn compat_checks(
     session: &Session,
     probe: &ProbeReport,
     toolkit: Option<&Toolkit>,
-    plan: Option<&Result<ArchPlan, cb::Error>>,
+    plan: Option<&Result<ArchPlan, cuda_toolchain::Error>>,
 ) -> Vec<Check> {
     let mut out = Vec::new();
     let version = toolkit.and_then(|t| t.version.as_ref());
@@ -166,10 +169,14 @@ pub(super) fn compat_checks(
             Status::Skip,
             "skipped: no driver to check the toolkit against",
         ),
-        (Some(d), Some(v)) => verdict_check("compat.driver-sass", cb::driver_runs_sass(d, v)),
+        (Some(d), Some(v)) => verdict_check(
+            "compat.driver-sass",
+            cuda_toolchain::compat::driver_runs_sass(d, v),
+        ),
     });
 
-    let isa = version.and_then(|v| cb::ptx_isa_for_cuda((v.major as u32, v.minor as u32)));
+    let isa = version
+        .and_then(|v| cuda_toolchain::facts::ptx_isa_for_cuda((v.major as u32, v.minor as u32)));
     let emits_ptx = matches!(plan, Some(Ok(p)) if p.ptx.is_some());
     out.push(match (&probe.driver, isa) {
         (_, _) if version.is_none() => Check::new("compat.driver-ptx", Status::Skip, no_toolkit),
@@ -188,7 +195,10 @@ pub(super) fn compat_checks(
             Status::Warn,
             "the PTX ISA of this toolkit is not in the facts table",
         ),
-        (Some(d), Some(isa)) => verdict_check("compat.driver-ptx", cb::driver_jits_ptx(d, isa)),
+        (Some(d), Some(isa)) => verdict_check(
+            "compat.driver-ptx",
+            cuda_toolchain::compat::driver_jits_ptx(d, isa),
+        ),
     });
 
     out.push(match plan {
@@ -206,7 +216,7 @@ pub(super) fn compat_checks(
             c
         }
         Some(Ok(p)) => {
-            let targets = cb::targets_display(p).join(" ");
+            let targets = p.targets_display().join(" ");
             let mut c = Check::new(
                 "compat.arch",
                 if p.warnings.is_empty() {
@@ -236,14 +246,14 @@ pub(super) fn compat_checks(
 /// The compiler a build would hand nvcc as `-ccbin`, chosen and checked by
 /// the build engine's own rule, rendered: which one, which setting chose it,
 /// and whether CUDA `toolkit` accepts its version.
-fn host_compiler_check(env: &cb::Env, toolkit: &semver::Version) -> Check {
+fn host_compiler_check(env: &cuda_toolchain::env::Env, toolkit: &semver::Version) -> Check {
     const ID: &str = "compat.host-compiler";
-    let fail = |e: cb::Error| {
+    let fail = |e: cuda_toolchain::Error| {
         let mut c = Check::new(ID, Status::Fail, e.message.clone()).code(e.code);
         c.fix = e.help.first().cloned();
         c
     };
-    let tool = match cb::host_compiler(env) {
+    let tool = match cuda_build::compile::host_compiler(env) {
         Ok(Some(tool)) => tool,
         Ok(None) => {
             return Check::new(
@@ -257,7 +267,7 @@ fn host_compiler_check(env: &cb::Env, toolkit: &semver::Version) -> Check {
         Err(e) => return fail(e),
     };
     let chosen = format!("`{}` (chosen by {})", tool.path.display(), tool.from);
-    match cb::check_host_compiler(env, &tool, toolkit) {
+    match cuda_build::compile::check_host_compiler(env, &tool, toolkit) {
         Ok(notes) if notes.is_empty() => Check::new(
             ID,
             Status::Pass,

@@ -21,7 +21,7 @@ pub fn plain_cargo() -> Command {
 }
 
 fn without_cuda_settings(mut cmd: Command) -> Command {
-    for var in cuda_build::env::Var::ALL {
+    for var in cuda_toolchain::env::Var::ALL {
         if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
             cmd.env_remove(var.name());
         }

@@ -1,7 +1,7 @@
 //! What a build returns: the public result types, shared by the builder
 //! (`builder.rs`) and the compile engine, which fills them in.
 
-use crate::plan::ArchPlan;
+use cuda_toolchain::plan::ArchPlan;
 use std::path::PathBuf;
 
 /// What nvcc produces for each source.

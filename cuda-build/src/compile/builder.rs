@@ -3,9 +3,9 @@
 
 use super::artifacts::{Artifacts, OutputKind};
 use super::spec::Spec;
-use crate::env::Env;
-use crate::toolkit::Toolkit;
-use crate::Error;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Mutex;
@@ -176,8 +176,8 @@ impl Build {
         self
     }
 
-    /// The arch list, e.g. `"80;90"` (see [`crate::arch`]); environment
-    /// variables such as `CUDA_ARCHS` rank below it (see [`crate::plan`]).
+    /// The arch list, e.g. `"80;90"` (see [`cuda_toolchain::arch`]); environment
+    /// variables such as `CUDA_ARCHS` rank below it (see [`cuda_toolchain::plan`]).
     pub fn arch(&mut self, archs: &str) -> &mut Self {
         self.spec.arch = Some(archs.to_string());
         self

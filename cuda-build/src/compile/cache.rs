@@ -32,7 +32,7 @@
 
 use super::hash::{file_sha256, sha256_hex};
 use super::remote;
-use crate::env::{Env, Var};
+use cuda_toolchain::env::{Env, Var};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -239,7 +239,7 @@ impl Cache {
     fn put_local_record(&self, ns: &str, key: &str, bytes: &[u8]) -> io::Result<()> {
         let path = self.json_path(ns, key);
         std::fs::create_dir_all(path.parent().unwrap_or(&self.root))?;
-        crate::fsutil::write_atomic_unsynced(&path, bytes)
+        cuda_toolchain::fsutil::write_atomic_unsynced(&path, bytes)
     }
 
     /// A small JSON record (`deps` index, remembered `plans`); a torn or
@@ -378,7 +378,7 @@ impl Cache {
         let tmp_root = self.root.join("tmp");
         std::fs::create_dir_all(&tmp_root)?;
         std::fs::create_dir_all(final_dir.parent().unwrap_or(&self.root))?;
-        let tmp = crate::fsutil::temp_path_for(&tmp_root.join(key));
+        let tmp = cuda_toolchain::fsutil::temp_path_for(&tmp_root.join(key));
         let result = (|| {
             std::fs::create_dir(&tmp)?;
             for (name, bytes) in files {
@@ -407,7 +407,7 @@ impl Cache {
 }
 
 /// The default cache directory: `$XDG_CACHE_HOME/cuda-build`, else `$HOME/.cache/cuda-build`.
-pub(crate) fn default_dir(env: &crate::env::Env) -> Option<PathBuf> {
+pub(crate) fn default_dir(env: &cuda_toolchain::env::Env) -> Option<PathBuf> {
     env.cache_dir()
 }
 
@@ -415,7 +415,7 @@ pub(crate) fn default_dir(env: &crate::env::Env) -> Option<PathBuf> {
 /// or `CUDA_BUILD_NO_CACHE` turns the cache off, else the build's own
 /// (`Build::cache_dir`), else [`default_dir`].
 pub(crate) fn dir_for(
-    env: &crate::env::Env,
+    env: &cuda_toolchain::env::Env,
     explicit: Option<&Path>,
     no_cache: bool,
 ) -> Option<PathBuf> {
@@ -517,7 +517,7 @@ mod tests {
 
     #[test]
     fn default_dir_precedence() {
-        use crate::env::{Env, Var};
+        use cuda_toolchain::env::{Env, Var};
         let env = Env::empty().set(Var::Home, "/home/u");
         assert_eq!(
             default_dir(&env).unwrap(),

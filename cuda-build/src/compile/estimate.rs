@@ -6,7 +6,7 @@
 //! last, where it would leave the other cores idle at the end of the build.
 //! Toolkit and system headers are left out: every source has them.
 
-use crate::fsutil;
+use cuda_toolchain::fsutil;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 

@@ -8,9 +8,9 @@ use super::manifest::{Entry, Stamp};
 use super::nvcc::{self, Runner};
 use super::run::{JobDone, Outcome, Run};
 use super::{depfile, glue, inspect, line_markers, validate};
-use crate::fsutil;
-use crate::toolkit::Toolkit;
-use crate::Error;
+use cuda_toolchain::fsutil;
+use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -462,8 +462,8 @@ impl Run<'_> {
 
     /// Whether OUT_DIR's file system is full: a 256 KiB probe write fails with ENOSPC.
     fn out_of_space(&self) -> bool {
-        let probe = crate::fsutil::temp_path_for(&self.out_root.join("space-probe"));
-        let r = crate::fsutil::write_atomic(&probe, &vec![0u8; 256 * 1024]);
+        let probe = cuda_toolchain::fsutil::temp_path_for(&self.out_root.join("space-probe"));
+        let r = cuda_toolchain::fsutil::write_atomic(&probe, &vec![0u8; 256 * 1024]);
         let _ = std::fs::remove_file(&probe);
         matches!(r, Err(e) if e.raw_os_error() == Some(28))
     }

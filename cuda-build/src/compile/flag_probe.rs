@@ -4,8 +4,8 @@
 //! compiler checks what `-Xcompiler` passes on. Answers are kept per nvcc,
 //! version, host compiler and flag in a small JSON file.
 
-use crate::env::Env;
-use crate::toolkit::Toolkit;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::toolkit::Toolkit;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -44,7 +44,7 @@ impl FlagProbe {
                     .unwrap_or_default(),
                 ccbin.map(|c| c.display().to_string()).unwrap_or_default()
             ),
-            timeout: crate::process::timeout_from_env(env, Duration::from_secs(60)),
+            timeout: cuda_toolchain::process::timeout_from_env(env, Duration::from_secs(60)),
             cache,
             answers: Mutex::new(answers),
         }
@@ -71,7 +71,7 @@ impl FlagProbe {
                 if let Some(dir) = path.parent() {
                     let _ = std::fs::create_dir_all(dir);
                 }
-                let _ = crate::fsutil::write_atomic(path, &bytes);
+                let _ = cuda_toolchain::fsutil::write_atomic(path, &bytes);
             }
         }
         answer
@@ -92,7 +92,7 @@ impl FlagProbe {
         args.push(src.clone().into());
         args.push("-o".into());
         args.push(dir.join("probe.ii").into());
-        let out = crate::process::run(&self.nvcc, &args, self.timeout);
+        let out = cuda_toolchain::process::run(&self.nvcc, &args, self.timeout);
         let _ = std::fs::remove_dir_all(&dir);
         Some(out.ok()?.status.success())
     }

@@ -1,22 +1,22 @@
 //! The calls `compile` makes into the other modules (toolkit discovery, the
 //! arch plan, GPU detection, diagnosis), in one place.
 
-use crate::env::Env;
-use crate::metadata::CudaMetadata;
-use crate::plan::{ArchInputs, ArchPlan};
-use crate::toolkit::Toolkit;
-use crate::Error;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::metadata::CudaMetadata;
+use cuda_toolchain::plan::{ArchInputs, ArchPlan};
+use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
 use std::path::Path;
 
 /// The toolkit the environment selects (honouring the package's
 /// `[package.metadata.cuda] toolkit`), and the other toolkits found, kept so
 /// that a failure can name one that would work without searching again.
 pub(crate) fn find_toolkit(env: &Env, md: &CudaMetadata) -> Result<(Toolkit, Vec<Toolkit>), Error> {
-    let opts = crate::toolkit::DiscoverOptions {
+    let opts = cuda_toolchain::toolkit::DiscoverOptions {
         requirement: md.toolkit.clone(),
         ..Default::default()
     };
-    let found = crate::toolkit::discover(env, &opts)?;
+    let found = cuda_toolchain::toolkit::discover(env, &opts)?;
     let others = found.candidates.clone();
     let tk = found.into_selected()?;
     let others = others.into_iter().filter(|c| c.nvcc != tk.nvcc).collect();
@@ -26,8 +26,9 @@ pub(crate) fn find_toolkit(env: &Env, md: &CudaMetadata) -> Result<(Toolkit, Vec
 /// The arch plan for this toolkit and these inputs (explicit, metadata,
 /// fallback); the GPUs are probed only when the plan needs them.
 pub(crate) fn plan(env: &Env, tk: &Toolkit, inputs: &ArchInputs) -> Result<ArchPlan, Error> {
-    let detect = || crate::probe::probe(env, &crate::probe::ProbeOptions::default()).gpus;
-    crate::plan::plan_for_toolkit(env, tk, inputs, &detect)
+    let detect =
+        || cuda_toolchain::probe::probe(env, &cuda_toolchain::probe::ProbeOptions::default()).gpus;
+    cuda_toolchain::plan::plan_for_toolkit(env, tk, inputs, &detect)
 }
 
 /// `[package.metadata.cuda]` of the package being built, read once per
@@ -36,7 +37,7 @@ pub(crate) fn metadata(manifest_dir: &Path) -> Result<CudaMetadata, Error> {
     if !manifest_dir.join("Cargo.toml").is_file() {
         return Ok(CudaMetadata::default());
     }
-    crate::metadata::read(manifest_dir)
+    cuda_toolchain::metadata::read(manifest_dir)
 }
 
 /// Rendered explanations for a failed compile's output, most likely first.
@@ -45,14 +46,14 @@ pub(crate) fn metadata(manifest_dir: &Path) -> Result<CudaMetadata, Error> {
 pub(crate) fn explain(stderr: &str, tk: &Toolkit, others: &[Toolkit]) -> Vec<String> {
     let mut toolkits = vec![tk.clone()];
     toolkits.extend(others.iter().cloned());
-    let ctx = crate::diagnose::Context {
+    let ctx = cuda_toolchain::diagnose::Context {
         toolkits,
         selected: Some(0),
         probe: None,
     };
-    crate::diagnose::diagnose(stderr, &ctx)
+    cuda_toolchain::diagnose::diagnose(stderr, &ctx)
         .iter()
-        .map(|d| crate::diagnose::render(d).trim_end().to_string())
+        .map(|d| cuda_toolchain::diagnose::render(d).trim_end().to_string())
         .collect()
 }
 

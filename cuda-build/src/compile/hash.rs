@@ -204,7 +204,7 @@ fn external_sha256(files: &[&str]) -> HashMap<String, String> {
         let mut argv: Vec<&str> = args.to_vec();
         argv.extend(files);
         // Not installed, or stuck past the deadline: the next one.
-        let Ok(out) = crate::process::run(program, &argv, Duration::from_secs(120)) else {
+        let Ok(out) = cuda_toolchain::process::run(program, &argv, Duration::from_secs(120)) else {
             continue;
         };
         let asked: std::collections::HashSet<&str> = files.iter().copied().collect();
@@ -306,10 +306,9 @@ mod tests {
         assert_eq!(batched, one_by_one);
         assert_eq!(batched[4], None);
         // With a hasher on PATH the three plain names came from its run.
-        if HASHERS
-            .iter()
-            .any(|(p, _)| crate::process::run(p, ["--version"], Duration::from_secs(10)).is_ok())
-        {
+        if HASHERS.iter().any(|(p, _)| {
+            cuda_toolchain::process::run(p, ["--version"], Duration::from_secs(10)).is_ok()
+        }) {
             assert_eq!(hashed, 3);
         }
     }
@@ -325,7 +324,8 @@ mod tests {
         for (program, args) in HASHERS {
             let mut argv: Vec<&str> = args.to_vec();
             argv.push(name);
-            let Ok(out) = crate::process::run(program, &argv, Duration::from_secs(30)) else {
+            let Ok(out) = cuda_toolchain::process::run(program, &argv, Duration::from_secs(30))
+            else {
                 continue;
             };
             ran += 1;

@@ -8,11 +8,11 @@
 
 use std::path::PathBuf;
 
-use crate::env::Env;
-use crate::toolkit::store;
-use crate::Error;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::toolkit::store;
+use cuda_toolchain::Error;
 
-pub use crate::metadata::HeaderSource;
+pub use cuda_toolchain::metadata::HeaderSource;
 
 /// A dependency resolved to include directories.
 #[derive(Debug, Clone)]
@@ -74,7 +74,7 @@ pub(super) fn apply_declared(
                 spec.header_needs.extend(needs_of(source, true));
                 apply(spec, dep);
             }
-            Err(_) if env.get_os(crate::env::Var::DocsRs).is_some() => {}
+            Err(_) if env.get_os(cuda_toolchain::env::Var::DocsRs).is_some() => {}
             Err(e) => return Err(e),
         }
     }
@@ -115,7 +115,7 @@ pub(super) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
             })
         }
         HeaderSource::Git { url, commit } => {
-            if !crate::metadata::is_full_commit(commit) {
+            if !cuda_toolchain::metadata::is_full_commit(commit) {
                 return Err(Error::new(
                     "header-dep-bad-commit",
                     format!("header dependency `{name}`: `{commit}` is not a full commit hash"),
@@ -151,7 +151,7 @@ pub(super) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
             };
             let Some(dep) = store::find_header_dep(&root, package, version) else {
                 let offline = env
-                    .get_nonempty(crate::env::Var::CargoNetOffline)
+                    .get_nonempty(cuda_toolchain::env::Var::CargoNetOffline)
                     .is_some_and(|v| v == "true" || v == "1");
                 let why = if offline {
                     " (and the build is offline)"

@@ -12,8 +12,8 @@
 //! cc reads the variables from the [`Env`] the build was given (never from
 //! the process behind its back), through cc's environment snapshot.
 
-use crate::env::{Env, Var};
-use crate::Error;
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::Error;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -324,8 +324,8 @@ fn check_version_uncached(
     toolkit: &semver::Version,
     allowed: bool,
 ) -> Result<Vec<String>, Error> {
-    let timeout = crate::process::timeout_from_env(env, Duration::from_secs(10));
-    let hc = match crate::compat::identify_host_compiler(&tool.path, timeout) {
+    let timeout = cuda_toolchain::process::timeout_from_env(env, Duration::from_secs(10));
+    let hc = match cuda_toolchain::compat::identify_host_compiler(&tool.path, timeout) {
         Ok(hc) => hc,
         Err(e) => {
             return Ok(vec![format!(
@@ -336,10 +336,10 @@ fn check_version_uncached(
             )])
         }
     };
-    let verdict = crate::compat::host_compiler_ok(&hc, toolkit);
+    let verdict = cuda_toolchain::compat::host_compiler_ok(&hc, toolkit);
     match verdict.status {
-        crate::compat::Status::Pass => Ok(Vec::new()),
-        crate::compat::Status::Fail if !allowed => {
+        cuda_toolchain::compat::Status::Pass => Ok(Vec::new()),
+        cuda_toolchain::compat::Status::Fail if !allowed => {
             let mut e = Error::new(
                 "host-compiler-unsupported",
                 format!("{} (chosen by {})", verdict.reason, tool.from),
@@ -408,7 +408,7 @@ impl Memo {
         }
         entries.insert(key.to_string(), value.to_string());
         if let Ok(bytes) = serde_json::to_vec(&*entries) {
-            let _ = crate::fsutil::write_atomic_unsynced(&self.path, &bytes);
+            let _ = cuda_toolchain::fsutil::write_atomic_unsynced(&self.path, &bytes);
         }
     }
 }

@@ -5,12 +5,12 @@
 use super::artifacts::OutputKind;
 use super::hash::KeyHasher;
 use super::run::Run;
-use crate::arch::Arch;
-use crate::env::Var;
-use crate::fsutil;
-use crate::plan::ArchPlan;
-use crate::toolkit::Toolkit;
-use crate::Error;
+use cuda_toolchain::arch::Arch;
+use cuda_toolchain::env::Var;
+use cuda_toolchain::fsutil;
+use cuda_toolchain::plan::ArchPlan;
+use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! build script run by hand, or a test) the limit is `NUM_JOBS`, else the
 //! number of CPUs.
 
-use crate::env::{Env, Var};
+use cuda_toolchain::env::{Env, Var};
 use std::collections::VecDeque;
 use std::sync::mpsc;
 use std::sync::OnceLock;

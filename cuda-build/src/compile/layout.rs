@@ -6,9 +6,9 @@
 
 use super::builder::Build;
 use super::spec::{Cudart, OutputNames};
-use crate::env::Env;
-use crate::plan::{ArchInputs, ArchPlan};
-use crate::Error;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::plan::{ArchInputs, ArchPlan};
+use cuda_toolchain::Error;
 use std::path::Path;
 
 impl Build {

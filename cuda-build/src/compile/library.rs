@@ -9,9 +9,9 @@ use super::manifest::Manifest;
 use super::nvcc::{self, Runner};
 use super::run::Run;
 use super::spec::Cudart;
-use crate::plan::ArchPlan;
-use crate::toolkit::Toolkit;
-use crate::Error;
+use cuda_toolchain::plan::ArchPlan;
+use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -60,7 +60,7 @@ impl Run<'_> {
                 objects.push(dlink);
             }
             self.injected_fault(&lib)?;
-            let tmp = crate::fsutil::temp_path_for(&lib);
+            let tmp = cuda_toolchain::fsutil::temp_path_for(&lib);
             // The archiver cc chose for TARGET (see host.rs); `ar` when unset.
             let ar = self
                 .spec
@@ -68,7 +68,7 @@ impl Run<'_> {
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("ar"));
             let args = super::host::archiver_args(&ar, &tmp, &objects);
-            let out = crate::process::run(&ar, &args, runner.timeout);
+            let out = cuda_toolchain::process::run(&ar, &args, runner.timeout);
             let ok = matches!(&out, Ok(o) if o.status.success());
             if !ok {
                 let _ = std::fs::remove_file(&tmp);

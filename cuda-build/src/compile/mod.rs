@@ -56,7 +56,7 @@
 //! # The host toolchain
 //!
 //! nvcc gets the host C++ compiler as `-ccbin`, chosen the way the `cc`
-//! crate chooses (`cc::Build` does the choosing, reading the [`Env`](crate::env::Env) the
+//! crate chooses (`cc::Build` does the choosing, reading the [`Env`](cuda_toolchain::env::Env) the
 //! build was given): [`Build::ccbin`] first, then `NVCC_CCBIN_<target>`,
 //! `TARGET_NVCC_CCBIN`/`HOST_NVCC_CCBIN`, `NVCC_CCBIN`, then cc's
 //! `CXX_<target>`, `TARGET_CXX`/`HOST_CXX`, `CXX`, and cc's default for the
@@ -65,7 +65,7 @@
 //! archiver (`AR_<target>`, `TARGET_AR`, `AR`, the target's prefixed `ar`,
 //! lib.exe), or [`Build::archiver`]. Before anything compiles, the
 //! compiler's real version is checked against the toolkit's limits
-//! ([`crate::compat::host_compiler_ok`]): one nvcc would refuse is an error
+//! ([`cuda_toolchain::compat::host_compiler_ok`]): one nvcc would refuse is an error
 //! (`host-compiler-unsupported`) naming the setting that chose it, unless
 //! `-allow-unsupported-compiler` is among the flags. This starts the
 //! compiler a few times per build-script run (tens of milliseconds).
@@ -135,7 +135,7 @@
 //!
 //! `cargo:rerun-if-changed` is printed for every source, every header nvcc
 //! reported and every directory or glob root given, and
-//! `rerun-if-env-changed` for every variable in [`crate::env::Var`]; each
+//! `rerun-if-env-changed` for every variable in [`cuda_toolchain::env::Var`]; each
 //! line once per build script, however many builds or sources share it. The
 //! manifest stores each input once. A rerun that compiles nothing reads no
 //! output: a static library's key comes from its objects' input keys.
@@ -194,21 +194,21 @@
 //!
 //! # Errors
 //!
-//! Bad input ends in an [`crate::Error`] with a stable code: `source-not-found`,
+//! Bad input ends in an [`cuda_toolchain::Error`] with a stable code: `source-not-found`,
 //! `no-cuda-sources`, `include-dir-missing`, `out-dir-not-writable`,
 //! `disk-full` (ENOSPC while writing, also detected behind nvcc's "Could not
 //! write file"), `nvcc-timeout` (`CUDA_BUILD_TIMEOUT`, default 3600 s),
 //! `nvcc-not-found`/`nvcc-not-executable` (nvcc or its wrapper cannot start), `archive-failed`, `invalid-module-name`, `invalid-link-modifier`, `out-dir-unset`,
 //! `nvcc-bad-output`, `module-name-collision`, `output-collision`,
 //! `output-overwrites-source`, `invalid-glob`.
-//! A failed nvcc becomes an [`crate::Error`] (`nvcc-failed`) with the exact
+//! A failed nvcc becomes an [`cuda_toolchain::Error`] (`nvcc-failed`) with the exact
 //! command line (quoted for display; it ran without a shell), nvcc's full
 //! output and the diagnosis engine's explanation when one matches. nvcc's
 //! warnings become deduplicated `cargo:warning` lines. [`Build::compile`]
 //! prints the error and unwinds with it as its payload, like cc (a build
 //! script exits 101; a test catches it with `std::panic::catch_unwind`);
 //! [`Build::try_compile`] returns it so a crate can make CUDA optional, and
-//! [`crate::Error::kind`] sorts it into an [`crate::ErrorKind`]. On docs.rs (`DOCS_RS` set) with no
+//! [`cuda_toolchain::Error::kind`] sorts it into an [`cuda_toolchain::ErrorKind`]. On docs.rs (`DOCS_RS` set) with no
 //! toolkit, nothing is compiled and the module is generated with empty
 //! images, so documentation builds succeed.
 

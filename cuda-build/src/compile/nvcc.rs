@@ -1,8 +1,8 @@
 //! Running nvcc: the wrapper (sccache), the child's environment, errors that
 //! carry the exact command and stderr, and warnings for cargo.
 
-use crate::env::{Env, Var};
-use crate::Error;
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::Error;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -82,7 +82,7 @@ impl Runner {
         // compile for minutes alone (CUTLASS instances, flash-attention), and
         // a loaded CI runner multiplies that. 300 s killed candle-kernels'
         // mmq_instance_q2_k.cu on a busy 2-core machine.
-        let timeout = crate::process::timeout_from_env(env, NVCC_TIMEOUT);
+        let timeout = cuda_toolchain::process::timeout_from_env(env, NVCC_TIMEOUT);
         // nvcc runs in `cwd`: a relative nvcc path must not change meaning.
         let nvcc = if nvcc.is_relative() && nvcc.components().count() > 1 {
             std::env::current_dir().unwrap_or_default().join(nvcc)
@@ -279,10 +279,10 @@ impl Runner {
             spawn_error,
             plain: self.wrapper.is_none(),
         };
-        match crate::process::run_command(&mut cmd, self.timeout) {
+        match cuda_toolchain::process::run_command(&mut cmd, self.timeout) {
             Ok(out) if out.status.success() => Ok(out.combined()),
             Ok(out) => Err(fail(out.status.to_string(), out.combined(), false, None)),
-            Err(crate::process::RunError::TimedOut { partial_output, .. }) => Err(fail(
+            Err(cuda_toolchain::process::RunError::TimedOut { partial_output, .. }) => Err(fail(
                 format!("killed after {:.0} s", self.timeout.as_secs_f64()),
                 partial_output,
                 true,
@@ -290,7 +290,7 @@ impl Runner {
             )),
             Err(e) => {
                 let code = match e {
-                    crate::process::RunError::NotFound(_) => "nvcc-not-found",
+                    cuda_toolchain::process::RunError::NotFound(_) => "nvcc-not-found",
                     _ => "nvcc-not-executable",
                 };
                 Err(fail(
@@ -306,7 +306,7 @@ impl Runner {
 
 /// Quotes an argument for a pasteable command line (bash and zsh).
 pub(crate) fn quote(s: &str) -> String {
-    crate::process::shell_quote(s)
+    cuda_toolchain::process::shell_quote(s)
 }
 
 /// nvcc's warning lines (with the following context lines dropped), in order.

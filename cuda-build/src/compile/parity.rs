@@ -12,8 +12,8 @@ use super::artifacts::OutputKind;
 use super::builder::Build;
 use super::spec::{Found, Prepared, Spec};
 use super::{host, profile::Profile};
-use crate::env::Env;
-use crate::Error;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::Error;
 use std::path::{Path, PathBuf};
 
 impl Build {
@@ -145,11 +145,11 @@ impl Build {
         let mut toolkits = None;
         if b.toolkit.is_none() {
             if let Some(root) = &b.toolkit_root {
-                let opts = crate::toolkit::DiscoverOptions {
+                let opts = cuda_toolchain::toolkit::DiscoverOptions {
                     explicit_root: Some(root.clone()),
                     ..Default::default()
                 };
-                b.toolkit = Some(crate::toolkit::discover(env, &opts)?.into_selected()?);
+                b.toolkit = Some(cuda_toolchain::toolkit::discover(env, &opts)?.into_selected()?);
             } else {
                 // The package's `toolkit` requirement applies here as in the engine.
                 let found = super::glue::find_toolkit(env, &metadata);
@@ -170,8 +170,11 @@ impl Build {
         let scratch = scratch_dir(env, &b);
         let mut rerun: Vec<String> = Vec::new();
         for base in ["NVCC_CCBIN", "CXX", "AR"] {
-            for name in crate::env::target_names(base, triple, &host_triple) {
-                if !crate::env::Var::ALL.iter().any(|v| v.name() == name) {
+            for name in cuda_toolchain::env::target_names(base, triple, &host_triple) {
+                if !cuda_toolchain::env::Var::ALL
+                    .iter()
+                    .any(|v| v.name() == name)
+                {
                     rerun.push(format!("rerun-if-env-changed={name}"));
                 }
             }
@@ -208,7 +211,10 @@ impl Build {
                 let cache = b
                     .out_dir
                     .clone()
-                    .or_else(|| env.get_os(crate::env::Var::OutDir).map(PathBuf::from))
+                    .or_else(|| {
+                        env.get_os(cuda_toolchain::env::Var::OutDir)
+                            .map(PathBuf::from)
+                    })
                     .map(|d| d.join("cuda-build").join("flag-support.json"));
                 let probe = super::flag_probe::FlagProbe::new(env, tk, b.ccbin.as_deref(), cache);
                 let wanted = std::mem::take(&mut b.flags_if_supported);
@@ -241,10 +247,10 @@ impl Build {
 
 /// Where cc may write its compiler-detection scratch files.
 fn scratch_dir(env: &Env, b: &Spec) -> PathBuf {
-    let out = b
-        .out_dir
-        .clone()
-        .or_else(|| env.get_os(crate::env::Var::OutDir).map(PathBuf::from));
+    let out = b.out_dir.clone().or_else(|| {
+        env.get_os(cuda_toolchain::env::Var::OutDir)
+            .map(PathBuf::from)
+    });
     let dir = match out {
         Some(d) => d.join("cuda-build").join("host"),
         None => std::env::temp_dir().join("cuda-build-host"),
@@ -282,7 +288,7 @@ fn arch_flag_name(flag: &str) -> Option<&'static str> {
 type ArchFlag = (String, String);
 
 /// Takes `-arch=X` / `--gpu-architecture X` out of the flags, as the arch
-/// it names (in [`crate::arch`]'s spelling); refuses `-gencode` and `-code`,
+/// it names (in [`cuda_toolchain::arch`]'s spelling); refuses `-gencode` and `-code`,
 /// which only `.arch()` can plan. Returns the other flags and (text, arch).
 fn split_arch_flags(
     flags: &[String],
@@ -318,7 +324,7 @@ fn split_arch_flags(
                 Some(rest) => rest.to_string(),
                 None => value.clone(),
             };
-            crate::arch::parse_arch_list(&planned)
+            cuda_toolchain::arch::parse_arch_list(&planned)
                 .map_err(|e| e.with_help(format!("{method}(\"{text}\") names this arch")))?;
             if let Some((first, _)) = &arch {
                 return Err(Error::new(

@@ -15,8 +15,8 @@ use super::jobs::{self, Limiter, Task};
 use super::progress::Event;
 use super::run::{JobDone, Run, Stage};
 use super::spec::Prepared;
-use crate::env::Env;
-use crate::Error;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::Error;
 use std::collections::HashSet;
 
 /// One pending compile: which build, which job, and its ordering facts.
@@ -56,7 +56,10 @@ pub(super) fn build_all(
             .then(|| format!("rerun-if-changed={}", manifest.display()));
         manifest
             .into_iter()
-            .chain(crate::env::build_inputs().map(|v| format!("rerun-if-env-changed={}", v.name())))
+            .chain(
+                cuda_toolchain::env::build_inputs()
+                    .map(|v| format!("rerun-if-env-changed={}", v.name())),
+            )
             .chain(env.check().into_iter().map(|w| format!("warning={w}")))
             .chain(md_warnings.into_iter().map(|w| format!("warning={w}")))
             .collect()

@@ -14,7 +14,7 @@
 //! The flags join the rest of the command line, so they are part of every
 //! cache key: a debug and a release build never share an entry.
 
-use crate::env::{Env, Var};
+use cuda_toolchain::env::{Env, Var};
 
 /// The profile-derived settings of one build.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,7 @@
 //! from parallel jobs and from several build scripts do not interleave.
 //! Failing to write progress never fails the build.
 
-use crate::env::{Env, Var};
+use cuda_toolchain::env::{Env, Var};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -110,8 +110,8 @@ pub struct CacheStatus {
 
 /// The cache's status: the local directory and, when `CUDA_BUILD_CACHE_REDIS`
 /// is set, one `GET` through the same client the build uses (2 s deadlines).
-pub fn cache_status(env: &crate::env::Env) -> CacheStatus {
-    use crate::env::Var;
+pub fn cache_status(env: &cuda_toolchain::env::Env) -> CacheStatus {
+    use cuda_toolchain::env::Var;
     let disabled_by = env
         .flag(Var::CudaBuildNoCache)
         .then(|| Var::CudaBuildNoCache.name().to_string());

@@ -13,11 +13,11 @@ use super::nvcc::{self, Runner};
 use super::progress::{Event, Progress};
 use super::spec::{Found, OutputNames, Spec};
 use super::{glue, sources};
-use crate::arch::Arch;
-use crate::env::{Env, Var};
-use crate::plan::{ArchInputs, ArchPlan, ArchSource};
-use crate::toolkit::Toolkit;
-use crate::Error;
+use cuda_toolchain::arch::Arch;
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::plan::{ArchInputs, ArchPlan, ArchSource};
+use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -126,10 +126,10 @@ impl<'b> Run<'b> {
         }
         // Checked before compiling, not at the link step minutes later.
         spec.layout.static_link_kind()?;
-        let base = crate::fsutil::normalize(&package_dir(&env));
+        let base = cuda_toolchain::fsutil::normalize(&package_dir(&env));
         let out_root = out_dir.join("cuda-build").join(&spec.module_name);
         let kernel_dir = match &spec.layout.output_dir {
-            Some(d) => crate::fsutil::normalize(&out_dir.join(d)),
+            Some(d) => cuda_toolchain::fsutil::normalize(&out_dir.join(d)),
             None => out_root.clone(),
         };
         let msvc = spec.layout.msvc()
@@ -199,12 +199,13 @@ impl<'b> Run<'b> {
     /// a crash left torn does not parse and counts as absent.
     fn write_out(&self, path: &Path, bytes: &[u8]) -> Result<(), Error> {
         self.injected_fault(path)?;
-        crate::fsutil::write_atomic_unsynced(path, bytes).map_err(|e| nvcc::write_error(path, &e))
+        cuda_toolchain::fsutil::write_atomic_unsynced(path, bytes)
+            .map_err(|e| nvcc::write_error(path, &e))
     }
 
     pub(super) fn copy_out(&self, from: &Path, to: &Path) -> Result<(), Error> {
         self.injected_fault(to)?;
-        crate::fsutil::copy_atomic(from, to).map_err(|e| nvcc::write_error(to, &e))
+        cuda_toolchain::fsutil::copy_atomic(from, to).map_err(|e| nvcc::write_error(to, &e))
     }
 
     pub(super) fn display_path(&self, p: &Path) -> String {
@@ -289,7 +290,7 @@ impl<'b> Run<'b> {
         let default_plan = self.plan(&tk, &default_inputs, &mut manifest, cache.as_ref())?;
         // CUTLASS 3.x/4.x and the like: checked against the plan before any compile.
         for needs in &spec.header_needs {
-            let below = |a: &&crate::arch::Arch| (a.cc.major, a.cc.minor) < needs.min_cc;
+            let below = |a: &&cuda_toolchain::arch::Arch| (a.cc.major, a.cc.minor) < needs.min_cc;
             let low: Vec<String> = (default_plan.sass.iter().filter(below))
                 .map(|a| format!("sm_{a}"))
                 .chain(
@@ -326,7 +327,7 @@ impl<'b> Run<'b> {
 
         // `[package.metadata.cuda] deploy`: fail before compiling anything a
         // declared target could not run.
-        let deploy = crate::image::deploy::read_deploy(&self.base)?;
+        let deploy = cuda_toolchain::image::deploy::read_deploy(&self.base)?;
         let mut jobs = Vec::new();
         for (source, name) in srcs.files.iter().zip(&names) {
             let plan = match spec
@@ -351,7 +352,7 @@ impl<'b> Run<'b> {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_else(|| name.clone()),
             };
-            crate::image::deploy::check_plan_on(&deploy, &plan, tk.version.as_ref())?;
+            cuda_toolchain::image::deploy::check_plan_on(&deploy, &plan, tk.version.as_ref())?;
             jobs.push(self.job(&tk, source, name, &file_name, plan, &includes)?);
         }
         self.check_layout(&jobs, &srcs.files, &manifest)?;
@@ -400,7 +401,7 @@ impl<'b> Run<'b> {
         let out_dirs: Vec<PathBuf> = jobs
             .iter()
             .flat_map(|j| j.outputs.iter().filter_map(|(_, o)| o.parent()))
-            .map(crate::fsutil::normalize)
+            .map(cuda_toolchain::fsutil::normalize)
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
@@ -414,19 +415,21 @@ impl<'b> Run<'b> {
         // inputs were normalised when recorded.
         let inputs: std::collections::HashSet<PathBuf> = sources
             .iter()
-            .map(|p| crate::fsutil::normalize(p))
+            .map(|p| cuda_toolchain::fsutil::normalize(p))
             .filter(|p| under_outputs(p))
             .chain(
                 manifest
                     .input_paths()
                     .filter(|p| under_outputs(p))
-                    .map(|p| crate::fsutil::normalize(p)),
+                    .map(|p| cuda_toolchain::fsutil::normalize(p)),
             )
             .collect();
-        let module = self.module_path().map(|p| crate::fsutil::normalize(&p));
+        let module = self
+            .module_path()
+            .map(|p| cuda_toolchain::fsutil::normalize(&p));
         // Cargo's rule: a build script writes only under OUT_DIR. A kernel
         // directory in the package's own tree would mix outputs with sources.
-        let out_dir = crate::fsutil::normalize(&self.out_dir);
+        let out_dir = cuda_toolchain::fsutil::normalize(&self.out_dir);
         if self.kernel_dir.starts_with(&self.base) && !self.kernel_dir.starts_with(&out_dir) {
             return Err(Error::new(
                 "output-overwrites-source",
@@ -440,7 +443,7 @@ impl<'b> Run<'b> {
         }
         for job in jobs {
             for (_, out) in &job.outputs {
-                let out = crate::fsutil::normalize(out);
+                let out = cuda_toolchain::fsutil::normalize(out);
                 if inputs.contains(&out) || module.as_ref() == Some(&out) {
                     let what = if module.as_ref() == Some(&out) {
                         "the generated module".to_string()

@@ -55,7 +55,8 @@ impl Probe {
 ///
 /// The error says, in one sentence, why this sccache cannot be used.
 pub fn probe(sccache: &Path, timeout: Duration) -> Result<Probe, String> {
-    let out = crate::process::run(sccache, ["--version"], timeout).map_err(|e| e.to_string())?;
+    let out =
+        cuda_toolchain::process::run(sccache, ["--version"], timeout).map_err(|e| e.to_string())?;
     let text = out.combined();
     if !out.status.success() {
         return Err(format!(
@@ -83,9 +84,9 @@ pub fn probe(sccache: &Path, timeout: Duration) -> Result<Probe, String> {
 /// this deadline cuda-build compiles with plain nvcc and stops using sccache
 /// for the rest of the build script. Sources that genuinely take longer under
 /// sccache (sccache-dist, huge kernels) need CUDA_BUILD_TIMEOUT raised.
-pub(crate) fn stall_deadline(env: &crate::env::Env, timeout: Duration) -> Duration {
+pub(crate) fn stall_deadline(env: &cuda_toolchain::env::Env, timeout: Duration) -> Duration {
     if env
-        .get_nonempty(crate::env::Var::CudaBuildTimeout)
+        .get_nonempty(cuda_toolchain::env::Var::CudaBuildTimeout)
         .is_some()
     {
         timeout
@@ -103,14 +104,14 @@ const SERVER_TIMEOUT: Duration = Duration::from_secs(15);
 /// every compile would hang until cuda-build's deadline: that is caught here.
 pub fn server_answers(sccache: &Path) -> Result<(), String> {
     let port = std::env::var("SCCACHE_SERVER_PORT").unwrap_or_else(|_| "4226 (default)".into());
-    match crate::process::run(sccache, ["--show-stats"], SERVER_TIMEOUT) {
+    match cuda_toolchain::process::run(sccache, ["--show-stats"], SERVER_TIMEOUT) {
         Ok(out) if out.status.success() => Ok(()),
         Ok(out) => Err(format!(
             "`{} --show-stats` failed: {}",
             sccache.display(),
             first_line(&out.combined())
         )),
-        Err(crate::process::RunError::TimedOut { .. }) => Err(format!(
+        Err(cuda_toolchain::process::RunError::TimedOut { .. }) => Err(format!(
             "the sccache server did not answer within {} s: another program may hold its port ({port} here; SCCACHE_SERVER_PORT chooses it); stop that program or choose another port",
             SERVER_TIMEOUT.as_secs()
         )),

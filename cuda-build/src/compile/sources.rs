@@ -8,7 +8,7 @@
 //! link back to an ancestor (a loop) is skipped with a note, and a file
 //! reached twice through links is compiled once.
 
-use crate::Error;
+use cuda_toolchain::Error;
 use globset::{Glob, GlobMatcher};
 use std::path::{Path, PathBuf};
 

@@ -6,9 +6,9 @@
 
 use super::artifacts::OutputKind;
 use super::header_deps::{Needs, Resolved};
-use crate::env::Env;
-use crate::toolkit::Toolkit;
-use crate::Error;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
 use std::path::PathBuf;
 
 /// Every setting of a build (see the `Build` methods of the same names).
@@ -179,7 +179,7 @@ impl Layout {
     /// The library's `rustc-link-lib` kind: `static`, or `static:<modifiers>`.
     /// Only `bundle` and `whole-archive` are accepted, each once and signed:
     /// `verbatim` would change the file name cuda-build itself chose.
-    pub(crate) fn static_link_kind(&self) -> Result<String, crate::Error> {
+    pub(crate) fn static_link_kind(&self) -> Result<String, cuda_toolchain::Error> {
         let mut seen: Vec<&str> = Vec::new();
         for m in &self.link_modifiers {
             let name = m.strip_prefix(['+', '-']).unwrap_or("");
@@ -189,7 +189,7 @@ impl Layout {
                 } else {
                     "expected `+` or `-` followed by `bundle` or `whole-archive`".to_string()
                 };
-                return Err(crate::Error::new(
+                return Err(cuda_toolchain::Error::new(
                     "invalid-link-modifier",
                     format!("Build::link_lib_modifier(\"{}\"): {why}", m.escape_debug()),
                 )
@@ -220,10 +220,18 @@ pub(super) struct Prepared {
 #[derive(Clone, Default)]
 pub(super) struct Found {
     /// The package's `[package.metadata.cuda]`.
-    pub metadata: crate::metadata::CudaMetadata,
+    pub metadata: cuda_toolchain::metadata::CudaMetadata,
     /// The selected toolkit and the others found; None when the builder
     /// named its toolkit (`Build::toolkit`, `Build::toolkit_root`).
-    pub toolkits: Option<Result<(crate::toolkit::Toolkit, Vec<crate::toolkit::Toolkit>), Error>>,
+    pub toolkits: Option<
+        Result<
+            (
+                cuda_toolchain::toolkit::Toolkit,
+                Vec<cuda_toolchain::toolkit::Toolkit>,
+            ),
+            Error,
+        >,
+    >,
 }
 
 #[cfg(test)]

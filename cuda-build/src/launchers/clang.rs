@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use super::libclang::{self, *};
 
 use super::{Kernel, Param, ParamKind, Scalar, Shown};
-use crate::env::{Env, Var};
-use crate::Error;
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::Error;
 
 /// Where the prelude and the stand-in CUDA headers live: they are libclang
 /// "unsaved files", so nothing is written to disk.

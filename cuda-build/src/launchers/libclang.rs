@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 
 pub(super) use clang_sys::*;
 
-use crate::env::{Env, Var};
+use cuda_toolchain::env::{Env, Var};
 
 /// Declares the libclang functions used: a table of pointers resolved from
 /// one file, and a free function per entry that calls through it.
@@ -165,8 +165,9 @@ pub(super) fn find_libclang_dir(env: &Env) -> Option<PathBuf> {
     let llvm_config = env
         .get_nonempty(Var::LlvmConfigPath)
         .unwrap_or("llvm-config");
-    let timeout = crate::process::timeout_from_env(env, std::time::Duration::from_secs(10));
-    let from_llvm_config = crate::process::run(llvm_config, ["--libdir"], timeout)
+    let timeout =
+        cuda_toolchain::process::timeout_from_env(env, std::time::Duration::from_secs(10));
+    let from_llvm_config = cuda_toolchain::process::run(llvm_config, ["--libdir"], timeout)
         .ok()
         .filter(|out| out.status.success())
         .and_then(|out| out.stdout.lines().next().map(|l| PathBuf::from(l.trim())))

@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use cuda_build::toolkit::store::Installed;
-use cuda_build::Error;
 use cuda_install::source::{Index, Source};
 use cuda_install::{Outcome, Request, Spec};
+use cuda_toolchain::toolkit::store::Installed;
+use cuda_toolchain::Error;
 use sha2::{Digest, Sha256};
 
 /// How the server answers one path.
@@ -310,7 +310,7 @@ pub fn install(store: &Path, url: &str, version: &str) -> Result<Outcome, Error>
 pub fn install_req(store: &Path, url: &str, req: &Request) -> Result<Outcome, Error> {
     let url = url.to_string();
     let make = move || -> Result<Box<dyn Source>, Error> {
-        let http = cuda_install::http::Http::new(&cuda_build::env::Env::empty())?;
+        let http = cuda_install::http::Http::new(&cuda_toolchain::env::Env::empty())?;
         Ok(Box::new(Index::new(&url, "--index-url", http)))
     };
     cuda_install::install(store, &make, req, false, &|m| eprintln!("{m}"))
@@ -318,7 +318,7 @@ pub fn install_req(store: &Path, url: &str, req: &Request) -> Result<Outcome, Er
 
 /// The store holds no toolkit and no leftovers (staging, partial downloads).
 pub fn assert_clean(store: &Path) {
-    let installed: Vec<Installed> = cuda_build::toolkit::store::installed(store);
+    let installed: Vec<Installed> = cuda_toolchain::toolkit::store::installed(store);
     assert!(installed.is_empty(), "{installed:?}");
     let tk = store.join("toolkits");
     let names: Vec<String> = std::fs::read_dir(&tk)

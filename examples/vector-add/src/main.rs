@@ -148,23 +148,23 @@ fn cuda_err(what: &str, e: &DriverError) -> String {
 
 /// Explains a driver-layer failure with cuda-build's probe and diagnosis.
 fn explain(failure: &str) -> String {
-    let env = cuda_core::env::Env::from_process();
+    let env = cuda_toolchain::env::Env::from_process();
     // The driver API is what just failed; nvidia-smi and /proc say why.
-    let options = cuda_core::probe::ProbeOptions {
+    let options = cuda_toolchain::probe::ProbeOptions {
         timeout: Duration::from_millis(1500),
         skip_driver_api: true,
         ..Default::default()
     };
-    let report = cuda_core::probe::probe(&env, &options);
-    let ctx = cuda_core::diagnose::Context {
+    let report = cuda_toolchain::probe::probe(&env, &options);
+    let ctx = cuda_toolchain::diagnose::Context {
         probe: Some(report),
         ..Default::default()
     };
     let mut out = format!("error: no usable CUDA GPU: {failure}");
-    match cuda_core::diagnose::diagnose(failure, &ctx).first() {
+    match cuda_toolchain::diagnose::diagnose(failure, &ctx).first() {
         Some(d) => {
             out.push('\n');
-            out.push_str(&cuda_core::diagnose::render(d));
+            out.push_str(&cuda_toolchain::diagnose::render(d));
         }
         None => out.push_str("\n  = help: run `cargo cuda doctor` for a full check"),
     }

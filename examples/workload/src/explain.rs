@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use cuda_core::diagnose::{self, Context, Diagnosis};
-use cuda_core::env::{Env, Var};
+use cuda_toolchain::diagnose::{self, Context, Diagnosis};
+use cuda_toolchain::env::{Env, Var};
 use serde::Serialize;
 
 /// A failure explained.
@@ -22,13 +22,13 @@ pub struct Explained {
 /// Runs the probe (bounded well under the 2 s the workload allows itself
 /// without a GPU) and the diagnosis engine on `failure`.
 pub fn explain(env: &Env, failure: &str) -> Explained {
-    let options = cuda_core::probe::ProbeOptions {
+    let options = cuda_toolchain::probe::ProbeOptions {
         timeout: Duration::from_millis(1200),
         // The driver API is what just failed (or would panic cudarc).
         skip_driver_api: true,
         ..Default::default()
     };
-    let report = cuda_core::probe::probe(env, &options);
+    let report = cuda_toolchain::probe::probe(env, &options);
     let ctx = Context {
         probe: Some(report),
         ..Default::default()
@@ -90,14 +90,14 @@ pub enum Visible {
 /// Reads `CUDA_VISIBLE_DEVICES` through the project's env registry.
 /// Errors (`no-device-visible`) when the value hides every GPU; a list cut
 /// short by a bad entry later on is returned with a warning.
-pub fn visible_devices(env: &Env) -> Result<(Visible, Option<String>), cuda_core::Error> {
+pub fn visible_devices(env: &Env) -> Result<(Visible, Option<String>), cuda_toolchain::Error> {
     let Some(raw) = env.get(Var::CudaVisibleDevices) else {
         return Ok((Visible::All, None));
     };
     let name = Var::CudaVisibleDevices.name();
     let value = raw.trim();
     if value.is_empty() {
-        return Err(cuda_core::Error::new(
+        return Err(cuda_toolchain::Error::new(
             "no-device-visible",
             format!("{name} is set but empty: the driver hides every GPU from this process"),
         )
@@ -105,10 +105,10 @@ pub fn visible_devices(env: &Env) -> Result<(Visible, Option<String>), cuda_core
             "unset {name}, or list the GPUs to use, e.g. `{name}=0`"
         )));
     }
-    let parsed = cuda_core::probe::visible::parse(value);
+    let parsed = cuda_toolchain::probe::visible::parse(value);
     if parsed.entries.is_empty() {
         let first = value.split(',').next().unwrap_or(value).trim();
-        return Err(cuda_core::Error::new(
+        return Err(cuda_toolchain::Error::new(
             "no-device-visible",
             format!("{name}=`{value}`: the first entry `{first}` is not a device index or a GPU-/MIG- UUID, so the driver shows no GPU"),
         )

@@ -93,11 +93,11 @@ pub struct DeviceInfo {
 
 impl DeviceInfo {
     /// The compute capability as a value.
-    pub fn cc(&self) -> cuda_core::arch::ComputeCapability {
+    pub fn cc(&self) -> cuda_toolchain::arch::ComputeCapability {
         let mut it = self.compute_capability.split('.');
         let major = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
         let minor = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-        cuda_core::arch::ComputeCapability::new(major, minor)
+        cuda_toolchain::arch::ComputeCapability::new(major, minor)
     }
 }
 
@@ -128,7 +128,7 @@ pub fn query_device(
     let sm_clock_khz = attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).unwrap_or(0);
     let mem_clock_khz = attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE).unwrap_or(0);
     let bus_bits = attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH).unwrap_or(0);
-    let cc = cuda_core::arch::ComputeCapability::new(major, minor);
+    let cc = cuda_toolchain::arch::ComputeCapability::new(major, minor);
     Ok(DeviceInfo {
         index,
         name: result::device::get_name(dev)?,
@@ -177,13 +177,13 @@ pub fn load_module(ctx: &Arc<CudaContext>, image: &[u8]) -> Result<Arc<CudaModul
 }
 
 /// The JIT's logs for an image that failed to load, from the one loader
-/// (`cuda_core::jit`), verbose.
+/// (`cuda_toolchain::jit`), verbose.
 fn jit_log(ctx: &Arc<CudaContext>, image: &[u8]) -> String {
     if ctx.bind_to_thread().is_err() {
         return String::new();
     }
     // SAFETY: the context was bound to this thread just above.
-    let (r, module, logs) = unsafe { cuda_core::jit::load_with_logs(image, true) };
+    let (r, module, logs) = unsafe { cuda_toolchain::jit::load_with_logs(image, true) };
     if r == sys::CUresult::CUDA_SUCCESS && !module.is_null() {
         // SAFETY: the module was just loaded and nothing else holds it.
         unsafe { sys::cuModuleUnload(module) };

@@ -14,8 +14,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use cuda_core::env::{Env, Var};
 use cuda_kernels::kernels;
+use cuda_toolchain::env::{Env, Var};
 use cudarc::driver::{CudaModule, CudaSlice};
 use serde::Serialize;
 
@@ -86,12 +86,12 @@ struct Cli {
 
 /// Why a run stopped.
 enum Fatal {
-    BadInput(cuda_core::Error),
+    BadInput(cuda_toolchain::Error),
     NoGpu(Explained),
     Failed(Explained),
 }
 
-fn error_explained(e: &cuda_core::Error) -> Explained {
+fn error_explained(e: &cuda_toolchain::Error) -> Explained {
     Explained {
         code: e.code.to_string(),
         failure: e.message.clone(),
@@ -153,7 +153,7 @@ fn main() -> ExitCode {
     let json =
         serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     if let Some(path) = &cli.json_out {
-        if let Err(e) = cuda_core::fsutil::write_atomic(path, format!("{json}\n").as_bytes()) {
+        if let Err(e) = cuda_toolchain::fsutil::write_atomic(path, format!("{json}\n").as_bytes()) {
             eprintln!("error: could not write --json-out {}: {e}", path.display());
         }
     }
@@ -202,7 +202,7 @@ fn run(cli: &Cli, report: &mut Report) -> Result<(), Fatal> {
         report.devices.push(info);
     }
     if cli.device >= count {
-        let mut e = cuda_core::Error::new(
+        let mut e = cuda_toolchain::Error::new(
             "invalid-device-ordinal",
             format!(
                 "--device {}: there is no GPU {}; {count} visible (index 0{})",
@@ -310,7 +310,7 @@ fn run(cli: &Cli, report: &mut Report) -> Result<(), Fatal> {
     Ok(())
 }
 
-fn parse_sizes(cli: &Cli) -> Result<Sizes, cuda_core::Error> {
+fn parse_sizes(cli: &Cli) -> Result<Sizes, cuda_toolchain::Error> {
     let vector = sizes::parse_count("--size", &cli.size)?;
     let gemm = sizes::parse_count("--gemm-size", &cli.gemm_size)?;
     let verify_gemm = sizes::parse_count("--verify-gemm-size", &cli.verify_gemm_size)?;
@@ -319,10 +319,11 @@ fn parse_sizes(cli: &Cli) -> Result<Sizes, cuda_core::Error> {
     sizes::validate_gemm_dim("--verify-gemm-size", verify_gemm, None)?;
     sizes::validate_verify_gemm_dim("--verify-gemm-size", verify_gemm)?;
     if cli.iters == 0 {
-        return Err(
-            cuda_core::Error::new("invalid-size", "--iters 0: nothing would be timed")
-                .with_help("pass --iters 1 or more (default 20)"),
-        );
+        return Err(cuda_toolchain::Error::new(
+            "invalid-size",
+            "--iters 0: nothing would be timed",
+        )
+        .with_help("pass --iters 1 or more (default 20)"));
     }
     Ok(Sizes {
         vector,
@@ -334,12 +335,12 @@ fn parse_sizes(cli: &Cli) -> Result<Sizes, cuda_core::Error> {
 /// The display driver's version, from /proc or nvidia-smi (the driver API
 /// reports only the CUDA version).
 fn driver_version(env: &Env) -> Option<String> {
-    let options = cuda_core::probe::ProbeOptions {
+    let options = cuda_toolchain::probe::ProbeOptions {
         timeout: std::time::Duration::from_secs(2),
         skip_driver_api: true,
         ..Default::default()
     };
-    cuda_core::probe::probe(env, &options)
+    cuda_toolchain::probe::probe(env, &options)
         .driver
         .and_then(|d| d.version)
 }
@@ -348,12 +349,12 @@ fn load(gpu: &Gpu, what: &str, image: &[u8]) -> Result<Arc<CudaModule>, Fatal> {
     // The image itself, checked before loading with the same rules and
     // diagnosis as `cargo cuda inspect`.
     let driver = gpu::driver_cuda_version().and_then(targets::cuda_of_driver_int);
-    let here = cuda_core::image::Target::gpu(
+    let here = cuda_toolchain::image::Target::gpu(
         format!("GPU {} ({})", gpu.info.index, gpu.info.name),
         gpu.info.cc(),
     )
     .with_driver(None, driver);
-    let verdict = cuda_core::image::check_image_on(image, &[here]);
+    let verdict = cuda_toolchain::image::check_image_on(image, &[here]);
     if let Some((t, code)) = verdict.targets.iter().find_map(|t| Some((t, t.code?))) {
         return Err(Fatal::NoGpu(Explained {
             code: code.into(),

@@ -342,7 +342,7 @@ mod tests {
     #[test]
     fn render_shows_the_device_query_and_bandwidth() {
         use crate::gpu::{Bandwidth, CopyKind, DeviceInfo, Direction};
-        use cuda_core::arch::ComputeCapability;
+        use cuda_toolchain::arch::ComputeCapability;
         let module = crate::targets::check(
             &["sm_80", "sm_90", "compute_90"],
             ComputeCapability::new(9, 0),

@@ -3,7 +3,7 @@
 //! The checks are pure functions of the size and the device's free memory,
 //! so CI tests them without a GPU. A refused size never reaches a kernel.
 
-use cuda_core::Error;
+use cuda_toolchain::Error;
 
 /// Smallest element count the bandwidth kernels time: below this, launch
 /// overhead and not memory is what gets measured.

@@ -12,8 +12,8 @@
 //! - SASS built by toolkit major N needs a driver for CUDA N.x or newer
 //!   (minor-version compatibility covers newer minors of the same major).
 
-use cuda_core::arch::{Arch, ComputeCapability, Variant};
-use cuda_core::facts;
+use cuda_toolchain::arch::{Arch, ComputeCapability, Variant};
+use cuda_toolchain::facts;
 use serde::Serialize;
 
 /// How one embedded target fares on the device.

@@ -1,0 +1,87 @@
+//! The diagnosis engine: from a log (and optionally the probed machine) to
+//! causes and fixes, each with a stable code.
+//!
+//! ```
+//! use cuda_toolchain::diagnose::{diagnose, render, Context};
+//! let log = "nvcc fatal   : Unsupported gpu architecture 'sm_70'\n";
+//! let found = diagnose(log, &Context::default());
+//! assert_eq!(found[0].code, "arch-dropped-by-nvcc");
+//! assert!(render(&found[0]).contains("help:"));
+//! ```
+//!
+//! The engine reads text in two passes, both linear in its size: `scan`
+//! finds the lines that matter with one literal automaton and pulls facts
+//! out of them; `explain` groups them by code and computes causes and fixes
+//! from `crate::facts` and the [`Context`] (what was detected on this machine).
+//! Every code is documented in [`codes`].
+
+pub mod codes;
+pub(crate) mod cuda_errors;
+mod explain;
+mod render;
+mod rules;
+mod scan;
+
+pub use codes::Code;
+pub use render::render;
+
+use crate::probe::ProbeReport;
+use crate::toolkit::Toolkit;
+
+/// What was detected on the machine, to make fixes concrete. Every field is
+/// optional: without them, fixes are generic.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// Toolkits found by discovery (`Discovery::candidates`).
+    pub toolkits: Vec<Toolkit>,
+    /// Index into `toolkits` of the one that ran (`Discovery::selected`).
+    pub selected: Option<usize>,
+    /// The driver, GPUs and platform (`probe::probe`).
+    pub probe: Option<ProbeReport>,
+}
+
+/// Explains a log: build output, a cargo error, a panic message, a program's
+/// stderr. Returns the diagnoses found, the most likely first; empty when
+/// nothing is recognised. Linear in the size of `text`; never panics.
+pub fn diagnose(text: &str, ctx: &Context) -> Vec<Diagnosis> {
+    explain::explain(scan::scan(text), ctx)
+}
+
+/// The layer of the stack a diagnosis is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layer {
+    /// Kernel module, libcuda, device nodes.
+    Driver,
+    /// nvcc and its components.
+    Toolkit,
+    /// gcc / clang / MSVC under nvcc.
+    HostCompiler,
+    /// Arch flags, build settings.
+    BuildConfig,
+    /// Loading and launching kernels.
+    Runtime,
+    /// Containers, WSL, variables.
+    Environment,
+}
+
+/// One explained failure.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Diagnosis {
+    /// Stable code; `code.as_str()` is its kebab-case spelling.
+    pub code: Code,
+    /// Short title.
+    pub title: String,
+    /// The line(s) of input that matched.
+    pub evidence: Vec<String>,
+    /// The cause in one or two sentences.
+    pub cause: String,
+    /// Fixes, using what was detected where possible.
+    pub fix: Vec<String>,
+    /// The layer.
+    pub layer: Layer,
+    /// 0.0..=1.0; lower when the evidence is ambiguous.
+    pub confidence: f32,
+    /// What else it could be, and how to tell apart.
+    pub alternatives: Vec<String>,
+}
