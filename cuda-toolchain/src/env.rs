@@ -133,7 +133,7 @@ vars! {
     CargoCudaProgress = "CARGO_CUDA_PROGRESS", side, free;
     /// Executable that answers the driver probe in a child process (set by `cargo cuda`).
     CargoCudaProbe = "CARGO_CUDA_PROBE", side, free;
-    /// The arch plan `cargo cuda` resolved, handed to build scripts ([`crate::plan::HandedPlan`]);
+    /// The arch plan `cargo cuda` resolved, handed to build scripts ([`HandedPlan`](crate::plan::HandedPlan));
     /// used only when it was made from the same inputs the build script sees.
     CargoCudaPlan = "CARGO_CUDA_PLAN", side, free;
     /// File-system root used instead of `/` for probing and discovery (for tests and chroots).
@@ -693,8 +693,9 @@ mod tests {
     fn front_page_table_is_current() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cuda-build/src/env_vars.md");
         let want = format!(
-            "\n# Environment variables\n\nEvery variable cuda-build reads (from [`env`](crate::env)):\n\n{}",
-            doc_table()
+            "\n# Environment variables\n\nEvery variable cuda-build reads (from [`env`](cuda_toolchain::env)):\n\n{}",
+            // Rendered in cuda-build's docs, where this crate is `cuda_toolchain`.
+            doc_table().replace("(crate::", "(cuda_toolchain::")
         );
         if std::env::var_os("CUDA_BUILD_UPDATE_DOCS").is_some() {
             std::fs::write(&path, &want).unwrap();
