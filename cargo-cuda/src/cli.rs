@@ -270,7 +270,7 @@ pub struct InspectArgs {
     /// The Cargo.toml whose `[package.metadata.cuda] deploy` lists the targets (default: ./Cargo.toml).
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
-    /// Print one JSON object (schema documented in `cargo-cuda/src/inspect.rs`).
+    /// Print one JSON object (schema documented in `cargo-cuda/src/commands/inspect.rs`).
     #[arg(long)]
     pub json: bool,
 }

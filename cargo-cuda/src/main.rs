@@ -5,15 +5,10 @@
 //! the first argument) and directly (`cargo-cuda doctor`).
 
 #[macro_use]
-mod out;
+mod output;
 mod cli;
+mod commands;
 mod config;
-mod deps_cmd;
-mod doctor;
-mod explain;
-mod gpu;
-mod info;
-mod inspect;
 mod progress;
 mod sccache;
 mod session;
@@ -21,13 +16,14 @@ mod shell;
 mod signals;
 mod style;
 mod toolchain;
-mod toolkit_cmd;
 mod workspace;
-mod wrap;
 
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
+use crate::commands::{
+    cargo_wrapper as wrap, deps as deps_cmd, doctor, explain, info, inspect, toolkit as toolkit_cmd,
+};
 use crate::session::{Overrides, Session};
 use crate::style::{Stream, Style};
 

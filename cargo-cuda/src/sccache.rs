@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::doctor::{Check, Status};
+use crate::commands::doctor::{Check, Status};
 use crate::style::Style;
 use crate::workspace::Workspace;
 use cuda_build::compile::sccache as scc;

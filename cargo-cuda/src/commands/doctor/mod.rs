@@ -15,6 +15,7 @@ use cuda_toolchain::toolkit::Toolkit;
 
 mod compile;
 mod driver;
+mod gpu;
 mod print;
 mod run;
 mod toolkit;

@@ -8,9 +8,9 @@ use cuda_install::source::{index_url, Index, Source};
 use cuda_toolchain::metadata::HeaderSource;
 
 use crate::cli::{DepsArgs, DepsCommand};
+use crate::commands::toolkit::{offline_env, store_dir};
 use crate::session::Session;
 use crate::style::{Style, Tone};
-use crate::toolkit_cmd::{offline_env, store_dir};
 use cuda_toolchain::Error;
 
 /// Runs `cargo cuda deps ...`; returns the exit code.

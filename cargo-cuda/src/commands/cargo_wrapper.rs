@@ -163,13 +163,13 @@ fn prepare_and_run(
         eprintln!("{}", style.warning(w));
     }
     if args.install {
-        crate::toolkit_cmd::install_pinned(session, &wants, style)?;
+        crate::commands::toolkit::install_pinned(session, &wants, style)?;
     }
 
     let setup = resolve(session, &overrides, &wants);
     let (toolkit, plan, context) = match setup {
         Ok(s) => s,
-        Err(e) if strict => return Err(crate::toolkit_cmd::with_install_hint(e, &wants)),
+        Err(e) if strict => return Err(crate::commands::toolkit::with_install_hint(e, &wants)),
         Err(e) => {
             eprintln!(
                 "{}",
@@ -277,7 +277,7 @@ fn describe(toolkit: &Toolkit, plan: Option<&ArchPlan>) -> String {
         "{}, targets {} (from {})",
         describe_toolkit(toolkit),
         plan.targets_display().join(" "),
-        crate::info::source_name(&plan.source)
+        crate::commands::info::source_name(&plan.source)
     )
 }
 

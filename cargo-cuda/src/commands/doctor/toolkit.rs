@@ -1,6 +1,6 @@
 //! The toolkit layer and the compatibility layer (toolkit against driver and host compiler).
 
-use crate::info::source_name;
+use crate::commands::info::source_name;
 use crate::session::Session;
 use cuda_toolchain::plan::ArchPlan;
 use cuda_toolchain::probe::ProbeReport;

@@ -37,10 +37,10 @@ pub fn closed() -> bool {
 #[macro_export]
 macro_rules! outln {
     () => {
-        $crate::out::write_str("\n")
+        $crate::output::write_str("\n")
     };
     ($($arg:tt)*) => {
-        $crate::out::write_str(&format!("{}\n", format_args!($($arg)*)))
+        $crate::output::write_str(&format!("{}\n", format_args!($($arg)*)))
     };
 }
 
@@ -48,6 +48,6 @@ macro_rules! outln {
 #[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {
-        $crate::out::write_str(&format!($($arg)*))
+        $crate::output::write_str(&format!($($arg)*))
     };
 }
