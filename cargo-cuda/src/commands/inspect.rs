@@ -28,22 +28,34 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::Context;
 use crate::session::Session;
 use crate::style::{Style, Tone};
 use cuda_toolchain::image::{self, deploy, verdict, Image, Target, TargetVerdict, Verdict};
 use cuda_toolchain::Error;
 
-/// What to inspect and against what.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// The file or directory.
+/// `cargo cuda inspect`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Targets: --gpu if given, else `deploy = [...]` under [package.metadata.cuda], else this machine's GPUs and driver.\n\
+                  Exit status: 0 runs on every target, 1 some target cannot run it, 2 unusable input."
+)]
+pub struct Args {
+    /// A Rust binary or library (ELF, .rlib, .a), a .fatbin, .cubin or .ptx file, or a directory (a cuda-build OUT_DIR).
+    #[arg(value_name = "PATH")]
     pub path: PathBuf,
-    /// `--gpu`: GPUs by arch or product name, comma-separated.
+    /// Target GPUs: archs or product names, comma-separated (`sm_86,sm_90`, `"RTX 4090"`).
+    #[arg(long, value_name = "GPUS")]
     pub gpu: Option<String>,
-    /// `--driver`: the driver version of the targets.
+    /// The targets' driver version (`535.104.05`), for the PTX-JIT and toolkit checks.
+    #[arg(long, value_name = "VERSION")]
     pub driver: Option<String>,
-    /// `--manifest-path`: where `[package.metadata.cuda] deploy` is read.
+    /// The Cargo.toml whose `[package.metadata.cuda] deploy` lists the targets (default: ./Cargo.toml).
+    #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
+    /// Print one JSON object (schema documented in `cargo-cuda/src/commands/inspect.rs`).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// One image and its verdict per target.
@@ -113,7 +125,7 @@ impl Report {
 }
 
 /// The targets: `--gpu` (with `--driver`), else `deploy`, else this machine.
-pub fn targets(session: &Session, o: &Options) -> Result<(Vec<Target>, &'static str), Error> {
+pub fn targets(session: &Session, o: &Args) -> Result<(Vec<Target>, &'static str), Error> {
     let driver = o
         .driver
         .as_deref()
@@ -315,7 +327,7 @@ fn describe_image(img: &Image) -> String {
 /// Prints the report for people.
 pub fn print(r: &Report, out: &Style) {
     let count: usize = r.files.iter().map(|f| f.images.len()).sum();
-    println!(
+    outln!(
         "{}",
         out.status(
             Tone::Good,
@@ -325,13 +337,13 @@ pub fn print(r: &Report, out: &Style) {
     );
     for f in &r.files {
         if r.files.len() > 1 || f.path != r.path {
-            println!("{} ({})", out.bold(&f.path), human_size(f.size));
+            outln!("{} ({})", out.bold(&f.path), human_size(f.size));
         }
         if let Some(e) = &f.error {
-            println!("  {}", out.warning(e));
+            outln!("  {}", out.warning(e));
         }
         for p in &f.problems {
-            println!(
+            outln!(
                 "  {}",
                 out.warning(&format!("unreadable image-like bytes {p}"))
             );
@@ -342,7 +354,7 @@ pub fn print(r: &Report, out: &Style) {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "  {format} at {:#x} ({}): {}",
                 img.offset,
                 human_size(img.size),
@@ -357,7 +369,7 @@ pub fn print(r: &Report, out: &Style) {
             } else {
                 format!("{} (compressed entries not read)", img.kernels.join(", "))
             };
-            println!("    kernels: {names}");
+            outln!("    kernels: {names}");
             for v in &i.verdicts {
                 let tone = match v.outcome {
                     image::Outcome::Native => Tone::Good,
@@ -369,7 +381,7 @@ pub fn print(r: &Report, out: &Style) {
                     .as_deref()
                     .map(|s| format!(" via {s}"))
                     .unwrap_or_default();
-                println!(
+                outln!(
                     "    {}: {}{via}",
                     v.target,
                     out.paint(tone, v.outcome.describe())
@@ -378,13 +390,13 @@ pub fn print(r: &Report, out: &Style) {
         }
     }
     if r.skipped.files + r.skipped.symlinks + r.skipped.unreadable > 0 {
-        println!(
+        outln!(
             "skipped {} file(s) that cannot hold device code, {} symlink(s) (not followed), {} unreadable",
             r.skipped.files, r.skipped.symlinks, r.skipped.unreadable
         );
     }
     let Some(v) = &r.verdict else {
-        println!(
+        outln!(
             "{}",
             out.warning("no targets: no GPU is visible here, and neither --gpu nor `deploy` under [package.metadata.cuda] names one; only the listing above was checked")
         );
@@ -395,7 +407,7 @@ pub fn print(r: &Report, out: &Style) {
         "deploy" => "[package.metadata.cuda] deploy",
         _ => "this machine",
     };
-    println!(
+    outln!(
         "targets ({from}): {}",
         r.targets
             .iter()
@@ -405,7 +417,7 @@ pub fn print(r: &Report, out: &Style) {
     );
     for t in &v.targets {
         match t.code {
-            None => println!(
+            None => outln!(
                 "{}",
                 out.status(
                     if t.outcome == image::Outcome::Native {
@@ -422,10 +434,10 @@ pub fn print(r: &Report, out: &Style) {
                 let mut lines = text.lines();
                 if let Some(first) = lines.next() {
                     let (head, rest) = first.split_once(": ").unwrap_or((first, ""));
-                    println!("{}: {rest}", out.paint(Tone::Bad, head));
+                    outln!("{}: {rest}", out.paint(Tone::Bad, head));
                 }
                 for l in lines {
-                    println!("{l}");
+                    outln!("{l}");
                 }
             }
         }
@@ -433,22 +445,23 @@ pub fn print(r: &Report, out: &Style) {
 }
 
 /// `cargo cuda inspect`: prints the report (or JSON) and returns the exit code.
-pub fn run(session: &Session, o: &Options, json: bool, out: &Style, err: &Style) -> i32 {
-    let result = targets(session, o).and_then(|(t, from)| inspect(&o.path, t, from));
+pub fn exec(ctx: &Context, o: &Args) -> i32 {
+    let (out, err) = (ctx.out(), ctx.err());
+    let result = targets(ctx.session(), o).and_then(|(t, from)| inspect(&o.path, t, from));
     match result {
         Ok(report) => {
-            if json {
-                println!(
+            if o.json {
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&report).unwrap_or_default()
                 );
             } else {
-                print(&report, out);
+                print(&report, &out);
             }
             report.exit_code()
         }
         Err(e) => {
-            eprintln!("{}", err.cuda_error(&e));
+            errln!("{}", err.cuda_error(&e));
             2
         }
     }

@@ -125,14 +125,9 @@ fn workload_check(opts: &Options, session: &Session, w: Workload<'_>) -> Check {
         cmd.arg("--manifest-path").arg(m);
     }
     cmd.args(["--", "--quick"]);
-    for (k, v) in crate::commands::cargo_wrapper::child_env(
-        toolkit,
-        w.plan,
-        &opts.overrides,
-        &session.env,
-        None,
-        None,
-    ) {
+    for (k, v) in
+        crate::toolchain::child_env(toolkit, w.plan, &opts.overrides, &session.env, None, None)
+    {
         cmd.env(k, v);
     }
     let timeout = cuda_toolchain::process::timeout_from_env(&session.env, Duration::from_secs(900));
