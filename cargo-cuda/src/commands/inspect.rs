@@ -3,8 +3,15 @@
 //! target GPUs and drivers (this machine's, `--gpu`/`--driver`, or
 //! `[package.metadata.cuda] deploy`).
 //!
-//! Exit status: 0 when every target runs every image (or no target is
-//! known), 1 when some target cannot run one, 2 for unusable input.
+//! Exit status ([`Report::exit_code`]; the README's table and `--help` say
+//! the same):
+//! - 0: every target runs every image (natively or by JIT); with no target
+//!   known, the images were found and listed;
+//! - 1: some target cannot run an image (`error[code]` and the fix for each);
+//! - 2: unusable input: a bad flag, a path that cannot be read, or a
+//!   damaged file (a truncated or corrupt archive, ELF file or image),
+//!   whose missing bytes may have held images;
+//! - 3: no kernel image (fatbin, cubin or PTX) in PATH: nothing to judge.
 //!
 //! `--json` prints one object (schema 1, stable; fields are only ever added):
 //!
@@ -38,7 +45,9 @@ use cuda_toolchain::Error;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Targets: --gpu if given, else `deploy = [...]` under [package.metadata.cuda], else this machine's GPUs and driver.\n\
-                  Exit status: 0 runs on every target, 1 some target cannot run it, 2 unusable input."
+                  Exit status: 0 every target runs it (or, with no target known, kernel images were listed),\n\
+                  1 some target cannot run it, 2 unusable input (a bad flag, an unreadable path, a truncated or\n\
+                  corrupt file), 3 no kernel image in PATH."
 )]
 pub struct Args {
     /// A Rust binary or library (ELF, .rlib, .a), a .fatbin, .cubin or .ptx file, or a directory (a cuda-build OUT_DIR).
@@ -113,14 +122,87 @@ pub struct Report {
     pub verdict: Option<Verdict>,
 }
 
+/// `inspect`'s exit codes (see the module doc).
+pub mod exit {
+    /// Every target runs every image, or the images were listed.
+    pub const RUNS: i32 = 0;
+    /// Some target cannot run an image.
+    pub const WILL_NOT_RUN: i32 = 1;
+    /// A bad flag, an unreadable path, or a damaged file.
+    pub const UNUSABLE: i32 = 2;
+    /// No kernel image in PATH.
+    pub const NO_IMAGES: i32 = 3;
+}
+
 impl Report {
-    /// 0: runs everywhere (or nothing to judge against); 1: some target
-    /// cannot run it.
+    /// How many kernel images were found.
+    pub fn image_count(&self) -> usize {
+        self.files.iter().map(|f| f.images.len()).sum()
+    }
+
+    /// Files that could not be read whole (an error, or damaged bytes).
+    pub fn damaged(&self) -> impl Iterator<Item = &FileReport> {
+        self.files
+            .iter()
+            .filter(|f| f.error.is_some() || !f.problems.is_empty())
+    }
+
+    /// The exit code: damage first (what is missing may change every other
+    /// answer), then no images, then the verdict.
     pub fn exit_code(&self) -> i32 {
-        match &self.verdict {
-            Some(v) if !v.runs() => 1,
-            _ => 0,
+        if self.damaged().next().is_some() {
+            return exit::UNUSABLE;
         }
+        if self.image_count() == 0 {
+            return exit::NO_IMAGES;
+        }
+        match &self.verdict {
+            Some(v) if !v.runs() => exit::WILL_NOT_RUN,
+            _ => exit::RUNS,
+        }
+    }
+
+    /// The error for a damaged input: the file and why (for a directory,
+    /// each damaged file and its first reason).
+    pub fn damage_error(&self) -> Option<Error> {
+        let damaged: Vec<&FileReport> = self.damaged().collect();
+        let reasons = |f: &FileReport| -> Vec<String> {
+            f.error.iter().chain(&f.problems).cloned().collect()
+        };
+        let mut e = match damaged.as_slice() {
+            [] => return None,
+            [f] if f.path == self.path => {
+                let mut why = reasons(f).into_iter();
+                let mut e = Error::new(
+                    "invalid-kernel-image",
+                    format!(
+                        "`{}` is damaged: {}; kernel images may be missing from this answer",
+                        self.path,
+                        why.next().unwrap_or_default()
+                    ),
+                );
+                for more in why {
+                    e = e.with_detail(more);
+                }
+                e
+            }
+            many => {
+                let mut e = Error::new(
+                    "invalid-kernel-image",
+                    format!(
+                        "`{}`: {} file(s) are damaged; kernel images may be missing from this answer",
+                        self.path,
+                        many.len()
+                    ),
+                );
+                for f in many {
+                    e = e.with_detail(format!("{}: {}", f.path, reasons(f).join("; ")));
+                }
+                e
+            }
+        };
+        e = e.with_help("rebuild it, or copy it again: a file cut short by a failed copy, download or full disk reads this way");
+        Some(e)
     }
 }
 
@@ -326,7 +408,7 @@ fn describe_image(img: &Image) -> String {
 
 /// Prints the report for people.
 pub fn print(r: &Report, out: &Style) {
-    let count: usize = r.files.iter().map(|f| f.images.len()).sum();
+    let count = r.image_count();
     outln!(
         "{}",
         out.status(
@@ -343,10 +425,7 @@ pub fn print(r: &Report, out: &Style) {
             outln!("  {}", out.warning(e));
         }
         for p in &f.problems {
-            outln!(
-                "  {}",
-                out.warning(&format!("unreadable image-like bytes {p}"))
-            );
+            outln!("  {}: {p}", out.paint(Tone::Bad, "damaged"));
         }
         for i in &f.images {
             let img = &i.image;
@@ -394,6 +473,17 @@ pub fn print(r: &Report, out: &Style) {
             "skipped {} file(s) that cannot hold device code, {} symlink(s) (not followed), {} unreadable",
             r.skipped.files, r.skipped.symlinks, r.skipped.unreadable
         );
+    }
+    if r.damaged().next().is_some() {
+        // What is missing may change every verdict; the error (stderr) says what.
+        return;
+    }
+    if count == 0 {
+        outln!(
+            "{}",
+            out.warning(&format!("no kernel image (fatbin, cubin or PTX) in `{}`: built without device code, or not a CUDA build output; nothing to judge", r.path))
+        );
+        return;
     }
     let Some(v) = &r.verdict else {
         outln!(
@@ -458,11 +548,14 @@ pub fn exec(ctx: &Context, o: &Args) -> i32 {
             } else {
                 print(&report, &out);
             }
+            if let Some(e) = report.damage_error() {
+                errln!("{}", err.cuda_error(&e));
+            }
             report.exit_code()
         }
         Err(e) => {
             errln!("{}", err.cuda_error(&e));
-            2
+            exit::UNUSABLE
         }
     }
 }

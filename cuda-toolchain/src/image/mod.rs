@@ -24,6 +24,7 @@
 //! assert_eq!(found.images[0].kernels, ["k"]);
 //! ```
 
+mod container;
 pub mod deploy;
 mod elf;
 mod fatbin;
@@ -129,8 +130,10 @@ impl Image {
 pub struct Scan {
     /// Images, by offset.
     pub images: Vec<Image>,
-    /// Candidates that looked like images but could not be read (a fatbin
-    /// magic with a truncated container, a corrupt cubin), with the reason.
+    /// What could not be read, with the reason: candidates that looked like
+    /// images (a fatbin magic with a truncated container, a corrupt cubin),
+    /// and an `ar` archive or host ELF file cut short, whose missing bytes
+    /// may have held images.
     pub problems: Vec<String>,
 }
 
@@ -150,13 +153,15 @@ fn ser_semver<S: serde::Serializer>(v: &Option<semver::Version>, s: S) -> Result
 
 const CUBIN_MAGIC: &[u8] = b"\x7fELF\x02\x01";
 
-/// Finds every fatbin, cubin and PTX module in `data`.
+/// Finds every fatbin, cubin and PTX module in `data`, and says when `data`
+/// is an `ar` archive or host ELF file cut short.
 ///
 /// Linear in the size of `data` (three SIMD substring searches), never
 /// panics, whatever the bytes. Code inside a fatbin is reported as part of
 /// that fatbin, not again on its own.
 pub fn scan(data: &[u8]) -> Scan {
     let mut out = Scan::default();
+    out.problems.extend(container::damage(data));
     let mut covered: Vec<Range<usize>> = Vec::new();
 
     let mut next = 0usize;
