@@ -8,9 +8,10 @@
 //! - 0: every target runs every image (natively or by JIT); with no target
 //!   known, the images were found and listed;
 //! - 1: some target cannot run an image (`error[code]` and the fix for each);
-//! - 2: unusable input: a bad flag, a path that cannot be read, or a
-//!   damaged file (a truncated or corrupt archive, ELF file or image),
-//!   whose missing bytes may have held images;
+//! - 2: unusable input: a bad flag, a path that cannot be read, a named
+//!   .fatbin/.cubin/.ptx with no readable image, or a damaged file (an
+//!   archive or ELF file cut short or corrupt), whose missing bytes may have
+//!   held images;
 //! - 3: no kernel image (fatbin, cubin or PTX) in PATH: nothing to judge.
 //!
 //! `--json` prints one object (schema 1, stable; fields are only ever added):
@@ -19,7 +20,7 @@
 //! { "schema": 1, "path": "target/release/app",
 //!   "targets_from": "flag" | "deploy" | "probe" | "none",
 //!   "targets": [{ "label": "sm_89", "compute_capability": "8.9", "driver": "535.104.05", "driver_cuda": "12.2" }],
-//!   "files": [{ "path": "...", "size": 123, "error": null, "problems": [],
+//!   "files": [{ "path": "...", "size": 123, "error": null, "problems": [], "damage": null | "...",
 //!     "images": [{ "format": "fatbin" | "cubin" | "ptx", "offset": 4096, "size": 16040,
 //!       "entries": [{ "code": "sass" | "ptx", "target": "sm_86", "ptx_isa": "9.0" | null,
 //!                     "compression": "none" | "lz4" | "zstd", "size": 4840,
@@ -86,8 +87,12 @@ pub struct FileReport {
     pub size: u64,
     /// Why it could not be read, if so.
     pub error: Option<String>,
-    /// Image-like bytes that could not be read (truncated, corrupt).
+    /// Image-like bytes that could not be read (truncated, corrupt; in a
+    /// large binary, maybe chance bytes).
     pub problems: Vec<String>,
+    /// Why the file is not whole (an archive or ELF file cut short), if so:
+    /// images may be missing, and the exit code is 2.
+    pub damage: Option<String>,
     /// Its images.
     pub images: Vec<ImageReport>,
 }
@@ -140,11 +145,11 @@ impl Report {
         self.files.iter().map(|f| f.images.len()).sum()
     }
 
-    /// Files that could not be read whole (an error, or damaged bytes).
+    /// Files that could not be read whole (an error, or cut short).
     pub fn damaged(&self) -> impl Iterator<Item = &FileReport> {
         self.files
             .iter()
-            .filter(|f| f.error.is_some() || !f.problems.is_empty())
+            .filter(|f| f.error.is_some() || f.damage.is_some())
     }
 
     /// The exit code: damage first (what is missing may change every other
@@ -167,7 +172,12 @@ impl Report {
     pub fn damage_error(&self) -> Option<Error> {
         let damaged: Vec<&FileReport> = self.damaged().collect();
         let reasons = |f: &FileReport| -> Vec<String> {
-            f.error.iter().chain(&f.problems).cloned().collect()
+            f.error
+                .iter()
+                .chain(&f.damage)
+                .chain(&f.problems)
+                .cloned()
+                .collect()
         };
         let mut e = match damaged.as_slice() {
             [] => return None,
@@ -196,7 +206,8 @@ impl Report {
                     ),
                 );
                 for f in many {
-                    e = e.with_detail(format!("{}: {}", f.path, reasons(f).join("; ")));
+                    let first = reasons(f).into_iter().next().unwrap_or_default();
+                    e = e.with_detail(format!("{}: {first}", f.path));
                 }
                 e
             }
@@ -292,7 +303,12 @@ pub fn inspect(
         targets,
         files: files
             .into_iter()
-            .filter(|f| !f.images.is_empty() || f.error.is_some() || !f.problems.is_empty())
+            .filter(|f| {
+                !f.images.is_empty()
+                    || f.error.is_some()
+                    || f.damage.is_some()
+                    || !f.problems.is_empty()
+            })
             .collect(),
         skipped,
         verdict,
@@ -305,11 +321,13 @@ fn inspect_file(path: &Path, size: u64, targets: &[Target]) -> FileReport {
         size,
         error: None,
         problems: Vec::new(),
+        damage: None,
         images: Vec::new(),
     };
     match image::scan_file(path) {
         Ok(scan) => {
             report.problems = scan.problems;
+            report.damage = scan.damage;
             report.images = scan
                 .images
                 .into_iter()
@@ -424,8 +442,14 @@ pub fn print(r: &Report, out: &Style) {
         if let Some(e) = &f.error {
             outln!("  {}", out.warning(e));
         }
+        if let Some(d) = &f.damage {
+            outln!("  {}: {d}", out.paint(Tone::Bad, "damaged"));
+        }
         for p in &f.problems {
-            outln!("  {}: {p}", out.paint(Tone::Bad, "damaged"));
+            outln!(
+                "  {}",
+                out.warning(&format!("unreadable image-like bytes {p}"))
+            );
         }
         for i in &f.images {
             let img = &i.image;

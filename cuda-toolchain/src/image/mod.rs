@@ -130,11 +130,14 @@ impl Image {
 pub struct Scan {
     /// Images, by offset.
     pub images: Vec<Image>,
-    /// What could not be read, with the reason: candidates that looked like
-    /// images (a fatbin magic with a truncated container, a corrupt cubin),
-    /// and an `ar` archive or host ELF file cut short, whose missing bytes
-    /// may have held images.
+    /// Candidates that looked like images but could not be read (a fatbin
+    /// magic with a truncated container, a corrupt cubin), with the reason.
+    /// In a large binary such bytes may also be chance or test data.
     pub problems: Vec<String>,
+    /// Why the file around the images is not whole: an `ar` archive or host
+    /// ELF file whose headers claim more bytes than it has (cut short by a
+    /// failed copy or download), so images may be missing.
+    pub damage: Option<String>,
 }
 
 fn ser_version<S: serde::Serializer>(v: &Option<(u32, u32)>, s: S) -> Result<S::Ok, S::Error> {
@@ -160,8 +163,10 @@ const CUBIN_MAGIC: &[u8] = b"\x7fELF\x02\x01";
 /// panics, whatever the bytes. Code inside a fatbin is reported as part of
 /// that fatbin, not again on its own.
 pub fn scan(data: &[u8]) -> Scan {
-    let mut out = Scan::default();
-    out.problems.extend(container::damage(data));
+    let mut out = Scan {
+        damage: container::damage(data),
+        ..Scan::default()
+    };
     let mut covered: Vec<Range<usize>> = Vec::new();
 
     let mut next = 0usize;
