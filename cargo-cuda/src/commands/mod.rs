@@ -9,8 +9,9 @@
 //!    (errors, warnings, progress) only: the crate denies `println!`;
 //! 2. add `mod NAME;` and one row, `/// one-line help` then
 //!    `Name(NAME::Args) => NAME::exec,`, to the table;
-//! 3. give it a row in the README's command and exit-code tables, and a
-//!    case in `tests/closed_stdout.rs` (which fails until it has one).
+//! 3. give it a row in the README's command and exit-code tables and in
+//!    docs/ARCHITECTURE.md's cargo-cuda table, and a case in
+//!    `tests/closed_stdout.rs` (which fails until it has one).
 //!
 //! A flag or mode of an existing command (`explain --list`) belongs in that
 //! command's file; a command with its own subcommands (`toolkit install`)
