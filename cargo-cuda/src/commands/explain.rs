@@ -1,15 +1,46 @@
 //! `cargo cuda explain`: a log in, causes out; or a code in, its long
 //! explanation out (like `rustc --explain`).
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::{IsTerminal, Read};
 use std::path::Path;
 
 use serde_json::json;
 
+use super::Context;
 use crate::session::{Overrides, ProjectWants, Session};
 use crate::style::{Style, Tone};
 use cuda_toolchain::Error;
+
+/// `cargo cuda explain`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A log file, `-` for stdin, or a diagnosis code such as `nvcc-not-found` (default: stdin).
+    #[arg(value_name = "FILE|-|CODE")]
+    pub input: Option<OsString>,
+    /// Print `{"diagnoses": [...]}`, most likely first.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not look at this machine's toolkits and driver (for a log from another machine).
+    #[arg(long)]
+    pub no_detect: bool,
+}
+
+/// `cargo cuda explain`; returns the exit code.
+pub fn exec(ctx: &Context, args: &Args) -> i32 {
+    let detected = if args.no_detect {
+        cuda_toolchain::diagnose::Context::default()
+    } else {
+        detected_context(ctx.session())
+    };
+    explain(
+        args.input.as_deref(),
+        args.json,
+        &detected,
+        &ctx.out(),
+        &ctx.err(),
+    )
+}
 
 /// What the argument names.
 #[derive(Debug, PartialEq, Eq)]
@@ -89,8 +120,8 @@ pub fn detected_context(session: &Session) -> cuda_toolchain::diagnose::Context 
     }
 }
 
-/// `cargo cuda explain`; returns the exit code.
-pub fn run(
+/// Explains `arg` (a code, a log file, or stdin); returns the exit code.
+fn explain(
     arg: Option<&OsStr>,
     json: bool,
     ctx: &cuda_toolchain::diagnose::Context,
@@ -104,13 +135,13 @@ pub fn run(
             let e = Error::new("invalid-argument", "no log to explain")
                 .with_help("pass a log file, `-` to read standard input, or a code such as `nvcc-not-found`")
                 .with_help("e.g. `cargo build 2>&1 | cargo cuda explain -`");
-            eprintln!("{}", err.cuda_error(&e));
+            errln!("{}", err.cuda_error(&e));
             2
         }
         Input::Stdin => {
             let mut bytes = Vec::new();
             if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
-                eprintln!(
+                errln!(
                     "{}",
                     err.error(&format!("could not read standard input: {e}"))
                 );
@@ -126,7 +157,7 @@ pub fn run(
                     format!("could not read log file `{}`: {e}", path.display()),
                 )
                 .with_help("pass a log file, `-` to read standard input, or a code such as `nvcc-not-found`");
-                eprintln!("{}", err.cuda_error(&e));
+                errln!("{}", err.cuda_error(&e));
                 2
             }
         },
@@ -159,7 +190,7 @@ fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
     } else {
         e = e.with_help(format!("did you mean: {}?", close.join(", ")));
     }
-    eprintln!("{}", err.cuda_error(&e));
+    errln!("{}", err.cuda_error(&e));
     1
 }
 
@@ -203,9 +234,6 @@ fn explain_log(
     }
 }
 
-/// Writes `text` and a newline to standard output. A reader that went away
-/// (`cargo cuda explain log | head -1`) ends the output quietly, like other
-/// command-line tools, instead of a panic.
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,29 +2,64 @@
 //! packages, git repositories at a commit) into the store, verified, so
 //! builds need no network (CI caches, air-gapped machines).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use cuda_install::source::{index_url, Index, Source};
 use cuda_toolchain::metadata::HeaderSource;
-
-use crate::cli::{DepsArgs, DepsCommand};
-use crate::session::Session;
-use crate::style::{Style, Tone};
-use crate::toolkit_cmd::{offline_env, store_dir};
 use cuda_toolchain::Error;
 
+use super::Context;
+use crate::session::Session;
+use crate::store::{offline_env, store_dir};
+use crate::style::{Style, Tone};
+
+/// `cargo cuda deps`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: DepsCommand,
+}
+
+/// `cargo cuda deps fetch`.
+#[derive(Debug, clap::Subcommand)]
+pub enum DepsCommand {
+    /// Fetch every `[package.metadata.cuda]` header dependency of the workspace (and --cutlass) into the store.
+    Fetch(DepsFetchArgs),
+}
+
+/// `cargo cuda deps fetch`.
+#[derive(Debug, clap::Args)]
+pub struct DepsFetchArgs {
+    /// Also fetch this CUTLASS version (`4.2`), whatever the workspace declares.
+    #[arg(long, value_name = "VERSION")]
+    pub cutlass: Option<String>,
+    /// Also fetch a git header dependency at a full commit: NAME=URL@COMMIT (repeatable).
+    #[arg(long, value_name = "NAME=URL@COMMIT")]
+    pub git: Vec<String>,
+    /// Path to Cargo.toml (default: the workspace around the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// The package index (a PEP 503/691 "simple" URL).
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Use only what is in the store (also CARGO_NET_OFFLINE=true).
+    #[arg(long)]
+    pub offline: bool,
+}
+
 /// Runs `cargo cuda deps ...`; returns the exit code.
-pub fn run(session: &Session, args: &DepsArgs, err: &Style) -> i32 {
-    match fetch(session, args, err) {
+pub fn exec(ctx: &Context, args: &Args) -> i32 {
+    let err = ctx.err();
+    match fetch(ctx.session(), args, &err) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("{}", err.cuda_error(&e));
+            errln!("{}", err.cuda_error(&e));
             1
         }
     }
 }
 
-fn fetch(session: &Session, args: &DepsArgs, err: &Style) -> Result<(), Error> {
+fn fetch(session: &Session, args: &Args, err: &Style) -> Result<(), Error> {
     let DepsCommand::Fetch(a) = &args.command;
     let env = &session.env;
     // What the workspace declares (`cutlass = "4.2"` and
@@ -63,12 +98,12 @@ fn fetch(session: &Session, args: &DepsArgs, err: &Style) -> Result<(), Error> {
         wanted.push(("--git".into(), name.into(), source));
     }
     if wanted.is_empty() {
-        eprintln!("{}", err.status(Tone::Note, "Deps", "nothing to fetch: no package declares `[package.metadata.cuda] cutlass` or `[package.metadata.cuda.header-deps]`, and no --cutlass or --git was given"));
+        errln!("{}", err.status(Tone::Note, "Deps", "nothing to fetch: no package declares `[package.metadata.cuda] cutlass` or `[package.metadata.cuda.header-deps]`, and no --cutlass or --git was given"));
         return Ok(());
     }
     let store = store_dir(env)?;
     let offline = a.offline || offline_env(env);
-    let progress = |msg: &str| eprintln!("{}", err.status(Tone::Note, "Deps", msg));
+    let progress = |msg: &str| errln!("{}", err.status(Tone::Note, "Deps", msg));
     let (url, setting) = index_url(a.index_url.as_deref(), env);
     let make = || -> Result<Box<dyn Source>, Error> {
         let http = cuda_install::http::Http::new(env)?;
@@ -117,8 +152,8 @@ fn fetch(session: &Session, args: &DepsArgs, err: &Style) -> Result<(), Error> {
                 )
             }
         };
-        eprintln!("{}", err.status(Tone::Good, "Deps", &line));
-        println!("{}", dir.display());
+        errln!("{}", err.status(Tone::Good, "Deps", &line));
+        outln!("{}", dir.display());
     }
     Ok(())
 }

@@ -237,7 +237,7 @@ mod tests {
     fn no_libcuda_is_an_error_not_a_panic() {
         // SAFETY: only tries to dlopen libcuda by name.
         if unsafe { sys::is_culib_present() } {
-            eprintln!("skipped: this machine has libcuda");
+            errln!("skipped: this machine has libcuda");
             return;
         }
         let e = query_devices().unwrap_err();

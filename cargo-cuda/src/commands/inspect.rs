@@ -3,8 +3,16 @@
 //! target GPUs and drivers (this machine's, `--gpu`/`--driver`, or
 //! `[package.metadata.cuda] deploy`).
 //!
-//! Exit status: 0 when every target runs every image (or no target is
-//! known), 1 when some target cannot run one, 2 for unusable input.
+//! Exit status ([`Report::exit_code`]; the README's table and `--help` say
+//! the same):
+//! - 0: every target runs every image (natively or by JIT); with no target
+//!   known, the images were found and listed;
+//! - 1: some target cannot run an image (`error[code]` and the fix for each);
+//! - 2: unusable input: a bad flag, a path that cannot be read, a named
+//!   .fatbin/.cubin/.ptx with no readable image, or a damaged file (an
+//!   archive or ELF file cut short or corrupt), whose missing bytes may have
+//!   held images;
+//! - 3: no kernel image (fatbin, cubin or PTX) in PATH: nothing to judge.
 //!
 //! `--json` prints one object (schema 1, stable; fields are only ever added):
 //!
@@ -12,7 +20,7 @@
 //! { "schema": 1, "path": "target/release/app",
 //!   "targets_from": "flag" | "deploy" | "probe" | "none",
 //!   "targets": [{ "label": "sm_89", "compute_capability": "8.9", "driver": "535.104.05", "driver_cuda": "12.2" }],
-//!   "files": [{ "path": "...", "size": 123, "error": null, "problems": [],
+//!   "files": [{ "path": "...", "size": 123, "error": null, "problems": [], "damage": null | "...",
 //!     "images": [{ "format": "fatbin" | "cubin" | "ptx", "offset": 4096, "size": 16040,
 //!       "entries": [{ "code": "sass" | "ptx", "target": "sm_86", "ptx_isa": "9.0" | null,
 //!                     "compression": "none" | "lz4" | "zstd", "size": 4840,
@@ -28,22 +36,36 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::Context;
 use crate::session::Session;
 use crate::style::{Style, Tone};
 use cuda_toolchain::image::{self, deploy, verdict, Image, Target, TargetVerdict, Verdict};
 use cuda_toolchain::Error;
 
-/// What to inspect and against what.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// The file or directory.
+/// `cargo cuda inspect`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Targets: --gpu if given, else `deploy = [...]` under [package.metadata.cuda], else this machine's GPUs and driver.\n\
+                  Exit status: 0 every target runs it (or, with no target known, kernel images were listed),\n\
+                  1 some target cannot run it, 2 unusable input (a bad flag, an unreadable path, a truncated or\n\
+                  corrupt file), 3 no kernel image in PATH."
+)]
+pub struct Args {
+    /// A Rust binary or library (ELF, .rlib, .a), a .fatbin, .cubin or .ptx file, or a directory (a cuda-build OUT_DIR).
+    #[arg(value_name = "PATH")]
     pub path: PathBuf,
-    /// `--gpu`: GPUs by arch or product name, comma-separated.
+    /// Target GPUs: archs or product names, comma-separated (`sm_86,sm_90`, `"RTX 4090"`).
+    #[arg(long, value_name = "GPUS")]
     pub gpu: Option<String>,
-    /// `--driver`: the driver version of the targets.
+    /// The targets' driver version (`535.104.05`), for the PTX-JIT and toolkit checks.
+    #[arg(long, value_name = "VERSION")]
     pub driver: Option<String>,
-    /// `--manifest-path`: where `[package.metadata.cuda] deploy` is read.
+    /// The Cargo.toml whose `[package.metadata.cuda] deploy` lists the targets (default: ./Cargo.toml).
+    #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
+    /// Print one JSON object (schema documented in `cargo-cuda/src/commands/inspect.rs`).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// One image and its verdict per target.
@@ -65,8 +87,12 @@ pub struct FileReport {
     pub size: u64,
     /// Why it could not be read, if so.
     pub error: Option<String>,
-    /// Image-like bytes that could not be read (truncated, corrupt).
+    /// Image-like bytes that could not be read (truncated, corrupt; in a
+    /// large binary, maybe chance bytes).
     pub problems: Vec<String>,
+    /// Why the file is not whole (an archive or ELF file cut short), if so:
+    /// images may be missing, and the exit code is 2.
+    pub damage: Option<String>,
     /// Its images.
     pub images: Vec<ImageReport>,
 }
@@ -101,19 +127,98 @@ pub struct Report {
     pub verdict: Option<Verdict>,
 }
 
+/// `inspect`'s exit codes (see the module doc).
+pub mod exit {
+    /// Every target runs every image, or the images were listed.
+    pub const RUNS: i32 = 0;
+    /// Some target cannot run an image.
+    pub const WILL_NOT_RUN: i32 = 1;
+    /// A bad flag, an unreadable path, or a damaged file.
+    pub const UNUSABLE: i32 = 2;
+    /// No kernel image in PATH.
+    pub const NO_IMAGES: i32 = 3;
+}
+
 impl Report {
-    /// 0: runs everywhere (or nothing to judge against); 1: some target
-    /// cannot run it.
+    /// How many kernel images were found.
+    pub fn image_count(&self) -> usize {
+        self.files.iter().map(|f| f.images.len()).sum()
+    }
+
+    /// Files that could not be read whole (an error, or cut short).
+    pub fn damaged(&self) -> impl Iterator<Item = &FileReport> {
+        self.files
+            .iter()
+            .filter(|f| f.error.is_some() || f.damage.is_some())
+    }
+
+    /// The exit code: damage first (what is missing may change every other
+    /// answer), then no images, then the verdict.
     pub fn exit_code(&self) -> i32 {
-        match &self.verdict {
-            Some(v) if !v.runs() => 1,
-            _ => 0,
+        if self.damaged().next().is_some() {
+            return exit::UNUSABLE;
         }
+        if self.image_count() == 0 {
+            return exit::NO_IMAGES;
+        }
+        match &self.verdict {
+            Some(v) if !v.runs() => exit::WILL_NOT_RUN,
+            _ => exit::RUNS,
+        }
+    }
+
+    /// The error for a damaged input: the file and why (for a directory,
+    /// each damaged file and its first reason).
+    pub fn damage_error(&self) -> Option<Error> {
+        let damaged: Vec<&FileReport> = self.damaged().collect();
+        let reasons = |f: &FileReport| -> Vec<String> {
+            f.error
+                .iter()
+                .chain(&f.damage)
+                .chain(&f.problems)
+                .cloned()
+                .collect()
+        };
+        let mut e = match damaged.as_slice() {
+            [] => return None,
+            [f] if f.path == self.path => {
+                let mut why = reasons(f).into_iter();
+                let mut e = Error::new(
+                    "invalid-kernel-image",
+                    format!(
+                        "`{}` is damaged: {}; kernel images may be missing from this answer",
+                        self.path,
+                        why.next().unwrap_or_default()
+                    ),
+                );
+                for more in why {
+                    e = e.with_detail(more);
+                }
+                e
+            }
+            many => {
+                let mut e = Error::new(
+                    "invalid-kernel-image",
+                    format!(
+                        "`{}`: {} file(s) are damaged; kernel images may be missing from this answer",
+                        self.path,
+                        many.len()
+                    ),
+                );
+                for f in many {
+                    let first = reasons(f).into_iter().next().unwrap_or_default();
+                    e = e.with_detail(format!("{}: {first}", f.path));
+                }
+                e
+            }
+        };
+        e = e.with_help("rebuild it, or copy it again: a file cut short by a failed copy, download or full disk reads this way");
+        Some(e)
     }
 }
 
 /// The targets: `--gpu` (with `--driver`), else `deploy`, else this machine.
-pub fn targets(session: &Session, o: &Options) -> Result<(Vec<Target>, &'static str), Error> {
+pub fn targets(session: &Session, o: &Args) -> Result<(Vec<Target>, &'static str), Error> {
     let driver = o
         .driver
         .as_deref()
@@ -198,7 +303,12 @@ pub fn inspect(
         targets,
         files: files
             .into_iter()
-            .filter(|f| !f.images.is_empty() || f.error.is_some() || !f.problems.is_empty())
+            .filter(|f| {
+                !f.images.is_empty()
+                    || f.error.is_some()
+                    || f.damage.is_some()
+                    || !f.problems.is_empty()
+            })
             .collect(),
         skipped,
         verdict,
@@ -211,11 +321,13 @@ fn inspect_file(path: &Path, size: u64, targets: &[Target]) -> FileReport {
         size,
         error: None,
         problems: Vec::new(),
+        damage: None,
         images: Vec::new(),
     };
     match image::scan_file(path) {
         Ok(scan) => {
             report.problems = scan.problems;
+            report.damage = scan.damage;
             report.images = scan
                 .images
                 .into_iter()
@@ -314,8 +426,8 @@ fn describe_image(img: &Image) -> String {
 
 /// Prints the report for people.
 pub fn print(r: &Report, out: &Style) {
-    let count: usize = r.files.iter().map(|f| f.images.len()).sum();
-    println!(
+    let count = r.image_count();
+    outln!(
         "{}",
         out.status(
             Tone::Good,
@@ -325,13 +437,16 @@ pub fn print(r: &Report, out: &Style) {
     );
     for f in &r.files {
         if r.files.len() > 1 || f.path != r.path {
-            println!("{} ({})", out.bold(&f.path), human_size(f.size));
+            outln!("{} ({})", out.bold(&f.path), human_size(f.size));
         }
         if let Some(e) = &f.error {
-            println!("  {}", out.warning(e));
+            outln!("  {}", out.warning(e));
+        }
+        if let Some(d) = &f.damage {
+            outln!("  {}: {d}", out.paint(Tone::Bad, "damaged"));
         }
         for p in &f.problems {
-            println!(
+            outln!(
                 "  {}",
                 out.warning(&format!("unreadable image-like bytes {p}"))
             );
@@ -342,7 +457,7 @@ pub fn print(r: &Report, out: &Style) {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "  {format} at {:#x} ({}): {}",
                 img.offset,
                 human_size(img.size),
@@ -357,7 +472,7 @@ pub fn print(r: &Report, out: &Style) {
             } else {
                 format!("{} (compressed entries not read)", img.kernels.join(", "))
             };
-            println!("    kernels: {names}");
+            outln!("    kernels: {names}");
             for v in &i.verdicts {
                 let tone = match v.outcome {
                     image::Outcome::Native => Tone::Good,
@@ -369,7 +484,7 @@ pub fn print(r: &Report, out: &Style) {
                     .as_deref()
                     .map(|s| format!(" via {s}"))
                     .unwrap_or_default();
-                println!(
+                outln!(
                     "    {}: {}{via}",
                     v.target,
                     out.paint(tone, v.outcome.describe())
@@ -378,13 +493,24 @@ pub fn print(r: &Report, out: &Style) {
         }
     }
     if r.skipped.files + r.skipped.symlinks + r.skipped.unreadable > 0 {
-        println!(
+        outln!(
             "skipped {} file(s) that cannot hold device code, {} symlink(s) (not followed), {} unreadable",
             r.skipped.files, r.skipped.symlinks, r.skipped.unreadable
         );
     }
+    if r.damaged().next().is_some() {
+        // What is missing may change every verdict; the error (stderr) says what.
+        return;
+    }
+    if count == 0 {
+        outln!(
+            "{}",
+            out.warning(&format!("no kernel image (fatbin, cubin or PTX) in `{}`: built without device code, or not a CUDA build output; nothing to judge", r.path))
+        );
+        return;
+    }
     let Some(v) = &r.verdict else {
-        println!(
+        outln!(
             "{}",
             out.warning("no targets: no GPU is visible here, and neither --gpu nor `deploy` under [package.metadata.cuda] names one; only the listing above was checked")
         );
@@ -395,7 +521,7 @@ pub fn print(r: &Report, out: &Style) {
         "deploy" => "[package.metadata.cuda] deploy",
         _ => "this machine",
     };
-    println!(
+    outln!(
         "targets ({from}): {}",
         r.targets
             .iter()
@@ -405,7 +531,7 @@ pub fn print(r: &Report, out: &Style) {
     );
     for t in &v.targets {
         match t.code {
-            None => println!(
+            None => outln!(
                 "{}",
                 out.status(
                     if t.outcome == image::Outcome::Native {
@@ -422,10 +548,10 @@ pub fn print(r: &Report, out: &Style) {
                 let mut lines = text.lines();
                 if let Some(first) = lines.next() {
                     let (head, rest) = first.split_once(": ").unwrap_or((first, ""));
-                    println!("{}: {rest}", out.paint(Tone::Bad, head));
+                    outln!("{}: {rest}", out.paint(Tone::Bad, head));
                 }
                 for l in lines {
-                    println!("{l}");
+                    outln!("{l}");
                 }
             }
         }
@@ -433,23 +559,27 @@ pub fn print(r: &Report, out: &Style) {
 }
 
 /// `cargo cuda inspect`: prints the report (or JSON) and returns the exit code.
-pub fn run(session: &Session, o: &Options, json: bool, out: &Style, err: &Style) -> i32 {
-    let result = targets(session, o).and_then(|(t, from)| inspect(&o.path, t, from));
+pub fn exec(ctx: &Context, o: &Args) -> i32 {
+    let (out, err) = (ctx.out(), ctx.err());
+    let result = targets(ctx.session(), o).and_then(|(t, from)| inspect(&o.path, t, from));
     match result {
         Ok(report) => {
-            if json {
-                println!(
+            if o.json {
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&report).unwrap_or_default()
                 );
             } else {
-                print(&report, out);
+                print(&report, &out);
+            }
+            if let Some(e) = report.damage_error() {
+                errln!("{}", err.cuda_error(&e));
             }
             report.exit_code()
         }
         Err(e) => {
-            eprintln!("{}", err.cuda_error(&e));
-            2
+            errln!("{}", err.cuda_error(&e));
+            exit::UNUSABLE
         }
     }
 }

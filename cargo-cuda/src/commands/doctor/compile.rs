@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::sccache;
 use crate::session::{Overrides, ProjectWants, Session};
 use cuda_toolchain::env::Env;
 use cuda_toolchain::plan::ArchPlan;
@@ -174,4 +175,63 @@ pub fn compile_one(
         image: kernel.output,
         archs: kernel.archs,
     })
+}
+
+/// The doctor's `compile.sccache` check. A problem is a warning: cuda-build
+/// then compiles with plain nvcc, so builds still work.
+pub(super) fn sccache_check(st: &sccache::State) -> Check {
+    let mut c = Check {
+        id: "compile.sccache",
+        layer: "compile",
+        status: Status::Skip,
+        summary: "sccache is not in use (pass --sccache to `cargo cuda build`, or set `wrapper = \"sccache\"` under [package.metadata.cuda])".into(),
+        evidence: Vec::new(),
+        fix: None,
+        code: None,
+    };
+    let Some(s) = &st.setting else { return c };
+    c.evidence
+        .push(format!("requested by {}: `{}`", s.via, s.program.display()));
+    if let Some(p) = &st.path {
+        c.evidence.push(format!("sccache: {}", p.display()));
+    }
+    match (&st.problem, &st.version) {
+        (None, Some(v)) => {
+            c.status = Status::Pass;
+            c.summary = format!("sccache {v} is in use and caches nvcc (cicc and ptxas steps)");
+            if let Some(d) = &st.dist {
+                c.evidence.push(format!("sccache --dist-status: {d}"));
+            }
+            if let Some((url, why)) = sccache::dist_unreachable(st) {
+                c.status = Status::Warn;
+                c.summary = format!("sccache {v} caches nvcc, but the sccache-dist scheduler {url} is not reachable ({why}): compiles run locally");
+                c.fix = Some("check the scheduler (`sccache --dist-status`), its URL and the token under [dist] in the sccache config (SCCACHE_CONF)".into());
+            }
+        }
+        (problem, _) => {
+            c.status = Status::Warn;
+            c.summary = format!(
+                "sccache is requested but cannot cache nvcc: {}; builds compile with plain nvcc",
+                problem.as_deref().unwrap_or("unknown version")
+            );
+            c.fix = Some(sccache::FIX.into());
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuda_toolchain::env::Var;
+
+    #[test]
+    fn a_missing_sccache_is_a_warning_with_the_fix() {
+        let env = Env::empty()
+            .set(Var::Path, "/nonexistent")
+            .set(Var::CudaBuildWrapper, "sccache");
+        let c = sccache_check(&sccache::current_state(&env, None));
+        assert_eq!(c.status, Status::Warn, "{c:?}");
+        assert!(c.fix.unwrap().contains("0.9"));
+    }
 }

@@ -1,167 +1,24 @@
-//! `cargo cuda toolkits`, `info` and `env`: what was found, shown to people
-//! and to scripts.
-
-use std::path::PathBuf;
+//! `cargo cuda info`: the selected toolkit, the driver, the GPUs, the arch
+//! plan and the workspace, for people and (`--json`) for scripts.
 
 use serde::Serialize;
 
+use super::toolkits::{toolkits_json, version_string, ToolkitJson};
+use super::Context;
 use crate::session::{Overrides, ProjectWants, Session};
-use crate::style::{Style, Tone};
-use crate::toolchain;
+use crate::style::Tone;
 use crate::workspace::{CudaPackage, Workspace};
 use cuda_toolchain::plan::ArchPlan;
-use cuda_toolchain::plan::ArchSource;
 use cuda_toolchain::toolkit::Discovery;
-use cuda_toolchain::toolkit::Severity;
-use cuda_toolchain::toolkit::Toolkit;
 
-/// Where arch targets came from, in words.
-pub fn source_name(s: &ArchSource) -> &'static str {
-    match s {
-        ArchSource::Explicit => "--arch",
-        ArchSource::CudaArchs => "CUDA_ARCHS",
-        ArchSource::CmakeCudaArchs => "CUDAARCHS",
-        ArchSource::CudaComputeCap => "CUDA_COMPUTE_CAP",
-        ArchSource::CargoMetadata => "[package.metadata.cuda] arch",
-        ArchSource::Detected => "detected GPUs",
-        ArchSource::Fallback => "fallback arch",
-    }
-}
-
-fn version_string(t: &Toolkit) -> Option<String> {
-    t.version.as_ref().map(|v| v.to_string())
-}
-
-/// One toolkit in `toolkits --json` and `info --json`.
-#[derive(Serialize)]
-pub struct ToolkitJson<'a> {
-    root: &'a std::path::Path,
-    nvcc: &'a std::path::Path,
-    version: Option<String>,
-    found_via: String,
-    selected: bool,
-    problems: &'a [cuda_toolchain::toolkit::Problem],
-}
-
-impl<'a> ToolkitJson<'a> {
-    fn new(t: &'a Toolkit, selected: bool) -> Self {
-        ToolkitJson {
-            root: &t.root,
-            nvcc: &t.nvcc,
-            version: version_string(t),
-            found_via: t.found_via.to_string(),
-            selected,
-            problems: &t.problems,
-        }
-    }
-}
-
-/// Every candidate, the selected one marked.
-fn toolkits_json(d: &Discovery) -> Vec<ToolkitJson<'_>> {
-    d.candidates
-        .iter()
-        .enumerate()
-        .map(|(i, t)| ToolkitJson::new(t, d.selected == Some(i)))
-        .collect()
-}
-
-/// The `toolkits --json` document.
-#[derive(Serialize)]
-struct ToolkitsJson<'a> {
-    toolkits: Vec<ToolkitJson<'a>>,
-    selected: Option<usize>,
-    reason: &'a str,
-    conflicts: &'a [cuda_toolchain::toolkit::Problem],
-}
-
-/// `cargo cuda toolkits`: exits 1 when no usable toolkit is selected (the
-/// error on stderr), 0 otherwise.
-pub fn toolkits(session: &Session, o: &Overrides, json: bool, style: &Style, err: &Style) -> i32 {
-    let discovery = match discover(session, o) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("{}", err.cuda_error(&e));
-            return 1;
-        }
-    };
-    let unusable = discovery.clone().into_selected().err();
-    let code = i32::from(unusable.is_some());
-    if json {
-        let out = ToolkitsJson {
-            toolkits: toolkits_json(&discovery),
-            selected: discovery.selected,
-            reason: &discovery.reason,
-            conflicts: &discovery.conflicts,
-        };
-        outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
-        if let Some(e) = &unusable {
-            eprintln!("{}", err.cuda_error(e));
-        }
-        return code;
-    }
-    if discovery.candidates.is_empty() {
-        outln!(
-            "{}",
-            style.status(Tone::Bad, "None", "no CUDA toolkit was found")
-        );
-    }
-    for (i, t) in discovery.candidates.iter().enumerate() {
-        let chosen = discovery.selected == Some(i);
-        let (tone, word) = if chosen {
-            (Tone::Good, "Selected")
-        } else if t.is_broken() {
-            (Tone::Bad, "Broken")
-        } else {
-            (Tone::Note, "Found")
-        };
-        let version = version_string(t).unwrap_or_else(|| "unknown version".into());
-        outln!(
-            "{}",
-            style.status(
-                tone,
-                word,
-                &format!("{version} at {} [{}]", t.root.display(), t.found_via)
-            )
-        );
-        outln!("{:>12} nvcc: {}", "", t.nvcc.display());
-        for p in &t.problems {
-            print_problem(p, style, chosen);
-        }
-    }
-    outln!();
-    outln!("{}", style.status(Tone::Note, "Why", &discovery.reason));
-    for c in &discovery.conflicts {
-        print_problem(c, style, true);
-    }
-    if let Some(e) = &unusable {
-        eprintln!("{}", err.cuda_error(e));
-    }
-    code
-}
-
-/// A toolkit's problem. Only a problem that fails this command is an
-/// `error[...]`; an unused toolkit's errors are `problem[...]` (the command
-/// still succeeds with the selected one).
-fn print_problem(p: &cuda_toolchain::toolkit::Problem, style: &Style, counts: bool) {
-    let (tone, word) = match p.severity {
-        Severity::Error if counts => (Tone::Bad, "error"),
-        Severity::Error => (Tone::Bad, "problem"),
-        Severity::Warning => (Tone::Warn, "warning"),
-    };
-    outln!(
-        "{:>12} {}: {}",
-        "",
-        style.paint(tone, &format!("{word}[{}]", p.code)),
-        p.message
-    );
-    if let Some(fix) = &p.fix {
-        outln!("{:>12}   = help: {fix}", "");
-    }
-}
-
-fn discover(session: &Session, o: &Overrides) -> Result<Discovery, cuda_toolchain::Error> {
-    let wants = session.project(o.manifest_path.as_deref()).wants?;
-    session.discover(o, &wants)
+/// `cargo cuda info`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub selection: crate::cli::Selection,
+    /// Print JSON: toolkit, toolkits, gpus, driver, arch, gencode.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Everything `info` reports, gathered once.
@@ -319,10 +176,12 @@ pub fn info_json<'a>(session: &'a Session, data: &'a InfoData) -> InfoJson<'a> {
 /// `cargo cuda info`: exits 1 when anything it reports is an error (no
 /// usable toolkit, a bad arch setting, invalid metadata); the errors go to
 /// stderr, and `--json` output carries them too (`"errors"`).
-pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style, err: &Style) -> i32 {
-    let data = gather(session, o);
+pub fn exec(ctx: &Context, args: &Args) -> i32 {
+    let (session, json) = (ctx.session(), args.json);
+    let (style, err) = (&ctx.out(), &ctx.err());
+    let data = gather(session, &args.selection.overrides());
     for w in &data.warnings {
-        eprintln!("{}", err.warning(w));
+        errln!("{}", err.warning(w));
     }
     let errors = data.errors();
     let code = i32::from(!errors.is_empty());
@@ -332,7 +191,7 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style, err: &S
             serde_json::to_string_pretty(&info_json(session, &data)).unwrap_or_default()
         );
         for e in &errors {
-            eprintln!("{}", err.cuda_error(e));
+            errln!("{}", err.cuda_error(e));
         }
         return code;
     }
@@ -367,10 +226,10 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style, err: &S
                 )
             ),
         },
-        Err(e) => eprintln!("{}", err.cuda_error(e)),
+        Err(e) => errln!("{}", err.cuda_error(e)),
     }
     if let Some(e) = &data.unusable {
-        eprintln!("{}", err.cuda_error(e));
+        errln!("{}", err.cuda_error(e));
     }
     let probe = session.probe();
     match &probe.driver {
@@ -423,7 +282,7 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style, err: &S
                     &format!(
                         "{} (from {})",
                         plan.targets_display().join(" "),
-                        source_name(&plan.source)
+                        crate::session::arch_source_name(&plan.source)
                     )
                 )
             );
@@ -434,7 +293,7 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style, err: &S
                 outln!("{:>12} {}", "", style.warning(w));
             }
         }
-        Some(Err(e)) => eprintln!("{}", err.cuda_error(e)),
+        Some(Err(e)) => errln!("{}", err.cuda_error(e)),
         None => {}
     }
     if let Some(w) = &data.workspace {
@@ -458,94 +317,4 @@ pub fn info(session: &Session, o: &Overrides, json: bool, style: &Style, err: &S
         );
     }
     code
-}
-
-/// `cargo cuda env`: with `--shell` (the default), `export` lines for the
-/// toolchain environment ([`toolchain::vars`]), exactly what `cargo cuda
-/// build` with the same flags sets; with `--write`, the part cargo's `[env]`
-/// can hold goes into the project's `.cargo/config.toml`, so plain `cargo`,
-/// rust-analyzer and IDEs build with the same toolkit.
-pub fn env(session: &Session, o: &Overrides, write: bool, err: &Style) -> i32 {
-    match env_inner(session, o, write, err) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("{}", err.cuda_error(&e));
-            1
-        }
-    }
-}
-
-fn env_inner(
-    session: &Session,
-    o: &Overrides,
-    write: bool,
-    err: &Style,
-) -> Result<(), cuda_toolchain::Error> {
-    let project = session.project(o.manifest_path.as_deref());
-    let wants = project.wants?;
-    for w in &wants.warnings {
-        eprintln!("{}", err.warning(w));
-    }
-    let t = session.discover(o, &wants)?.into_selected()?;
-    let plan = match &o.arch {
-        Some(_) => Some(session.plan(&t, o, &wants)?),
-        None => None,
-    };
-    let target = toolchain::Target {
-        toolkit: Some(&t),
-        arch: o.arch.as_deref().map(|a| (a, plan.as_ref())),
-    };
-    let vars = toolchain::vars(&target, &session.env);
-    if !write {
-        outln!(
-            "# CUDA {} ({})",
-            t.version.as_ref().map_or("?".into(), |v| v.to_string()),
-            // A comment must stay one line, whatever the path holds.
-            t.found_via
-                .to_string()
-                .replace(|c: char| c.is_control(), "?")
-        );
-        for l in toolchain::shell_lines(&vars) {
-            outln!("{l}");
-        }
-        return Ok(());
-    }
-    // `[env]` replaces a value (it cannot prepend to PATH), and a config NVCC
-    // would outrank a CUDA_HOME set later in a shell: write the root, the
-    // cudarc version and the arch list only.
-    let written: Vec<(&str, String)> = vars
-        .iter()
-        .filter(|v| {
-            matches!(
-                v.var,
-                cuda_toolchain::env::Var::CudaHome
-                    | cuda_toolchain::env::Var::CudaPath
-                    | cuda_toolchain::env::Var::CudarcCudaVersion
-                    | cuda_toolchain::env::Var::CudaArchs
-                    | cuda_toolchain::env::Var::CudaComputeCap
-            )
-        })
-        .filter_map(|v| match &v.value {
-            toolchain::Value::Set(s) => Some((v.var.name(), s.to_string_lossy().into_owned())),
-            toolchain::Value::Prepend(_) => None,
-        })
-        .collect();
-    let dir = project
-        .workspace
-        .as_ref()
-        .map(|w| w.root.clone())
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("."));
-    let file = dir.join(".cargo").join("config.toml");
-    crate::config::write_env(&file, &written)?;
-    let names: Vec<&str> = written.iter().map(|(n, _)| *n).collect();
-    eprintln!(
-        "{}",
-        err.status(
-            Tone::Good,
-            "Wrote",
-            &format!("[env] {} to {}", names.join(", "), file.display())
-        )
-    );
-    Ok(())
 }

@@ -3,22 +3,76 @@
 //! every build script, stream its output, and explain a failure.
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use crate::cli::WrapArgs;
+use super::Context;
+use crate::output::{self, Stream};
 use crate::progress::{Tail, Terminal};
 use crate::session::{Overrides, ProjectWants, Session};
 use crate::signals;
-use crate::style::{ColorChoice, Stream, Style, Tone};
+use crate::style::{ColorChoice, Style, Tone};
 use crate::toolchain;
 use crate::workspace;
 use cuda_toolchain::env::Var;
 use cuda_toolchain::plan::ArchPlan;
 use cuda_toolchain::toolkit::Toolkit;
 use cuda_toolchain::Error;
+
+/// `cargo cuda build|run|test|check|bench`: ours before `--`, the rest is cargo's.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Every other argument goes to cargo unchanged: `cargo cuda build --release -p foo`.\n\
+                  Put --arch/--toolkit before `--`; what follows `--` belongs to the program."
+)]
+pub struct Args {
+    /// Arch targets for every build script, e.g. `80;90`, `sm_86`, `native` (sets CUDA_ARCHS).
+    #[arg(long, value_name = "ARCHS")]
+    pub arch: Option<String>,
+    /// Use the toolkit at this root (the directory holding bin/nvcc).
+    #[arg(long, value_name = "DIR")]
+    pub toolkit: Option<PathBuf>,
+    /// Run every build script's nvcc under sccache (≥ 0.9; found on PATH), started once.
+    #[arg(long)]
+    pub sccache: bool,
+    /// Install the project's pinned toolkit (`[package.metadata.cuda] toolkit`) first when none matches.
+    #[arg(long)]
+    pub install: bool,
+    /// Arguments passed to cargo unchanged.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CARGO_ARGS"
+    )]
+    pub cargo_args: Vec<OsString>,
+}
+
+/// `cargo cuda build`.
+pub fn build(ctx: &Context, args: &Args) -> i32 {
+    exec("build", ctx, args)
+}
+
+/// `cargo cuda run`.
+pub fn run(ctx: &Context, args: &Args) -> i32 {
+    exec("run", ctx, args)
+}
+
+/// `cargo cuda test`.
+pub fn test(ctx: &Context, args: &Args) -> i32 {
+    exec("test", ctx, args)
+}
+
+/// `cargo cuda check`.
+pub fn check(ctx: &Context, args: &Args) -> i32 {
+    exec("check", ctx, args)
+}
+
+/// `cargo cuda bench`.
+pub fn bench(ctx: &Context, args: &Args) -> i32 {
+    exec("bench", ctx, args)
+}
 
 /// Keep at most this much of each of cargo's streams for diagnosis (the tail matters most).
 const KEEP_OUTPUT: usize = 32 << 20;
@@ -83,47 +137,13 @@ fn example(flag: &str) -> &'static str {
     }
 }
 
-/// What `cargo cuda` adds to cargo's environment.
-///
-/// Without `--toolkit`/`--arch`: only side channels, which are not build
-/// inputs ([`cuda_toolchain::env::Var::is_build_input`]), so a build stays fresh
-/// when switching between `cargo build` and `cargo cuda build`: the progress
-/// file, the driver-probe helper, and the plan we made (which a build script
-/// uses only when it was made from the inputs it sees). With those flags,
-/// the toolchain environment for them ([`toolchain::vars`]), exactly what
-/// `cargo cuda env --shell` with the same flags exports.
-pub fn child_env(
-    toolkit: &Toolkit,
-    plan: Option<&ArchPlan>,
-    overrides: &Overrides,
-    env: &cuda_toolchain::env::Env,
-    progress: Option<&std::path::Path>,
-    handed_plan: Option<String>,
-) -> Vec<(&'static str, OsString)> {
-    let target = toolchain::Target {
-        toolkit: overrides.toolkit.is_some().then_some(toolkit),
-        arch: overrides.arch.as_deref().map(|a| (a, plan)),
-    };
-    let mut vars = toolchain::for_child(&toolchain::vars(&target, env), env);
-    if let Some(p) = progress {
-        vars.push((Var::CargoCudaProgress.name(), p.as_os_str().to_owned()));
-    }
-    if let Ok(exe) = std::env::current_exe() {
-        vars.push((Var::CargoCudaProbe.name(), exe.into_os_string()));
-    }
-    if let Some(h) = handed_plan {
-        vars.push((Var::CargoCudaPlan.name(), h.into()));
-    }
-    vars
-}
-
-/// Runs one wrapped cargo command; returns the exit code.
-pub fn run(sub: &str, args: &WrapArgs, session: &Session, color: Option<ColorChoice>) -> i32 {
-    let err_style = Style::new(&session.env, color, Stream::Stderr);
-    match prepare_and_run(sub, args, session, color, &err_style) {
+/// Runs cargo's `sub` command; returns the exit code.
+fn exec(sub: &str, ctx: &Context, args: &Args) -> i32 {
+    let err_style = ctx.err();
+    match prepare_and_run(sub, args, ctx.session(), ctx.color, &err_style) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("{}", err_style.cuda_error(&e));
+            errln!("{}", err_style.cuda_error(&e));
             1
         }
     }
@@ -131,7 +151,7 @@ pub fn run(sub: &str, args: &WrapArgs, session: &Session, color: Option<ColorCho
 
 fn prepare_and_run(
     sub: &str,
-    args: &WrapArgs,
+    args: &Args,
     session: &Session,
     color: Option<ColorChoice>,
     style: &Style,
@@ -160,18 +180,18 @@ fn prepare_and_run(
     // Build scripts print the same as `cargo:warning`, but cargo shows those
     // only for packages that rebuild; say it once here too.
     for w in session.env.check().iter().chain(&wants.warnings) {
-        eprintln!("{}", style.warning(w));
+        errln!("{}", style.warning(w));
     }
     if args.install {
-        crate::toolkit_cmd::install_pinned(session, &wants, style)?;
+        crate::store::install_pinned(session, &wants, style)?;
     }
 
     let setup = resolve(session, &overrides, &wants);
     let (toolkit, plan, context) = match setup {
         Ok(s) => s,
-        Err(e) if strict => return Err(crate::toolkit_cmd::with_install_hint(e, &wants)),
+        Err(e) if strict => return Err(crate::store::with_install_hint(e, &wants)),
         Err(e) => {
-            eprintln!(
+            errln!(
                 "{}",
                 style.warning(&format!(
                     "no package in this workspace uses cuda-build or cudarc, and no CUDA toolchain is ready ({}); running cargo unchanged",
@@ -183,16 +203,16 @@ fn prepare_and_run(
     };
     if let Some(plan) = &plan {
         for w in &plan.warnings {
-            eprintln!("{}", style.warning(w));
+            errln!("{}", style.warning(w));
         }
     }
     if wants.arch_conflict && overrides.arch.is_none() {
-        eprintln!(
+        errln!(
             "{}",
             style.warning("packages set different `[package.metadata.cuda] arch`; each build script keeps its own (pass --arch to use one for all)")
         );
     }
-    eprintln!(
+    errln!(
         "{}",
         style.status(Tone::Good, "CUDA", &describe(&toolkit, plan.as_ref()))
     );
@@ -207,7 +227,7 @@ fn prepare_and_run(
     let handed = plan
         .as_ref()
         .map(|p| session.handed_plan(&toolkit, &overrides, &wants, p));
-    let mut vars = child_env(
+    let mut vars = toolchain::child_env(
         &toolkit,
         plan.as_ref(),
         &overrides,
@@ -277,7 +297,7 @@ fn describe(toolkit: &Toolkit, plan: Option<&ArchPlan>) -> String {
         "{}, targets {} (from {})",
         describe_toolkit(toolkit),
         plan.targets_display().join(" "),
-        crate::info::source_name(&plan.source)
+        crate::session::arch_source_name(&plan.source)
     )
 }
 
@@ -325,7 +345,7 @@ fn spawn_cargo(
         .with_help("check that CARGO (or `cargo` on PATH) is a working cargo executable")
     })?;
 
-    let term = Terminal::new(std::io::stderr().is_terminal(), *style);
+    let term = Terminal::new(output::is_terminal(Stream::Stderr), *style);
     // stderr first: cargo's own error and build-script output come there.
     let mut tees = Vec::new();
     if let Some(stderr) = child.stderr.take() {
@@ -400,8 +420,8 @@ fn spawn_cargo(
         .filter(|d| !text.contains(&format!("error[{}]", d.code)))
         .collect();
     if !found.is_empty() {
-        eprintln!();
-        eprintln!(
+        errln!();
+        errln!(
             "{}",
             style.status(
                 Tone::Note,
@@ -410,7 +430,7 @@ fn spawn_cargo(
             )
         );
         for d in &found {
-            eprintln!("{}", cuda_toolchain::diagnose::render(d));
+            errln!("{}", cuda_toolchain::diagnose::render(d));
         }
     }
     Ok(status.code().unwrap_or(101))
@@ -448,7 +468,6 @@ fn tee(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::toolchain::tests::{plan, toolkit, value_of};
 
     fn os(v: &[&str]) -> Vec<OsString> {
         v.iter().map(OsString::from).collect()
@@ -488,47 +507,5 @@ mod tests {
     fn flag_without_value_is_an_error() {
         let e = split_args(&os(&["--arch"])).unwrap_err();
         assert!(e.message.contains("--arch needs a value"), "{e}");
-    }
-
-    /// No flags: only side channels, none of them a build input, so the
-    /// build scripts see what plain `cargo build` gives them.
-    #[test]
-    fn without_flags_only_side_channels_are_set() {
-        let env = cuda_toolchain::env::Env::empty().set(Var::Path, "/usr/bin");
-        let vars = child_env(
-            &toolkit(),
-            None,
-            &Overrides::default(),
-            &env,
-            Some(std::path::Path::new("/tmp/p.jsonl")),
-            Some("{}".into()),
-        );
-        let names: Vec<&str> = vars.iter().map(|(n, _)| *n).collect();
-        assert_eq!(
-            names,
-            ["CARGO_CUDA_PROGRESS", "CARGO_CUDA_PROBE", "CARGO_CUDA_PLAN"]
-        );
-        for (n, _) in &vars {
-            let var = Var::ALL.iter().find(|v| v.name() == *n).unwrap();
-            assert!(!var.is_build_input(), "{n} would make builds dirty");
-        }
-    }
-
-    #[test]
-    fn flags_set_the_toolchain_for_them() {
-        let env = cuda_toolchain::env::Env::empty().set(Var::Path, "/usr/bin");
-        let o = Overrides {
-            toolkit: Some(PathBuf::from("/opt/cuda-13.0")),
-            arch: Some("80;90".into()),
-            manifest_path: None,
-        };
-        let vars = child_env(&toolkit(), Some(&plan()), &o, &env, None, None);
-        let get = |k: &str| value_of(&vars, k);
-        assert_eq!(get("CUDA_HOME").as_deref(), Some("/opt/cuda-13.0"));
-        assert_eq!(get("NVCC").as_deref(), Some("/opt/cuda-13.0/bin/nvcc"));
-        assert_eq!(get("PATH").as_deref(), Some("/opt/cuda-13.0/bin:/usr/bin"));
-        assert_eq!(get("CUDA_ARCHS").as_deref(), Some("80;90"));
-        assert_eq!(get("CUDA_COMPUTE_CAP").as_deref(), Some("90"));
-        assert_eq!(get("CUDARC_CUDA_VERSION").as_deref(), Some("13000"));
     }
 }

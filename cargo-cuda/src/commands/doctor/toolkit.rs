@@ -1,6 +1,5 @@
 //! The toolkit layer and the compatibility layer (toolkit against driver and host compiler).
 
-use crate::info::source_name;
 use crate::session::Session;
 use cuda_toolchain::plan::ArchPlan;
 use cuda_toolchain::probe::ProbeReport;
@@ -226,7 +225,7 @@ pub(super) fn compat_checks(
                 },
                 format!(
                     "targets {targets} (from {}) are supported by this nvcc",
-                    source_name(&p.source)
+                    crate::session::arch_source_name(&p.source)
                 ),
             );
             for w in &p.warnings {

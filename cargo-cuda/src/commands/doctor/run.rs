@@ -31,7 +31,7 @@ pub(super) fn run_checks(
         out.push(Check::new("run.workload", Status::Skip, why));
         return out;
     }
-    out.push(match crate::gpu::query_devices() {
+    out.push(match super::gpu::query_devices() {
         Ok(devs) if devs.is_empty() => {
             Check::new("run.devices", Status::Fail, "the driver reports no devices")
                 .code("no-device-visible")
@@ -62,7 +62,7 @@ pub(super) fn run_checks(
         Some(bytes) => {
             let mut c = Check::new("run.vector-add", Status::Pass, String::new());
             for gpu in &probe.gpus {
-                match crate::gpu::run_vector_add(bytes, gpu.index as usize) {
+                match super::gpu::run_vector_add(bytes, gpu.index as usize) {
                     Ok(s) => c.evidence.push(format!("GPU #{}: {s}", gpu.index)),
                     Err(f) => {
                         c.status = Status::Fail;
@@ -125,7 +125,8 @@ fn workload_check(opts: &Options, session: &Session, w: Workload<'_>) -> Check {
         cmd.arg("--manifest-path").arg(m);
     }
     cmd.args(["--", "--quick"]);
-    for (k, v) in crate::wrap::child_env(toolkit, w.plan, &opts.overrides, &session.env, None, None)
+    for (k, v) in
+        crate::toolchain::child_env(toolkit, w.plan, &opts.overrides, &session.env, None, None)
     {
         cmd.env(k, v);
     }

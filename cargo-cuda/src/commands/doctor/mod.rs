@@ -6,25 +6,60 @@
 //! one check fails and the checks that depend on it are skipped, naming it.
 //!
 //! One file per layer: [`driver`], [`toolkit`] (toolkit and compatibility),
-//! [`compile`], [`run`] (the kernel and the workload); [`print`] renders.
+//! [`compile`] (nvcc, sccache), [`run`] (the kernel and the workload, through
+//! [`gpu`]); [`print`] renders. A new check is a function in its layer's
+//! file, called from [`check_all`] in layer order.
 
 use serde::Serialize;
 
+use super::Context;
 use crate::session::{Overrides, ProjectWants, Session};
 use cuda_toolchain::toolkit::Toolkit;
 
 mod compile;
 mod driver;
+mod gpu;
 mod print;
 mod run;
 mod toolkit;
 
-pub use print::print;
+use print::print;
 
 use compile::{compile_check, newest_arch_plan};
 use driver::driver_checks;
 use run::{run_checks, Workload};
 use toolkit::{compat_checks, toolkit_checks};
+
+/// `cargo cuda doctor`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub selection: crate::cli::Selection,
+    /// Print `{"ok": bool, "checks": [...]}` instead of the report.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not build and run the sample workload (package `cuda-workload`) even when a GPU exists.
+    #[arg(long)]
+    pub no_workload: bool,
+}
+
+/// `cargo cuda doctor`: prints the report (or JSON); exits 1 when a check failed.
+pub fn exec(ctx: &Context, args: &Args) -> i32 {
+    let opts = Options {
+        overrides: args.selection.overrides(),
+        no_workload: args.no_workload,
+    };
+    let report = check_all(ctx.session(), &opts);
+    if args.json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        print(&report, &ctx.out());
+    }
+    i32::from(!report.ok)
+}
 
 /// The outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -118,8 +153,8 @@ extern "C" __global__ void vectorAdd(const float* a, const float* b, float* c, i
 }
 "#;
 
-/// Runs every check.
-pub fn run(session: &Session, opts: &Options) -> Report {
+/// Runs every check, in layer order.
+pub fn check_all(session: &Session, opts: &Options) -> Report {
     let mut checks = Vec::new();
     let probe = session.probe();
     let project = session.project(opts.overrides.manifest_path.as_deref());
@@ -184,9 +219,10 @@ pub fn run(session: &Session, opts: &Options) -> Report {
         );
     }
     checks.push(compile);
-    checks.push(crate::sccache::doctor_check(
-        &crate::sccache::current_state(&session.env, project.workspace.as_ref()),
-    ));
+    checks.push(compile::sccache_check(&crate::sccache::current_state(
+        &session.env,
+        project.workspace.as_ref(),
+    )));
     checks.push(cache_check(&cuda_build::compile::cache_status(
         &session.env,
     )));

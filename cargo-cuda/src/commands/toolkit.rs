@@ -3,50 +3,84 @@
 
 use std::path::PathBuf;
 
-use cuda_install::source::{index_url, Index, Source};
 use cuda_install::{Request, Spec};
 use cuda_toolchain::toolkit::store;
-
-use crate::cli::{ToolkitArgs, ToolkitCommand};
-use crate::session::{Overrides, ProjectWants, Session};
-use crate::style::{Style, Tone};
-use cuda_toolchain::env::Env;
-use cuda_toolchain::env::Var;
 use cuda_toolchain::Error;
 
-/// The store, or an error naming the variables that set it.
-pub fn store_dir(env: &Env) -> Result<PathBuf, Error> {
-    store::root(env).ok_or_else(|| {
-        Error::new(
-            "toolkit-store-unknown",
-            "no toolkit store: CARGO_CUDA_HOME, XDG_DATA_HOME and HOME are all unset",
-        )
-        .with_help("set CARGO_CUDA_HOME to the directory that should hold installed toolkits")
-    })
+use super::Context;
+use crate::session::{Overrides, ProjectWants, Session};
+use crate::store::{install, store_dir};
+use crate::style::{Style, Tone};
+
+/// `cargo cuda toolkit`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: ToolkitCommand,
 }
 
-/// Whether cargo's offline mode is on (`CARGO_NET_OFFLINE=true`).
-pub fn offline_env(env: &Env) -> bool {
-    env.get_nonempty(Var::CargoNetOffline)
-        .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+/// `cargo cuda toolkit install|list|remove|which`.
+#[derive(Debug, clap::Subcommand)]
+pub enum ToolkitCommand {
+    /// Install a complete, one-release CUDA compiler from NVIDIA's wheels (no root, no Python); prints its root.
+    Install(ToolkitInstallArgs),
+    /// List the toolkits in the store.
+    List(ToolkitListArgs),
+    /// Remove a toolkit from the store (by the name `list` shows).
+    Remove(ToolkitRemoveArgs),
+    /// Print the root of the toolkit a project directory would use, and why.
+    Which(ToolkitWhichArgs),
 }
 
-/// Installs `req`, printing progress to stderr; used by `toolkit install` and `build --install`.
-pub fn install(
-    env: &Env,
-    req: &Request,
-    index: Option<&str>,
-    offline: bool,
-    err: &Style,
-) -> Result<cuda_install::Outcome, Error> {
-    let store = store_dir(env)?;
-    let (url, setting) = index_url(index, env);
-    let make = || -> Result<Box<dyn Source>, Error> {
-        let http = cuda_install::http::Http::new(env)?;
-        Ok(Box::new(Index::new(&url, setting, http)))
-    };
-    let progress = |msg: &str| eprintln!("{}", err.status(Tone::Note, "Toolkit", msg));
-    cuda_install::install(&store, &make, req, offline || offline_env(env), &progress)
+/// `cargo cuda toolkit install`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The store is CARGO_CUDA_HOME, else $XDG_DATA_HOME/cargo-cuda, else ~/.local/share/cargo-cuda.\n\
+                  The index is --index-url, else UV_INDEX_URL, else PIP_INDEX_URL, else https://pypi.org/simple;\n\
+                  HTTPS_PROXY / HTTP_PROXY / NO_PROXY are honoured."
+)]
+pub struct ToolkitInstallArgs {
+    /// `latest`, `13`, `13.0` or `13.0.88`; with --unchecked: the wheels as NAME==VERSION.
+    #[arg(value_name = "VERSION", required = true)]
+    pub versions: Vec<String>,
+    /// Optional components, comma-separated: cublas, nvrtc, curand, nvjitlink.
+    #[arg(long, value_name = "LIST")]
+    pub with: Vec<String>,
+    /// The package index (a PEP 503/691 "simple" URL).
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+    /// Use only what is in the store (also CARGO_NET_OFFLINE=true).
+    #[arg(long)]
+    pub offline: bool,
+    /// Install exactly the NAME==VERSION wheels given, in pip's layout, with no release check (test fixtures).
+    #[arg(long, requires = "name")]
+    pub unchecked: bool,
+    /// The store name for an --unchecked set.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+/// `cargo cuda toolkit list`.
+#[derive(Debug, clap::Args)]
+pub struct ToolkitListArgs {
+    /// Print the store's entries as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cargo cuda toolkit remove`.
+#[derive(Debug, clap::Args)]
+pub struct ToolkitRemoveArgs {
+    /// The name `cargo cuda toolkit list` shows (e.g. `13.0.88`).
+    pub name: String,
+}
+
+/// `cargo cuda toolkit which`.
+#[derive(Debug, clap::Args)]
+pub struct ToolkitWhichArgs {
+    /// The project directory (default: the current one).
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 fn parse_pins(pins: &[String]) -> Result<Vec<(String, String)>, Error> {
@@ -67,17 +101,18 @@ fn parse_pins(pins: &[String]) -> Result<Vec<(String, String)>, Error> {
 }
 
 /// Runs `cargo cuda toolkit ...`; returns the exit code.
-pub fn run(session: &Session, args: &ToolkitArgs, out: &Style, err: &Style) -> i32 {
-    match dispatch(session, args, out, err) {
+pub fn exec(ctx: &Context, args: &Args) -> i32 {
+    let err = ctx.err();
+    match dispatch(ctx.session(), args, &err) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("{}", err.cuda_error(&e));
+            errln!("{}", err.cuda_error(&e));
             1
         }
     }
 }
 
-fn dispatch(session: &Session, args: &ToolkitArgs, out: &Style, err: &Style) -> Result<i32, Error> {
+fn dispatch(session: &Session, args: &Args, err: &Style) -> Result<i32, Error> {
     let env = &session.env;
     match &args.command {
         ToolkitCommand::Install(a) => {
@@ -127,19 +162,19 @@ fn dispatch(session: &Session, args: &ToolkitArgs, out: &Style, err: &Style) -> 
             } else {
                 format!("{} is already installed", o.installed.name)
             };
-            eprintln!("{}", err.status(Tone::Good, "Toolkit", &msg));
-            println!("{}", home.display());
+            errln!("{}", err.status(Tone::Good, "Toolkit", &msg));
+            outln!("{}", home.display());
             Ok(0)
         }
         ToolkitCommand::List(a) => {
             let store = store_dir(env)?;
             let all = store::installed(&store);
             if a.json {
-                println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
+                outln!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
                 return Ok(0);
             }
             if all.is_empty() {
-                eprintln!(
+                errln!(
                     "no toolkits in `{}`; install one with `cargo cuda toolkit install 13.0`",
                     store.display()
                 );
@@ -156,21 +191,20 @@ fn dispatch(session: &Session, args: &ToolkitArgs, out: &Style, err: &Style) -> 
                 } else {
                     format!(" +{}", i.record.components.join(","))
                 };
-                println!(
+                outln!(
                     "{}\t{}{extra}\t{kind}\t{}",
                     i.name,
                     i.record.release,
                     i.cuda_home.as_deref().unwrap_or(&i.dir).display()
                 );
             }
-            let _ = out;
             Ok(0)
         }
         ToolkitCommand::Remove(a) => {
             let store = store_dir(env)?;
-            let progress = |msg: &str| eprintln!("{}", err.status(Tone::Note, "Toolkit", msg));
+            let progress = |msg: &str| errln!("{}", err.status(Tone::Note, "Toolkit", msg));
             let gone = cuda_install::remove(&store, &a.name, &progress)?;
-            eprintln!(
+            errln!(
                 "{}",
                 err.status(Tone::Good, "Toolkit", &format!("removed {}", gone.name))
             );
@@ -187,8 +221,8 @@ fn dispatch(session: &Session, args: &ToolkitArgs, out: &Style, err: &Style) -> 
             let d = session.discover(&Overrides::default(), &wants)?;
             let reason = d.reason.clone();
             let tk = d.into_selected()?;
-            println!("{}", tk.root.display());
-            eprintln!(
+            outln!("{}", tk.root.display());
+            errln!(
                 "{}",
                 err.status(
                     Tone::Good,
@@ -203,68 +237,4 @@ fn dispatch(session: &Session, args: &ToolkitArgs, out: &Style, err: &Style) -> 
             Ok(0)
         }
     }
-}
-
-/// The install spec for a project requirement (`^13.0` → `13.0`).
-fn spec_for(req: &semver::VersionReq) -> Option<Spec> {
-    let c = req.comparators.first()?;
-    let mut parts = vec![c.major];
-    parts.extend(c.minor);
-    parts.extend(c.patch.filter(|_| c.minor.is_some()));
-    Some(Spec::Prefix(parts))
-}
-
-/// Puts the exact install command first in a "no toolkit" or "pin not met" error.
-pub fn with_install_hint(mut e: Error, wants: &ProjectWants) -> Error {
-    if !matches!(e.code, "toolkit-requirement" | "nvcc-not-found") {
-        return e;
-    }
-    let version = wants
-        .requirement
-        .as_ref()
-        .and_then(spec_for)
-        .map_or("13.0".to_string(), |s| s.to_string());
-    e.help.insert(
-        0,
-        format!("install it: `cargo cuda toolkit install {version}`, or build with `cargo cuda build --install`"),
-    );
-    e
-}
-
-/// For `cargo cuda build --install`: installs the project's pinned toolkit
-/// when no installed or discovered toolkit satisfies it.
-pub fn install_pinned(session: &Session, wants: &ProjectWants, err: &Style) -> Result<(), Error> {
-    let Some(req) = &wants.requirement else {
-        return Ok(());
-    };
-    if let Ok(d) = session.discover(&Overrides::default(), wants) {
-        if d.selected.is_some() {
-            return Ok(());
-        }
-    }
-    let Some(spec) = spec_for(req) else {
-        return Ok(());
-    };
-    let o = install(
-        &session.env,
-        &Request::Release {
-            spec,
-            with: Vec::new(),
-        },
-        None,
-        false,
-        err,
-    )?;
-    eprintln!(
-        "{}",
-        err.status(
-            Tone::Good,
-            "Toolkit",
-            &format!(
-                "installed {} for the project's `toolkit = \"{req}\"`",
-                o.installed.name
-            )
-        )
-    );
-    Ok(())
 }
