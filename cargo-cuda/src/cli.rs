@@ -16,7 +16,8 @@ use crate::style::ColorChoice;
 #[command(
     name = "cargo-cuda",
     bin_name = "cargo cuda",
-    version,
+    // The package name tells this `cargo-cuda` from another project's binary of that name.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("CARGO_PKG_NAME"), ")"),
     about,
     propagate_version = true,
     after_help = "Run `cargo cuda doctor` first when anything CUDA-related fails."

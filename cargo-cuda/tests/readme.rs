@@ -1,6 +1,7 @@
 //! The README and docs/ are code that runs: every Cargo.toml, build.rs,
 //! src/*.rs and .cu snippet is extracted into a fresh crate outside the
-//! workspace (path dependencies on this checkout) and built with the real
+//! workspace (this project's crates by version, from the packaged `.crate`
+//! files in a local registry: common/registry.rs) and built with the real
 //! nvcc 13.0. The README's crate is the done-when test of a new user's first
 //! hour: from an empty directory, built by `cargo cuda build` and by
 //! `cargo build` in turn, every unit fresh after the first build.
@@ -61,10 +62,10 @@ fn snippets(markdown: &str) -> Vec<Snippet> {
     out
 }
 
-/// Writes the crate a document describes into `dir`: each file snippet to
-/// its file (Cargo.toml snippets joined, with a `[package]` header when the
-/// document shows only dependency lines), `…` and crates.io versions of this
-/// workspace's crates replaced by paths into this checkout. Every rust, toml
+/// Writes the crate a document describes into `dir` (a folder of the local
+/// registry's, so `cuda-build = "0.1"` resolves to the packaged crate): each
+/// file snippet to its file (Cargo.toml snippets joined, with a `[package]`
+/// header when the document shows only dependency lines). Every rust, toml
 /// and cuda block must name its file. Returns the excerpts of generated code,
 /// and whether the document gave any file at all.
 fn write_crate(doc: &Path, dir: &Path) -> (Vec<Snippet>, bool) {
@@ -119,25 +120,20 @@ fn write_crate(doc: &Path, dir: &Path) -> (Vec<Snippet>, bool) {
         assert!(!path.exists(), "{}: two snippets for {file}", doc.display());
         std::fs::write(&path, &s.body).unwrap();
     }
-    let manifest = manifest.replace("…", checkout.to_str().unwrap()).replace(
-        "cuda-build = { version = \"0.1\"",
-        &format!(
-            "cuda-build = {{ path = \"{}\"",
-            checkout.join("cuda-build").display()
-        ),
-    );
+    // `…` stands for this checkout in a path a document shows; the
+    // project's own crates come by version from the local registry.
+    let manifest = manifest.replace("…", checkout.to_str().unwrap());
     let manifest = if manifest.contains("[package]") {
         manifest
     } else {
         format!("[package]\nname = \"doc-crate\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n{manifest}")
     };
-    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    // Its own workspace: the registry's work folder sits inside target/.
+    std::fs::write(dir.join("Cargo.toml"), format!("{manifest}\n[workspace]\n")).unwrap();
     if !dir.join("src/main.rs").exists() && !dir.join("src/lib.rs").exists() {
         std::fs::create_dir_all(dir.join("src")).unwrap();
         std::fs::write(dir.join("src/lib.rs"), "").unwrap();
     }
-    // The workspace's lock: the same dependency versions, no registry lookups.
-    std::fs::copy(checkout.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
     (excerpts, files > 0)
 }
 
@@ -200,9 +196,7 @@ fn readme_crate_builds_and_stays_fresh_whichever_command_builds_it() {
     let Some(root) = workspace_tests::cu13_root() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("mykernels");
-    std::fs::create_dir_all(&krate).unwrap();
+    let krate = common::registry::registry().work("mykernels");
     let readme = workspace_root().join("README.md");
     let (excerpts, _) = write_crate(&readme, &krate);
     for f in ["Cargo.toml", "build.rs", "src/main.rs", "cu/vector_add.cu"] {
@@ -296,14 +290,15 @@ fn every_doc_snippet_builds() {
         {
             continue;
         }
-        let dir = tempfile::tempdir().unwrap();
-        let (excerpts, any_file) = write_crate(&doc, dir.path());
+        let stem = doc.file_stem().unwrap().to_string_lossy();
+        let dir = common::registry::registry().work(&format!("doc-{stem}"));
+        let (excerpts, any_file) = write_crate(&doc, &dir);
         if !any_file {
             continue;
         }
         let out = plain_cargo()
             .arg("build")
-            .current_dir(dir.path())
+            .current_dir(&dir)
             .env("CUDA_HOME", &root)
             .env("CUDA_ARCHS", "80;90")
             .env("CARGO_TARGET_DIR", &target)

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod fresh;
+pub mod registry;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,7 +21,8 @@ pub fn plain_cargo() -> Command {
     without_cuda_settings(Command::new(real_cargo()))
 }
 
-fn without_cuda_settings(mut cmd: Command) -> Command {
+/// `cmd` without any variable cuda-build reads (PATH, HOME and CARGO kept).
+pub fn without_cuda_settings(mut cmd: Command) -> Command {
     for var in cuda_toolchain::env::Var::ALL {
         if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
             cmd.env_remove(var.name());
