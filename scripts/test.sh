@@ -13,7 +13,7 @@
 # Then it runs `cargo test --workspace` with CARGO_CUDA_TEST_REQUIRE_NVCC=1, so a
 # test that needs nvcc fails (never skips) if the compiler is missing.
 #
-# Usage: scripts/test.sh [extra cargo test args...]
+# Usage: scripts/test.sh [extra cargo test args...]   (-p PKG runs only those packages)
 # Cache: $CARGO_CUDA_TEST_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/cargo-cuda-test);
 # the store is its `store/` folder.
 set -euo pipefail
@@ -100,4 +100,9 @@ export CUDA_HOME="$CARGO_CUDA_TEST_CU13"
 "$CARGO_CUDA_TEST_CU13/bin/nvcc" --version | tail -n 2 >&2
 
 cd "$here"
-cargo test --workspace "$@"
+# The whole workspace, unless the arguments name packages (`-p cuda-build`).
+scope=(--workspace)
+for a in "$@"; do
+  case $a in -p | -p* | --package | --package=*) scope=() ;; esac
+done
+cargo test "${scope[@]}" "$@"
