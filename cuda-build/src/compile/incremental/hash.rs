@@ -84,13 +84,16 @@ pub(crate) struct FileHashes {
 #[derive(Default)]
 struct Known {
     /// The last build's manifest, not yet indexed.
-    pending: Vec<std::sync::Arc<super::manifest::Manifest>>,
+    pending: Vec<std::sync::Arc<crate::compile::incremental::manifest::Manifest>>,
     index: HashMap<OsString, (u64, u64, String)>,
 }
 
 impl FileHashes {
     /// Remembers the hashes an earlier build recorded (indexed on first use).
-    pub(crate) fn seed(&self, manifest: std::sync::Arc<super::manifest::Manifest>) {
+    pub(crate) fn seed(
+        &self,
+        manifest: std::sync::Arc<crate::compile::incremental::manifest::Manifest>,
+    ) {
         if let Ok(mut known) = self.known.lock() {
             known.pending.push(manifest);
         }
@@ -362,7 +365,9 @@ mod tests {
         let seeded = |size, mtime| {
             let h = FileHashes::default();
             h.seed(std::sync::Arc::new(
-                super::super::manifest::Manifest::with_input(&p, size, mtime, "recorded"),
+                crate::compile::incremental::manifest::Manifest::with_input(
+                    &p, size, mtime, "recorded",
+                ),
             ));
             h
         };

@@ -4,8 +4,8 @@
 //! (`pool`, `run`, `job`, `exec`, `library`, …) sees a build only through
 //! [`Spec`] and [`Prepared`], never through the builder.
 
-use super::artifacts::OutputKind;
-use super::header_deps::{Needs, Resolved};
+use crate::compile::output::artifacts::OutputKind;
+use crate::compile::settings::header_deps::{Needs, Resolved};
 use cuda_toolchain::env::Env;
 use cuda_toolchain::toolkit::Toolkit;
 use cuda_toolchain::Error;
@@ -13,66 +13,66 @@ use std::path::PathBuf;
 
 /// Every setting of a build (see the `Build` methods of the same names).
 #[derive(Debug, Clone)]
-pub(super) struct Spec {
+pub(crate) struct Spec {
     /// Where variables are read (None: the process's environment).
-    pub(super) env: Option<Env>,
+    pub(crate) env: Option<Env>,
     /// Sources: single files, directories walked for `.cu`, globs, and what to leave out.
-    pub(super) files: Vec<PathBuf>,
-    pub(super) dirs: Vec<PathBuf>,
-    pub(super) globs: Vec<String>,
-    pub(super) excludes: Vec<String>,
+    pub(crate) files: Vec<PathBuf>,
+    pub(crate) dirs: Vec<PathBuf>,
+    pub(crate) globs: Vec<String>,
+    pub(crate) excludes: Vec<String>,
     /// `-I` directories (package-relative or absolute).
-    pub(super) includes: Vec<PathBuf>,
+    pub(crate) includes: Vec<PathBuf>,
     /// `-D` macros, with an optional value.
-    pub(super) defines: Vec<(String, Option<String>)>,
+    pub(crate) defines: Vec<(String, Option<String>)>,
     /// nvcc arguments for every source; after preparing, without arch
     /// flags and with the profile's and the supported `flags_if_supported`.
-    pub(super) flags: Vec<String>,
+    pub(crate) flags: Vec<String>,
     /// The C++ standard as given (`17`, `c++17`).
-    pub(super) std: Option<String>,
+    pub(crate) std: Option<String>,
     /// nvcc arguments and arch lists for single sources.
-    pub(super) file_flags: Vec<(PathBuf, String)>,
-    pub(super) file_archs: Vec<(PathBuf, String)>,
+    pub(crate) file_flags: Vec<(PathBuf, String)>,
+    pub(crate) file_archs: Vec<(PathBuf, String)>,
     /// The host compiler; after preparing, the one chosen (None: nvcc's default).
-    pub(super) ccbin: Option<PathBuf>,
-    pub(super) output: OutputKind,
+    pub(crate) ccbin: Option<PathBuf>,
+    pub(crate) output: OutputKind,
     /// The arch list (`Build::arch`, or an `-arch=` flag after preparing).
-    pub(super) arch: Option<String>,
-    pub(super) fallback_arch: Option<String>,
+    pub(crate) arch: Option<String>,
+    pub(crate) fallback_arch: Option<String>,
     /// The generated module's and static library's name.
-    pub(super) module_name: String,
+    pub(crate) module_name: String,
     /// Relocatable device code for static libraries.
-    pub(super) rdc: bool,
-    pub(super) cache_dir: Option<PathBuf>,
-    pub(super) no_cache: bool,
+    pub(crate) rdc: bool,
+    pub(crate) cache_dir: Option<PathBuf>,
+    pub(crate) no_cache: bool,
     /// The toolkit given; after preparing, the one found (if any).
-    pub(super) toolkit: Option<Toolkit>,
+    pub(crate) toolkit: Option<Toolkit>,
     /// Where outputs and the module go (None: `OUT_DIR`).
-    pub(super) out_dir: Option<PathBuf>,
+    pub(crate) out_dir: Option<PathBuf>,
     /// Whether `cargo:` lines are printed at all.
-    pub(super) emit_cargo: bool,
+    pub(crate) emit_cargo: bool,
     /// Typed launchers in the generated module.
-    pub(super) launchers: bool,
+    pub(crate) launchers: bool,
     /// An OS error every output write fails with (tests).
-    pub(super) write_fault: Option<i32>,
+    pub(crate) write_fault: Option<i32>,
     // cc parity (see `parity.rs`).
     /// Flags kept only if nvcc accepts them; empty after preparing.
-    pub(super) flags_if_supported: Vec<String>,
-    pub(super) toolkit_root: Option<PathBuf>,
+    pub(crate) flags_if_supported: Vec<String>,
+    pub(crate) toolkit_root: Option<PathBuf>,
     /// The archiver; after preparing, the one chosen for a static library.
-    pub(super) archiver: Option<PathBuf>,
-    pub(super) cargo_warnings: bool,
-    pub(super) cargo_metadata: bool,
-    pub(super) profile_flags: Option<bool>,
-    pub(super) device_debug: Option<bool>,
+    pub(crate) archiver: Option<PathBuf>,
+    pub(crate) cargo_warnings: bool,
+    pub(crate) cargo_metadata: bool,
+    pub(crate) profile_flags: Option<bool>,
+    pub(crate) device_debug: Option<bool>,
     /// Output directory, names, module, cudart, target (see `layout.rs`).
-    pub(super) layout: Layout,
+    pub(crate) layout: Layout,
     /// Header-only dependencies, resolved when declared, and what they need.
-    pub(super) header_deps: Vec<Resolved>,
-    pub(super) header_needs: Vec<Needs>,
+    pub(crate) header_deps: Vec<Resolved>,
+    pub(crate) header_needs: Vec<Needs>,
     /// Errors from setters (a header dependency not in the store), reported
     /// when the build runs.
-    pub(super) setup_errors: Vec<Error>,
+    pub(crate) setup_errors: Vec<Error>,
 }
 
 impl Default for Spec {
@@ -207,7 +207,7 @@ impl Layout {
 
 /// A build's settings as the engine runs them (toolkit, host compiler,
 /// archiver and flags settled by `parity.rs`), and what to tell cargo.
-pub(super) struct Prepared {
+pub(crate) struct Prepared {
     pub spec: Spec,
     /// `cargo:warning` notes from preparing.
     pub notes: Vec<String>,
@@ -218,7 +218,7 @@ pub(super) struct Prepared {
 
 /// What preparing read and discovered, handed to the engine as is.
 #[derive(Clone, Default)]
-pub(super) struct Found {
+pub(crate) struct Found {
     /// The package's `[package.metadata.cuda]`.
     pub metadata: cuda_toolchain::metadata::CudaMetadata,
     /// The selected toolkit and the others found; None when the builder

@@ -30,8 +30,8 @@
 //! file is a miss, never a wrong kernel. Two build scripts writing the same
 //! key race on the rename; the loser drops its copy (same content).
 
-use super::hash::{file_sha256, sha256_hex};
-use super::remote;
+use crate::compile::incremental::hash::{file_sha256, sha256_hex};
+use crate::compile::incremental::redis as remote;
 use cuda_toolchain::env::{Env, Var};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -345,7 +345,8 @@ impl Cache {
             let bytes = std::fs::read(src)?;
             // Big outputs by an optimised hasher (see `file_sha256`): this is
             // on every compile's path.
-            let sha256 = (bytes.len() as u64 >= super::hash::EXTERNAL_HASH_MIN)
+            let sha256 = (bytes.len() as u64
+                >= crate::compile::incremental::hash::EXTERNAL_HASH_MIN)
                 .then(|| file_sha256(src))
                 .flatten()
                 .unwrap_or_else(|| sha256_hex(&bytes));

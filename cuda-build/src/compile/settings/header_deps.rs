@@ -1,4 +1,4 @@
-//! Header-only dependencies (CUTLASS/CuTe and others) for [`Build`](super::Build):
+//! Header-only dependencies (CUTLASS/CuTe and others) for [`Build`](crate::compile::Build):
 //! where their headers are, and what they require of the build.
 //!
 //! cuda-build never fetches: an index package must already be in the store
@@ -16,7 +16,7 @@ pub use cuda_toolchain::metadata::HeaderSource;
 
 /// A dependency resolved to include directories.
 #[derive(Debug, Clone)]
-pub(super) struct Resolved {
+pub(crate) struct Resolved {
     pub name: String,
     /// The exact version, or the path for a local one (part of the cache key).
     pub version: String,
@@ -25,7 +25,7 @@ pub(super) struct Resolved {
 
 /// What a dependency needs of the build (CUTLASS 3.x/4.x: C++17 and sm_80+).
 #[derive(Debug, Clone)]
-pub(super) struct Needs {
+pub(crate) struct Needs {
     pub who: String,
     pub min_std: u32,
     pub min_cc: (u32, u32),
@@ -37,7 +37,7 @@ pub(super) struct Needs {
 
 impl Needs {
     /// The requirement, as an error or (advisory) a warning line.
-    pub(super) fn verdict(&self, e: Error) -> Result<Option<String>, Error> {
+    pub(crate) fn verdict(&self, e: Error) -> Result<Option<String>, Error> {
         if !self.advisory {
             return Err(e);
         }
@@ -50,7 +50,7 @@ impl Needs {
 
 /// What a dependency requires of the build: CUTLASS from `nvidia-cutlass`
 /// needs C++17 and sm_80+; others nothing known.
-pub(super) fn needs_of(source: &HeaderSource, advisory: bool) -> Option<Needs> {
+pub(crate) fn needs_of(source: &HeaderSource, advisory: bool) -> Option<Needs> {
     match source {
         HeaderSource::Index { package, version } if package == "nvidia-cutlass" => Some(Needs {
             advisory,
@@ -63,8 +63,8 @@ pub(super) fn needs_of(source: &HeaderSource, advisory: bool) -> Option<Needs> {
 /// The package's declared dependencies, for a build that declares none
 /// itself: applied with advisory requirements (see [`Needs::advisory`]).
 /// docs.rs has no store, and its empty module needs no headers.
-pub(super) fn apply_declared(
-    spec: &mut super::spec::Spec,
+pub(crate) fn apply_declared(
+    spec: &mut crate::compile::settings::spec::Spec,
     env: &Env,
     declared: &[(String, HeaderSource)],
 ) -> Result<(), Error> {
@@ -84,7 +84,7 @@ pub(super) fn apply_declared(
 /// Adds a resolved dependency to the settings: include dirs, a
 /// `CUDA_BUILD_DEP_<NAME>` macro with its version (so it is in the cache
 /// key), and the record the crate's `rustc-env` line comes from.
-pub(super) fn apply(spec: &mut super::spec::Spec, dep: Resolved) {
+pub(crate) fn apply(spec: &mut crate::compile::settings::spec::Spec, dep: Resolved) {
     spec.includes.extend(dep.includes.iter().cloned());
     let macro_name = format!(
         "CUDA_BUILD_DEP_{}",
@@ -98,7 +98,7 @@ pub(super) fn apply(spec: &mut super::spec::Spec, dep: Resolved) {
 }
 
 /// Resolves one dependency against the store (no network).
-pub(super) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Resolved, Error> {
+pub(crate) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Resolved, Error> {
     match source {
         HeaderSource::Path(dir) => {
             if !dir.is_dir() {
@@ -177,7 +177,7 @@ pub(super) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
 }
 
 /// What CUTLASS 3.x/4.x needs: C++17 and sm_80+ for most of its paths.
-pub(super) fn cutlass_needs(version: &str) -> Needs {
+pub(crate) fn cutlass_needs(version: &str) -> Needs {
     Needs {
         who: format!("CUTLASS {version}"),
         min_std: 17,
@@ -188,21 +188,21 @@ pub(super) fn cutlass_needs(version: &str) -> Needs {
 
 /// The header dependencies `[package.metadata.cuda]` of the package at
 /// `manifest_dir` declares (`cutlass = "4.2"` and `[package.metadata.cuda.header-deps]`).
-pub(super) fn declared(
+pub(crate) fn declared(
     manifest_dir: &std::path::Path,
 ) -> Result<Vec<(String, HeaderSource)>, Error> {
-    Ok(super::glue::metadata(manifest_dir)?.header_deps)
+    Ok(crate::compile::settings::glue::metadata(manifest_dir)?.header_deps)
 }
 
 /// The C++ standard number of `17`, `c++17`, `gnu++20`.
-pub(super) fn std_number(std: &str) -> Option<u32> {
+pub(crate) fn std_number(std: &str) -> Option<u32> {
     std.trim_start_matches(|c: char| !c.is_ascii_digit())
         .parse()
         .ok()
 }
 
 /// The error for a C++ standard below what a dependency needs.
-pub(super) fn std_error(needs: &Needs, std: &str) -> Error {
+pub(crate) fn std_error(needs: &Needs, std: &str) -> Error {
     Error::new(
         "header-dep-requirement",
         format!(

@@ -4,11 +4,11 @@
 //!   profilers and `compute-sanitizer` map SASS to source lines. It does not
 //!   change the generated code.
 //! - Device debug (`-G`: no device optimisation, slow kernels) only when
-//!   asked for, with [`Build::device_debug`](super::Build::device_debug) or
+//!   asked for, with [`Build::device_debug`](crate::compile::Build::device_debug) or
 //!   `CUDA_BUILD_DEVICE_DEBUG=1`; it replaces `-lineinfo`.
 //! - `OPT_LEVEL` becomes the host compiler's optimisation (`-Xcompiler -O2`,
 //!   `/O2` for cl.exe) for static libraries, the only output with host code.
-//! - [`Build::profile_flags(false)`](super::Build::profile_flags) or
+//! - [`Build::profile_flags(false)`](crate::compile::Build::profile_flags) or
 //!   `CUDA_BUILD_PROFILE_FLAGS=0` turns `-lineinfo` and `-O` off.
 //!
 //! The flags join the rest of the command line, so they are part of every

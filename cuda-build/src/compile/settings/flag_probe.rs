@@ -1,4 +1,4 @@
-//! [`Build::flag_if_supported`](super::Build::flag_if_supported): asks nvcc
+//! [`Build::flag_if_supported`](crate::compile::Build::flag_if_supported): asks nvcc
 //! whether it accepts a flag, by preprocessing an empty source with it
 //! (`nvcc <flag> -E -x cu`): nvcc checks its own options, and the host
 //! compiler checks what `-Xcompiler` passes on. Answers are kept per nvcc,
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-pub(super) struct FlagProbe {
+pub(crate) struct FlagProbe {
     nvcc: PathBuf,
     ccbin: Option<PathBuf>,
     tag: String,
@@ -21,7 +21,7 @@ pub(super) struct FlagProbe {
 }
 
 impl FlagProbe {
-    pub(super) fn new(
+    pub(crate) fn new(
         env: &Env,
         tk: &Toolkit,
         ccbin: Option<&Path>,
@@ -51,7 +51,7 @@ impl FlagProbe {
     }
 
     /// Whether nvcc accepts `flag` (a flag nvcc cannot be asked about counts as unsupported).
-    pub(super) fn supported(&self, flag: &str) -> bool {
+    pub(crate) fn supported(&self, flag: &str) -> bool {
         let key = format!("{}|{flag}", self.tag);
         if let Some(&known) = self
             .answers

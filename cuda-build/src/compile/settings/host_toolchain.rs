@@ -1,7 +1,7 @@
 //! The host toolchain: the C++ compiler nvcc gets as `-ccbin` and the
 //! archiver for static libraries, chosen the way the `cc` crate chooses them.
 //!
-//! Precedence for the compiler: [`Build::ccbin`](super::Build::ccbin), then
+//! Precedence for the compiler: [`Build::ccbin`](crate::compile::Build::ccbin), then
 //! `NVCC_CCBIN_<target>` / `TARGET_NVCC_CCBIN` / `HOST_NVCC_CCBIN` /
 //! `NVCC_CCBIN`, then whatever `cc::Build` picks for the triple (`CXX_<target>`,
 //! `HOST_CXX`/`TARGET_CXX`, `CXX`, the target's cross-compiler prefix such
@@ -170,7 +170,7 @@ pub(crate) fn compiler(
     }
 }
 
-/// The host compiler a [`Build`](super::Build) without `.ccbin()` hands nvcc
+/// The host compiler a [`Build`](crate::compile::Build) without `.ccbin()` hands nvcc
 /// as `-ccbin` for device code (fatbin, cubin, PTX outputs are built for the
 /// build machine, `HOST`), by the engine's own rule: `NVCC_CCBIN[_<triple>]`,
 /// then cc's `CXX` rules for the triple. `Ok(None)`: nothing set and cc's
@@ -417,7 +417,7 @@ impl Memo {
 /// channel (they change on every `cargo cuda build` and never change the
 /// compiler cc picks).
 fn memo_key(env: &Env, parts: &[&str]) -> String {
-    let mut k = super::hash::KeyHasher::new("host-memo-v1");
+    let mut k = crate::compile::incremental::hash::KeyHasher::new("host-memo-v1");
     for p in parts {
         k.str(p);
     }

@@ -1,5 +1,5 @@
 //! One job pool for every build of a build script: the jobs of all builds
-//! given to [`compile_all`](super::compile_all) run together under cargo's
+//! given to [`compile_all`](crate::compile::compile_all) run together under cargo's
 //! jobserver, longest first, so a static library's objects start while PTX
 //! files still compile and the longest file does not start last.
 //!
@@ -9,12 +9,12 @@
 //! and the headers it includes, `estimate.rs`) starts first. A corrupt record
 //! is ignored with a note.
 
-use super::artifacts::Artifacts;
-use super::cache::Cache;
-use super::jobs::{self, Limiter, Task};
-use super::progress::Event;
-use super::run::{JobDone, Run, Stage};
-use super::spec::Prepared;
+use crate::compile::incremental::cache::Cache;
+use crate::compile::nvcc::jobserver::{self as jobs, Limiter, Task};
+use crate::compile::nvcc::progress::Event;
+use crate::compile::output::artifacts::Artifacts;
+use crate::compile::run::context::{JobDone, Run, Stage};
+use crate::compile::settings::spec::Prepared;
 use cuda_toolchain::env::Env;
 use cuda_toolchain::Error;
 use std::collections::HashSet;
@@ -25,7 +25,7 @@ struct Pending {
     job: usize,
     /// Seconds it took last time (None: never recorded).
     secs: Option<f64>,
-    /// Without `secs`: the estimated work ([`super::estimate::Estimate`]).
+    /// Without `secs`: the estimated work ([`crate::compile::run::work_estimate::Estimate`]).
     size: u64,
 }
 
@@ -37,7 +37,7 @@ struct Duration {
 
 /// Every build's result and its `cargo:` lines (without the prefix), from
 /// each build's environment and its prepared settings (see `parity.rs`).
-pub(super) fn build_all(
+pub(crate) fn build_all(
     prepared: Vec<(Env, Result<Prepared, Error>)>,
 ) -> Vec<(Result<Artifacts, Error>, Vec<String>)> {
     // Only build inputs are rerun triggers: side channels (the progress file,
@@ -50,7 +50,7 @@ pub(super) fn build_all(
         // `[package.metadata.cuda]` (arch, toolkit, deploy, header-deps)
         // is an input too: editing a pin reruns the script, which compiles
         // only what the change affects.
-        let manifest = super::run::package_dir(env).join("Cargo.toml");
+        let manifest = crate::compile::run::context::package_dir(env).join("Cargo.toml");
         let manifest = manifest
             .is_file()
             .then(|| format!("rerun-if-changed={}", manifest.display()));
@@ -93,8 +93,8 @@ pub(super) fn build_all(
     }
 
     // Everything still to compile, from every build, longest first.
-    let mut estimate = super::estimate::Estimate::default();
-    let mut pending: Vec<(Pending, &Run, &super::run::Prepared)> = Vec::new();
+    let mut estimate = crate::compile::run::work_estimate::Estimate::default();
+    let mut pending: Vec<(Pending, &Run, &crate::compile::run::context::Prepared)> = Vec::new();
     for (bi, (run, stage)) in runs.iter().zip(&stages).enumerate() {
         let (Ok(run), Ok(Stage::Ready(p))) = (run, stage) else {
             continue;
@@ -224,7 +224,12 @@ pub(super) fn build_all(
 
 /// The recorded compile time of a job; a record that exists but does not
 /// parse is ignored with a note (the job is then ordered by size).
-fn recorded_secs(run: &Run, cache: &Cache, key: &str, job: &super::job::Job) -> Option<f64> {
+fn recorded_secs(
+    run: &Run,
+    cache: &Cache,
+    key: &str,
+    job: &crate::compile::run::job::Job,
+) -> Option<f64> {
     match cache.read_json::<Duration>("durations", key)? {
         Ok(d) if d.secs.is_finite() && d.secs >= 0.0 => Some(d.secs),
         Ok(_) => None,

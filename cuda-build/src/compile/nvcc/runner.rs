@@ -28,7 +28,7 @@ pub(crate) struct Runner {
     pub sccache: bool,
     /// One-line notices for cargo (sccache skipped or bypassed), drained by the caller.
     pub notices: Arc<Mutex<Vec<String>>>,
-    /// The deadline of one compile under sccache (see [`super::sccache::stall_deadline`]).
+    /// The deadline of one compile under sccache (see [`crate::compile::nvcc::sccache::stall_deadline`]).
     pub sccache_deadline: Duration,
     /// Set when sccache stalled once: the rest of this build runs plain nvcc.
     pub sccache_off: Arc<AtomicBool>,
@@ -96,7 +96,7 @@ impl Runner {
             child_env,
             sccache: false,
             notices: Arc::default(),
-            sccache_deadline: super::sccache::stall_deadline(env, timeout),
+            sccache_deadline: crate::compile::nvcc::sccache::stall_deadline(env, timeout),
             sccache_off: Arc::default(),
             cwd: cwd.to_path_buf(),
             tmpdir: None,
@@ -112,13 +112,13 @@ impl Runner {
         let Some(w) = self
             .wrapper
             .clone()
-            .filter(|w| super::sccache::is_sccache(w))
+            .filter(|w| crate::compile::nvcc::sccache::is_sccache(w))
         else {
             return;
         };
         let var = wrapper_var(env);
-        let why = match super::sccache::probe(&w, Duration::from_secs(30)) {
-            Ok(p) if p.caches_nvcc() => match super::sccache::server_answers(&w) {
+        let why = match crate::compile::nvcc::sccache::probe(&w, Duration::from_secs(30)) {
+            Ok(p) if p.caches_nvcc() => match crate::compile::nvcc::sccache::server_answers(&w) {
                 Ok(()) => {
                     self.sccache = true;
                     return;
@@ -128,7 +128,7 @@ impl Runner {
             Ok(p) => format!(
                 "sccache {} is older than {} and cannot cache nvcc; upgrade it (e.g. `cargo install sccache`)",
                 p.version,
-                super::sccache::MIN_VERSION_FOR_NVCC
+                crate::compile::nvcc::sccache::MIN_VERSION_FOR_NVCC
             ),
             Err(e) => format!("{e}; install sccache or fix {var}"),
         };
@@ -166,7 +166,7 @@ impl Runner {
         };
         cmd.args(args);
         if self.sccache && self.wrapper.is_some() {
-            cmd.args(super::sccache::extra_args(args));
+            cmd.args(crate::compile::nvcc::sccache::extra_args(args));
         }
         if !self.cwd.as_os_str().is_empty() {
             cmd.current_dir(&self.cwd);
@@ -200,7 +200,7 @@ impl Runner {
         parts.push(quote(&self.nvcc.to_string_lossy()));
         parts.extend(args.iter().map(|a| quote(&a.to_string_lossy())));
         if self.sccache && self.wrapper.is_some() {
-            let extra = super::sccache::extra_args(args);
+            let extra = crate::compile::nvcc::sccache::extra_args(args);
             parts.extend(extra.iter().map(|a| quote(&a.to_string_lossy())));
         }
         parts.join(" ")
@@ -255,7 +255,7 @@ impl Runner {
         }
         let cause = match &f.spawn_error {
             Some((_, why)) => why.clone(),
-            None => match super::sccache::own_failure(&f.stderr) {
+            None => match crate::compile::nvcc::sccache::own_failure(&f.stderr) {
                 Some(line) => line,
                 None => return r,
             },

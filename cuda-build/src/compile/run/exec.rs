@@ -1,13 +1,17 @@
 //! Settling one job: already current, restored from the cache, or compiled
 //! by nvcc (outputs validated before they are used or cached).
 
-use super::artifacts::OutputKind;
-use super::cache::{Cache, ObjectMeta};
-use super::job::Job;
-use super::manifest::{Entry, Stamp};
-use super::nvcc::{self, Runner};
-use super::run::{JobDone, Outcome, Run};
-use super::{depfile, glue, inspect, line_markers, validate};
+use crate::compile::incremental::cache::{Cache, ObjectMeta};
+use crate::compile::incremental::depfile;
+use crate::compile::incremental::line_markers;
+use crate::compile::incremental::manifest::{Entry, Stamp};
+use crate::compile::nvcc::runner::{self as nvcc, Runner};
+use crate::compile::output::artifacts::OutputKind;
+use crate::compile::output::inspect;
+use crate::compile::output::validate;
+use crate::compile::run::context::{JobDone, Outcome, Run};
+use crate::compile::run::job::Job;
+use crate::compile::settings::glue;
 use cuda_toolchain::fsutil;
 use cuda_toolchain::toolkit::Toolkit;
 use cuda_toolchain::Error;
@@ -32,7 +36,7 @@ impl Run<'_> {
     /// Up to date, or restored from the cache; None when nvcc must run.
     /// Reads no output's bytes: outputs are checked by size and mtime,
     /// inputs by size and mtime first and by content only when touched.
-    pub(super) fn reuse(
+    pub(crate) fn reuse(
         &self,
         tk: &Toolkit,
         job: &Job,
@@ -113,7 +117,7 @@ impl Run<'_> {
 
     /// Compiles one job in its own temporary directory (created
     /// exclusively: a leftover of the same name is never reused).
-    pub(super) fn compile_job(
+    pub(crate) fn compile_job(
         &self,
         tk: &Toolkit,
         others: &[Toolkit],

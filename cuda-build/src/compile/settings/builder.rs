@@ -1,8 +1,8 @@
 //! The `Build` builder: setters that write its [`Spec`], and the entry points
 //! that hand it to the engine (preparing in `parity`, the build in `pool` and `run`).
 
-use super::artifacts::{Artifacts, OutputKind};
-use super::spec::Spec;
+use crate::compile::output::artifacts::{Artifacts, OutputKind};
+use crate::compile::settings::spec::Spec;
 use cuda_toolchain::env::Env;
 use cuda_toolchain::toolkit::Toolkit;
 use cuda_toolchain::Error;
@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Mutex;
 
-/// Compiles CUDA sources from a build script. See the [module docs](super).
+/// Compiles CUDA sources from a build script. See the [module docs](crate::compile).
 ///
 /// ```no_run
 /// // build.rs
@@ -24,7 +24,7 @@ use std::sync::Mutex;
 #[derive(Debug, Clone, Default)]
 pub struct Build {
     /// What the setters write; the engine reads it once prepared (`parity.rs`).
-    pub(super) spec: Spec,
+    pub(crate) spec: Spec,
 }
 
 impl Build {
@@ -88,10 +88,10 @@ impl Build {
     /// A header-only dependency: its include dirs are added and its version
     /// goes into the cache key. An index package is read from the store that
     /// `cargo cuda deps fetch` fills; build scripts never download.
-    pub fn header_dep(&mut self, name: &str, source: super::HeaderSource) -> &mut Self {
+    pub fn header_dep(&mut self, name: &str, source: crate::compile::HeaderSource) -> &mut Self {
         let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
-        match super::header_deps::resolve(&env, name, &source) {
-            Ok(dep) => super::header_deps::apply(&mut self.spec, dep),
+        match crate::compile::settings::header_deps::resolve(&env, name, &source) {
+            Ok(dep) => crate::compile::settings::header_deps::apply(&mut self.spec, dep),
             Err(e) => self.spec.setup_errors.push(e),
         }
         self
@@ -102,10 +102,12 @@ impl Build {
     pub fn cutlass(&mut self, version: &str) -> &mut Self {
         self.spec
             .header_needs
-            .push(super::header_deps::cutlass_needs(version));
+            .push(crate::compile::settings::header_deps::cutlass_needs(
+                version,
+            ));
         self.header_dep(
             "cutlass",
-            super::HeaderSource::Index {
+            crate::compile::HeaderSource::Index {
                 package: "nvidia-cutlass".into(),
                 version: version.into(),
             },
@@ -124,7 +126,9 @@ impl Build {
     /// it on the builds that include them to make the requirements errors.
     pub fn header_deps_from_metadata(&mut self) -> &mut Self {
         let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
-        let deps = match super::header_deps::declared(&super::run::package_dir(&env)) {
+        let deps = match crate::compile::settings::header_deps::declared(
+            &crate::compile::run::context::package_dir(&env),
+        ) {
             Ok(deps) => deps,
             Err(e) => {
                 self.spec.setup_errors.push(e);
@@ -134,7 +138,9 @@ impl Build {
         for (name, source) in deps {
             self.spec
                 .header_needs
-                .extend(super::header_deps::needs_of(&source, false));
+                .extend(crate::compile::settings::header_deps::needs_of(
+                    &source, false,
+                ));
             self.header_dep(&name, source);
         }
         self
@@ -164,7 +170,7 @@ impl Build {
 
     /// The host compiler for nvcc (`-ccbin`); it wins over `NVCC_CCBIN` and
     /// the `cc` crate's choice (`CXX`, `CXX_<target>`, …; see
-    /// [`compile`](super#the-host-toolchain)).
+    /// [`compile`](crate::compile#the-host-toolchain)).
     pub fn ccbin(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.spec.ccbin = Some(path.as_ref().to_path_buf());
         self
@@ -383,7 +389,7 @@ fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec<String>)> 
             (env, p)
         })
         .collect();
-    super::pool::build_all(prepared)
+    crate::compile::run::pool::build_all(prepared)
 }
 
 #[cfg(test)]

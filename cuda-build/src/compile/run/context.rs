@@ -3,16 +3,17 @@
 //! already current or cached; [`Run::finish`] takes the compiled results and
 //! writes the library, the manifest and the generated module.
 
-use super::artifacts::{Artifacts, BuildStats, KernelArtifact, OutputKind};
-use super::cache::{self, Cache};
-use super::hash::{FileHashes, KeyHasher};
-use super::job::Job;
-use super::manifest::{InputChecks, Manifest, PlanStamp};
-use super::module::{self, ModuleItem};
-use super::nvcc::{self, Runner};
-use super::progress::{Event, Progress};
-use super::spec::{Found, OutputNames, Spec};
-use super::{glue, sources};
+use crate::compile::incremental::cache::{self, Cache};
+use crate::compile::incremental::hash::{FileHashes, KeyHasher};
+use crate::compile::incremental::manifest::{InputChecks, Manifest, PlanStamp};
+use crate::compile::nvcc::progress::{Event, Progress};
+use crate::compile::nvcc::runner::{self as nvcc, Runner};
+use crate::compile::output::artifacts::{Artifacts, BuildStats, KernelArtifact, OutputKind};
+use crate::compile::output::generated_module::{self as module, ModuleItem};
+use crate::compile::run::job::Job;
+use crate::compile::settings::glue;
+use crate::compile::settings::sources;
+use crate::compile::settings::spec::{Found, OutputNames, Spec};
 use cuda_toolchain::arch::Arch;
 use cuda_toolchain::env::{Env, Var};
 use cuda_toolchain::plan::{ArchInputs, ArchPlan, ArchSource};
@@ -22,55 +23,55 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Everything one build needs, shared by its parallel jobs.
-pub(super) struct Run<'b> {
+pub(crate) struct Run<'b> {
     /// The prepared settings (see `spec.rs`).
-    pub(super) spec: &'b Spec,
-    pub(super) env: Env,
+    pub(crate) spec: &'b Spec,
+    pub(crate) env: Env,
     /// The package directory: nvcc runs there, with paths relative to it.
-    pub(super) base: PathBuf,
-    pub(super) out_dir: PathBuf,
+    pub(crate) base: PathBuf,
+    pub(crate) out_dir: PathBuf,
     /// `$OUT_DIR/cuda-build/<module>`: the manifest, temporaries, the library.
-    pub(super) out_root: PathBuf,
+    pub(crate) out_root: PathBuf,
     /// Where the kernel outputs go (`Build::output_dir`, else `out_root`).
-    pub(super) kernel_dir: PathBuf,
+    pub(crate) kernel_dir: PathBuf,
     /// The target is MSVC: no `-fPIC`, no GNU link libraries.
-    pub(super) msvc: bool,
+    pub(crate) msvc: bool,
     /// The metadata and toolkits the preparing step found.
     found: Found,
-    pub(super) hashes: FileHashes,
-    pub(super) checks: InputChecks,
+    pub(crate) hashes: FileHashes,
+    pub(crate) checks: InputChecks,
     warnings: std::sync::Mutex<Vec<String>>,
     /// `cargo:` lines, printed by the pool once the outcome is known.
     cargo_lines: std::sync::Mutex<Vec<String>>,
 }
 
 /// What one job ended as.
-pub(super) struct JobDone {
-    pub(super) entry: super::manifest::Entry,
-    pub(super) outcome: Outcome,
-    pub(super) warnings: Vec<String>,
+pub(crate) struct JobDone {
+    pub(crate) entry: crate::compile::incremental::manifest::Entry,
+    pub(crate) outcome: Outcome,
+    pub(crate) warnings: Vec<String>,
     /// How long nvcc took (compiled jobs only), for the next build's ordering.
-    pub(super) took: Option<Duration>,
+    pub(crate) took: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Outcome {
+pub(crate) enum Outcome {
     UpToDate,
     Cached,
     Compiled,
 }
 
 /// A build between its two halves.
-pub(super) struct Prepared {
-    pub(super) tk: Toolkit,
+pub(crate) struct Prepared {
+    pub(crate) tk: Toolkit,
     /// Other toolkits discovery found (named by failure explanations).
-    pub(super) other_toolkits: Vec<Toolkit>,
-    pub(super) runner: Runner,
-    pub(super) progress: Progress,
-    pub(super) cache: Option<Cache>,
-    pub(super) jobs: Vec<Job>,
+    pub(crate) other_toolkits: Vec<Toolkit>,
+    pub(crate) runner: Runner,
+    pub(crate) progress: Progress,
+    pub(crate) cache: Option<Cache>,
+    pub(crate) jobs: Vec<Job>,
     /// None: the job must be compiled (by the pool).
-    pub(super) results: Vec<Option<Result<JobDone, Error>>>,
+    pub(crate) results: Vec<Option<Result<JobDone, Error>>>,
     manifest: Manifest,
     loaded: std::sync::Arc<Manifest>,
     manifest_path: PathBuf,
@@ -80,7 +81,7 @@ pub(super) struct Prepared {
 }
 
 /// How [`Run::prepare`] ended.
-pub(super) enum Stage {
+pub(crate) enum Stage {
     /// Nothing to compile by design (docs.rs without a toolkit).
     Done(Artifacts),
     Ready(Box<Prepared>),
@@ -93,7 +94,7 @@ fn is_plain_name(s: &str) -> bool {
 }
 
 /// `CARGO_MANIFEST_DIR`, else the current directory.
-pub(super) fn package_dir(env: &Env) -> PathBuf {
+pub(crate) fn package_dir(env: &Env) -> PathBuf {
     env.get_os(Var::CargoManifestDir)
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
@@ -102,7 +103,7 @@ pub(super) fn package_dir(env: &Env) -> PathBuf {
 }
 
 impl<'b> Run<'b> {
-    pub(super) fn new(spec: &'b Spec, env: Env, found: Found) -> Result<Run<'b>, Error> {
+    pub(crate) fn new(spec: &'b Spec, env: Env, found: Found) -> Result<Run<'b>, Error> {
         let out_dir = match (&spec.out_dir, env.get_os(Var::OutDir)) {
             (Some(d), _) => d.clone(),
             (None, Some(d)) if !d.is_empty() => PathBuf::from(d),
@@ -152,21 +153,21 @@ impl<'b> Run<'b> {
     }
 
     /// Queues a `cargo:` line (see [`Run::take_cargo_lines`]).
-    pub(super) fn cargo(&self, line: &str) {
+    pub(crate) fn cargo(&self, line: &str) {
         if let Ok(mut lines) = self.cargo_lines.lock() {
             lines.push(line.to_string());
         }
     }
 
     /// The queued `cargo:` lines, without the `cargo:` prefix.
-    pub(super) fn take_cargo_lines(&self) -> Vec<String> {
+    pub(crate) fn take_cargo_lines(&self) -> Vec<String> {
         self.cargo_lines
             .lock()
             .map(|mut l| std::mem::take(&mut *l))
             .unwrap_or_default()
     }
 
-    pub(super) fn warn(&self, w: String) {
+    pub(crate) fn warn(&self, w: String) {
         if let Ok(mut ws) = self.warnings.lock() {
             if !ws.contains(&w) {
                 ws.push(w);
@@ -175,7 +176,7 @@ impl<'b> Run<'b> {
     }
 
     /// The generated module's path (None when turned off).
-    pub(super) fn module_path(&self) -> Option<PathBuf> {
+    pub(crate) fn module_path(&self) -> Option<PathBuf> {
         self.spec
             .layout
             .module
@@ -184,7 +185,7 @@ impl<'b> Run<'b> {
 
     /// The injected write fault (`Build::simulate_write_error`, in `Spec::write_fault`), as the
     /// error a real one writing `path` would give.
-    pub(super) fn injected_fault(&self, path: &Path) -> Result<(), Error> {
+    pub(crate) fn injected_fault(&self, path: &Path) -> Result<(), Error> {
         match self.spec.write_fault {
             Some(errno) => Err(nvcc::write_error(
                 path,
@@ -203,12 +204,12 @@ impl<'b> Run<'b> {
             .map_err(|e| nvcc::write_error(path, &e))
     }
 
-    pub(super) fn copy_out(&self, from: &Path, to: &Path) -> Result<(), Error> {
+    pub(crate) fn copy_out(&self, from: &Path, to: &Path) -> Result<(), Error> {
         self.injected_fault(to)?;
         cuda_toolchain::fsutil::copy_atomic(from, to).map_err(|e| nvcc::write_error(to, &e))
     }
 
-    pub(super) fn display_path(&self, p: &Path) -> String {
+    pub(crate) fn display_path(&self, p: &Path) -> String {
         p.strip_prefix(&self.base)
             .unwrap_or(p)
             .to_string_lossy()
@@ -217,7 +218,7 @@ impl<'b> Run<'b> {
 
     /// The first half: sources, toolkit, plan, jobs, and every job that is
     /// up to date or in the cache settled. What is left is for the pool.
-    pub(super) fn prepare(&self) -> Result<Stage, Error> {
+    pub(crate) fn prepare(&self) -> Result<Stage, Error> {
         let spec = self.spec;
         let srcs = sources::collect(
             &self.base,
@@ -478,7 +479,7 @@ impl<'b> Run<'b> {
     }
 
     /// The second half: results in, library, manifest and module out.
-    pub(super) fn finish(&self, p: Prepared) -> Result<Artifacts, Error> {
+    pub(crate) fn finish(&self, p: Prepared) -> Result<Artifacts, Error> {
         let spec = self.spec;
         let Prepared {
             tk,
@@ -660,7 +661,7 @@ impl<'b> Run<'b> {
         manifest: &mut Manifest,
         cache: Option<&Cache>,
     ) -> Result<(), Error> {
-        use super::manifest::LaunchersStamp;
+        use crate::compile::incremental::manifest::LaunchersStamp;
         if !self.spec.launchers {
             manifest.launchers = None;
             if glue::launchers_feature_unused(&self.base) {
@@ -830,7 +831,7 @@ impl<'b> Run<'b> {
         Ok(plan)
     }
 
-    fn item(&self, job: &Job, entry: &super::manifest::Entry) -> ModuleItem {
+    fn item(&self, job: &Job, entry: &crate::compile::incremental::manifest::Entry) -> ModuleItem {
         let kind = self.spec.output;
         ModuleItem {
             name: job.name.clone(),
@@ -890,7 +891,7 @@ fn plan_from_stamp(s: &PlanStamp) -> Option<ArchPlan> {
 }
 
 /// One error for several failed sources: the first in full, the others after it.
-pub(super) fn combine(mut failures: Vec<Error>) -> Error {
+pub(crate) fn combine(mut failures: Vec<Error>) -> Error {
     if failures.len() == 1 {
         return failures.remove(0);
     }

@@ -8,10 +8,11 @@
 //! `Spec` the engine reads) with the host compiler, archiver, toolkit and
 //! final flags filled in.
 
-use super::artifacts::OutputKind;
-use super::builder::Build;
-use super::spec::{Found, Prepared, Spec};
-use super::{host, profile::Profile};
+use crate::compile::output::artifacts::OutputKind;
+use crate::compile::settings::builder::Build;
+use crate::compile::settings::cargo_profile::Profile;
+use crate::compile::settings::host_toolchain as host;
+use crate::compile::settings::spec::{Found, Prepared, Spec};
 use cuda_toolchain::env::Env;
 use cuda_toolchain::Error;
 use std::path::{Path, PathBuf};
@@ -88,7 +89,7 @@ impl Build {
     /// The settings as the engine runs them: toolkit, host compiler,
     /// archiver and flags settled; plus notes for `cargo:warning` and the
     /// per-target variable names to rerun on.
-    pub(super) fn prepared(&self, env: &Env) -> Result<Prepared, Error> {
+    pub(crate) fn prepared(&self, env: &Env) -> Result<Prepared, Error> {
         // A header dependency that could not be resolved when it was declared.
         if let Some(e) = self.spec.setup_errors.first() {
             return Err(e.clone());
@@ -125,20 +126,32 @@ impl Build {
         // `[package.metadata.cuda]` and toolkit discovery, once per build:
         // the engine gets both (and the other toolkits found, which failure
         // explanations name) instead of reading and searching again.
-        let metadata = super::glue::metadata(&super::run::package_dir(env))?;
+        let metadata = crate::compile::settings::glue::metadata(
+            &crate::compile::run::context::package_dir(env),
+        )?;
         // A build that declares no header dependency itself gets the
         // package's (`cutlass = "4.2"`, `[package.metadata.cuda.header-deps]`),
         // so the declaration alone is enough; their requirements are then
         // advisory (see `Needs::advisory`).
         if b.header_deps.is_empty() {
-            super::header_deps::apply_declared(&mut b, env, &metadata.header_deps)?;
+            crate::compile::settings::header_deps::apply_declared(
+                &mut b,
+                env,
+                &metadata.header_deps,
+            )?;
         }
         // C++ standard requirements, strict or advisory alike (the arch
         // requirements are checked against the plan in `run.rs`).
         if let Some(std) = &b.std {
             for needs in &b.header_needs {
-                if super::header_deps::std_number(std).is_some_and(|n| n < needs.min_std) {
-                    notes.extend(needs.verdict(super::header_deps::std_error(needs, std))?);
+                if crate::compile::settings::header_deps::std_number(std)
+                    .is_some_and(|n| n < needs.min_std)
+                {
+                    notes.extend(
+                        needs.verdict(crate::compile::settings::header_deps::std_error(
+                            needs, std,
+                        ))?,
+                    );
                 }
             }
         }
@@ -152,7 +165,7 @@ impl Build {
                 b.toolkit = Some(cuda_toolchain::toolkit::discover(env, &opts)?.into_selected()?);
             } else {
                 // The package's `toolkit` requirement applies here as in the engine.
-                let found = super::glue::find_toolkit(env, &metadata);
+                let found = crate::compile::settings::glue::find_toolkit(env, &metadata);
                 if let Ok((tk, _)) = &found {
                     b.toolkit = Some(tk.clone());
                 }
@@ -216,7 +229,12 @@ impl Build {
                             .map(PathBuf::from)
                     })
                     .map(|d| d.join("cuda-build").join("flag-support.json"));
-                let probe = super::flag_probe::FlagProbe::new(env, tk, b.ccbin.as_deref(), cache);
+                let probe = crate::compile::settings::flag_probe::FlagProbe::new(
+                    env,
+                    tk,
+                    b.ccbin.as_deref(),
+                    cache,
+                );
                 let wanted = std::mem::take(&mut b.flags_if_supported);
                 let (wanted, _) = split_arch_flags(&wanted, "Build::flag_if_supported")?;
                 for f in wanted {
@@ -262,7 +280,7 @@ fn scratch_dir(env: &Env, b: &Spec) -> PathBuf {
 /// Where the host-compiler memo lives when the kernel cache is on: beside
 /// it, shared by every package and surviving `cargo clean`.
 fn memo_dir(env: &Env, b: &Spec) -> Option<PathBuf> {
-    let dir = super::cache::dir_for(env, b.cache_dir.as_deref(), b.no_cache)?
+    let dir = crate::compile::incremental::cache::dir_for(env, b.cache_dir.as_deref(), b.no_cache)?
         .join("v1")
         .join("host");
     std::fs::create_dir_all(&dir).ok()?;

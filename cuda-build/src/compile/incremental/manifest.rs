@@ -2,7 +2,7 @@
 //! run with nothing changed stats files instead of hashing them, and starts
 //! no nvcc.
 
-use super::hash::{file_stat as stat, FileHashes};
+use crate::compile::incremental::hash::{file_stat as stat, FileHashes};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

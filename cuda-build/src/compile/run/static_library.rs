@@ -3,12 +3,12 @@
 //! The library's key comes from the objects' input keys, so a rerun that
 //! compiles nothing reads no object.
 
-use super::artifacts::KernelArtifact;
-use super::hash::KeyHasher;
-use super::manifest::Manifest;
-use super::nvcc::{self, Runner};
-use super::run::Run;
-use super::spec::Cudart;
+use crate::compile::incremental::hash::KeyHasher;
+use crate::compile::incremental::manifest::Manifest;
+use crate::compile::nvcc::runner::{self as nvcc, Runner};
+use crate::compile::output::artifacts::KernelArtifact;
+use crate::compile::run::context::Run;
+use crate::compile::settings::spec::Cudart;
 use cuda_toolchain::plan::ArchPlan;
 use cuda_toolchain::toolkit::Toolkit;
 use cuda_toolchain::Error;
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 impl Run<'_> {
     /// Objects → (device link) → `lib<name>.a`, and the cargo link lines.
-    pub(super) fn link_library(
+    pub(crate) fn link_library(
         &self,
         tk: &Toolkit,
         plan: &ArchPlan,
@@ -67,7 +67,7 @@ impl Run<'_> {
                 .archiver
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("ar"));
-            let args = super::host::archiver_args(&ar, &tmp, &objects);
+            let args = crate::compile::settings::host_toolchain::archiver_args(&ar, &tmp, &objects);
             let out = cuda_toolchain::process::run(&ar, &args, runner.timeout);
             let ok = matches!(&out, Ok(o) if o.status.success());
             if !ok {
@@ -84,7 +84,7 @@ impl Run<'_> {
                 .with_help("install binutils (ar), or set AR / AR_<target> to a working archiver; check free space in OUT_DIR"));
             }
             let bytes = std::fs::read(&tmp).unwrap_or_default();
-            if let Err(why) = super::validate::archive(&bytes).and_then(|n| {
+            if let Err(why) = crate::compile::output::validate::archive(&bytes).and_then(|n| {
                 if n >= objects.len() {
                     Ok(n)
                 } else {

@@ -4,7 +4,7 @@
 //! entries. Only headers and sizes are checked, with bounds-checked reads;
 //! reading the contents is `inspect`'s job.
 
-use super::artifacts::OutputKind;
+use crate::compile::output::artifacts::OutputKind;
 use std::path::Path;
 
 /// Checks the output file `path` of the given kind; the error says what is wrong.

@@ -2,9 +2,9 @@
 //! so outputs do not depend on where the checkout lives), its outputs, and
 //! the keys that decide whether it must be compiled again.
 
-use super::artifacts::OutputKind;
-use super::hash::KeyHasher;
-use super::run::Run;
+use crate::compile::incremental::hash::KeyHasher;
+use crate::compile::output::artifacts::OutputKind;
+use crate::compile::run::context::Run;
 use cuda_toolchain::arch::Arch;
 use cuda_toolchain::env::Var;
 use cuda_toolchain::fsutil;
@@ -15,10 +15,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Extra arguments of one nvcc call, and its output's role (file name in the cache).
-pub(super) type Call = (Vec<OsString>, String);
+pub(crate) type Call = (Vec<OsString>, String);
 
 /// One source to build.
-pub(super) struct Job {
+pub(crate) struct Job {
     pub source: PathBuf,
     /// The source as nvcc is given it: relative to the package when inside it.
     pub source_arg: PathBuf,
@@ -33,7 +33,7 @@ pub(super) struct Job {
     /// Final output path for each role.
     pub outputs: Vec<(String, PathBuf)>,
     pub flags_key: String,
-    /// The build's include dirs (absolute), for [`super::estimate::Estimate`].
+    /// The build's include dirs (absolute), for [`crate::compile::run::work_estimate::Estimate`].
     pub includes: Vec<PathBuf>,
 }
 
@@ -41,7 +41,7 @@ impl Run<'_> {
     /// A path as nvcc is given it: relative to the package directory (nvcc
     /// runs there) when inside it, so `__FILE__` and nvcc's internal names
     /// are the same in every checkout.
-    pub(super) fn nvcc_path(&self, p: &Path) -> PathBuf {
+    pub(crate) fn nvcc_path(&self, p: &Path) -> PathBuf {
         let n = fsutil::normalize(p);
         match n.strip_prefix(&self.base) {
             Ok(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
@@ -52,7 +52,7 @@ impl Run<'_> {
 
     /// A path as it enters a cache key: package- and toolkit-relative where
     /// possible, so a second checkout or a moved toolkit shares entries.
-    pub(super) fn key_path(&self, p: &Path, tk: &Toolkit) -> String {
+    pub(crate) fn key_path(&self, p: &Path, tk: &Toolkit) -> String {
         let p = fsutil::normalize(p);
         if let Ok(rel) = p.strip_prefix(&self.base) {
             format!("$ROOT/{}", rel.display())
@@ -63,7 +63,7 @@ impl Run<'_> {
         }
     }
 
-    pub(super) fn resolve_key_path(&self, s: &str, tk: &Toolkit) -> PathBuf {
+    pub(crate) fn resolve_key_path(&self, s: &str, tk: &Toolkit) -> PathBuf {
         if let Some(rel) = s.strip_prefix("$ROOT/") {
             self.base.join(rel)
         } else if let Some(rel) = s.strip_prefix("$CUDA/") {
@@ -82,7 +82,7 @@ impl Run<'_> {
         }
     }
 
-    pub(super) fn job(
+    pub(crate) fn job(
         &self,
         tk: &Toolkit,
         source: &Path,
@@ -244,7 +244,7 @@ impl Run<'_> {
     }
 
     /// The full key: flags plus every input's content.
-    pub(super) fn full_key(&self, tk: &Toolkit, job: &Job, deps: &[PathBuf]) -> String {
+    pub(crate) fn full_key(&self, tk: &Toolkit, job: &Job, deps: &[PathBuf]) -> String {
         let mut k = KeyHasher::new("cuda-build object v1");
         k.str(&job.flags_key);
         self.hashes.prefetch(deps);
@@ -256,7 +256,7 @@ impl Run<'_> {
     }
 
     /// The key of the dependency index: flags, the source's place and content.
-    pub(super) fn deps_key(&self, tk: &Toolkit, job: &Job) -> Option<String> {
+    pub(crate) fn deps_key(&self, tk: &Toolkit, job: &Job) -> Option<String> {
         let mut k = KeyHasher::new("cuda-build deps v1");
         k.str(&job.flags_key);
         k.str(&self.key_path(&job.source, tk));
@@ -265,7 +265,7 @@ impl Run<'_> {
     }
 
     /// The key of a job's duration record: its flags and the source's place.
-    pub(super) fn duration_key(&self, tk: &Toolkit, job: &Job) -> String {
+    pub(crate) fn duration_key(&self, tk: &Toolkit, job: &Job) -> String {
         let mut k = KeyHasher::new("cuda-build duration v1");
         k.str(&job.flags_key);
         k.str(&self.key_path(&job.source, tk));

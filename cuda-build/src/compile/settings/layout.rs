@@ -4,8 +4,8 @@
 //! plan before compiling. The settings themselves ([`OutputNames`],
 //! [`Cudart`], `Layout`) are plain data in `spec.rs`.
 
-use super::builder::Build;
-use super::spec::{Cudart, OutputNames};
+use crate::compile::settings::builder::Build;
+use crate::compile::settings::spec::{Cudart, OutputNames};
 use cuda_toolchain::env::Env;
 use cuda_toolchain::plan::{ArchInputs, ArchPlan};
 use cuda_toolchain::Error;
@@ -47,7 +47,7 @@ impl Build {
     /// same name does: `"-bundle"` keeps the archive out of the rlib, so the
     /// final link takes it from `OUT_DIR` (a smaller rlib, and less for rustc
     /// to copy on every rebuild); `"+whole-archive"` keeps unreferenced
-    /// objects. Only for [`OutputKind::StaticLib`](super::OutputKind).
+    /// objects. Only for [`OutputKind::StaticLib`](crate::compile::OutputKind).
     pub fn link_lib_modifier(&mut self, modifier: &str) -> &mut Self {
         self.spec.layout.link_modifiers.push(modifier.to_string());
         self
@@ -65,17 +65,17 @@ impl Build {
     /// sm_80). It finds the toolkit and may ask nvcc for its arch list.
     pub fn plan(&self) -> Result<ArchPlan, Error> {
         let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
-        let base = super::run::package_dir(&env);
-        let md = super::glue::metadata(&base)?;
+        let base = crate::compile::run::context::package_dir(&env);
+        let md = crate::compile::settings::glue::metadata(&base)?;
         let tk = match &self.spec.toolkit {
             Some(tk) => tk.clone(),
-            None => super::glue::find_toolkit(&env, &md)?.0,
+            None => crate::compile::settings::glue::find_toolkit(&env, &md)?.0,
         };
         let inputs = ArchInputs {
             explicit: self.spec.arch.clone(),
             metadata: md.arch.clone(),
             fallback: self.spec.fallback_arch.clone().or(md.fallback_arch.clone()),
         };
-        super::glue::plan(&env, &tk, &inputs)
+        crate::compile::settings::glue::plan(&env, &tk, &inputs)
     }
 }

@@ -19,7 +19,7 @@ type Read = (u64, Vec<(String, bool)>);
 /// The estimates of one pool's jobs. Sources share most headers (a
 /// library's 1,000 CUTLASS files), so each file is read once per pool.
 #[derive(Default)]
-pub(super) struct Estimate {
+pub(crate) struct Estimate {
     /// Each file read: its size and the names it includes (None: unreadable).
     files: HashMap<PathBuf, Option<Read>>,
 }
@@ -28,7 +28,7 @@ impl Estimate {
     /// The source's size plus its reachable headers' sizes, in bytes.
     /// `"name"` is looked up beside the including file, then in `includes`;
     /// `<name>` only in `includes`. Unreadable or unresolved names are skipped.
-    pub(super) fn work(&mut self, source: &Path, includes: &[PathBuf]) -> u64 {
+    pub(crate) fn work(&mut self, source: &Path, includes: &[PathBuf]) -> u64 {
         let mut seen: HashSet<PathBuf> = HashSet::new();
         let mut stack = vec![fsutil::normalize(source)];
         let mut total = 0u64;

@@ -115,7 +115,7 @@ pub fn cache_status(env: &cuda_toolchain::env::Env) -> CacheStatus {
     let disabled_by = env
         .flag(Var::CudaBuildNoCache)
         .then(|| Var::CudaBuildNoCache.name().to_string());
-    let dir = super::cache::dir_for(env, None, false);
+    let dir = crate::compile::incremental::cache::dir_for(env, None, false);
     let (remote, remote_problem) = match env.get_nonempty(Var::CudaBuildCacheRedis) {
         None => (None, None),
         Some(url) => match Endpoint::parse(url) {
