@@ -212,18 +212,20 @@
 //! toolkit, nothing is compiled and the module is generated with empty
 //! images, so documentation builds succeed.
 
+mod entry_points;
 mod incremental;
 mod nvcc;
 mod output;
 mod run;
 mod settings;
 
-pub use incremental::redis::{cache_status, CacheStatus};
+pub use entry_points::{compile_all, try_compile_all};
+pub use incremental::cache_status::{cache_status, CacheStatus};
 pub use nvcc::progress::{Event as ProgressKind, ProgressEvent};
 pub use nvcc::sccache;
 pub use output::artifacts::{Artifacts, BuildStats, KernelArtifact, OutputKind};
 pub use output::inspect;
-pub use settings::builder::{compile_all, try_compile_all, Build};
+pub use settings::builder::Build;
 pub use settings::header_deps::HeaderSource;
 pub use settings::host_toolchain::{check_host_compiler, host_compiler, HostTool};
 pub use settings::spec::{Cudart, OutputNames};

@@ -31,7 +31,7 @@
 //! key race on the rename; the loser drops its copy (same content).
 
 use crate::compile::incremental::hash::{file_sha256, sha256_hex};
-use crate::compile::incremental::redis as remote;
+use crate::compile::incremental::redis;
 use cuda_toolchain::env::{Env, Var};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -75,7 +75,7 @@ const BLOB_MAGIC: &[u8; 8] = b"cbcache1";
 
 /// The Redis tier, on until its first fault.
 struct Tier {
-    client: Option<remote::Client>,
+    client: Option<redis::Client>,
     off: AtomicBool,
     /// The one warning to hand to the build (taken once).
     note: Mutex<Option<String>>,
@@ -85,9 +85,9 @@ impl Tier {
     fn from_env(env: &Env) -> Option<Tier> {
         let var = Var::CudaBuildCacheRedis;
         let url = env.get_nonempty(var)?.trim();
-        Some(match remote::Endpoint::parse(url) {
+        Some(match redis::Endpoint::parse(url) {
             Ok(ep) => Tier {
-                client: Some(remote::Client::new(ep)),
+                client: Some(redis::Client::new(ep)),
                 off: AtomicBool::new(false),
                 note: Mutex::new(None),
             },
@@ -103,14 +103,14 @@ impl Tier {
                     note: Mutex::new(Some(format!(
                         "cuda-build: {}=`{shown}` is not used: {why}; expected {}. The remote kernel cache is off for this build (local cache only)",
                         var.name(),
-                        remote::EXPECTED
+                        redis::EXPECTED
                     ))),
                 }
             }
         })
     }
 
-    fn client(&self) -> Option<&remote::Client> {
+    fn client(&self) -> Option<&redis::Client> {
         if self.off.load(Ordering::Relaxed) {
             return None;
         }
@@ -118,7 +118,7 @@ impl Tier {
     }
 
     /// The first fault turns the tier off and leaves one warning.
-    fn fault(&self, client: &remote::Client, why: String) {
+    fn fault(&self, client: &redis::Client, why: String) {
         if !self.off.swap(true, Ordering::Relaxed) {
             if let Ok(mut n) = self.note.lock() {
                 *n = Some(format!(
@@ -143,7 +143,7 @@ impl Tier {
 
     fn set(&self, ns: &str, key: &str, value: &[u8]) {
         // Larger entries stay local: one value is read into memory whole.
-        if value.len() > remote::MAX_VALUE {
+        if value.len() > redis::MAX_VALUE {
             return;
         }
         if let Some(c) = self.client() {

@@ -60,6 +60,13 @@ pub(crate) fn file_stat(path: &Path) -> Option<(u64, u64)> {
     Some((m.len(), mtime))
 }
 
+/// Hashes an earlier build recorded for its inputs (the manifest keeps them).
+pub(crate) trait RecordedHashes: Send + Sync {
+    /// Calls `f` with each input's path, size, mtime (ns) and SHA-256 (hex;
+    /// empty when none was recorded).
+    fn for_each_recorded(&self, f: &mut dyn FnMut(&Path, u64, u64, &str));
+}
+
 /// Hashes files once per build, however many sources include them.
 ///
 /// Seeded with the hashes the last build recorded (size, mtime, SHA-256):
@@ -83,8 +90,8 @@ pub(crate) struct FileHashes {
 
 #[derive(Default)]
 struct Known {
-    /// The last build's manifest, not yet indexed.
-    pending: Vec<std::sync::Arc<crate::compile::incremental::manifest::Manifest>>,
+    /// The last build's records, not yet indexed.
+    pending: Vec<std::sync::Arc<dyn RecordedHashes>>,
     index: HashMap<OsString, (u64, u64, String)>,
 }
 
@@ -102,13 +109,13 @@ impl FileHashes {
     fn recorded(&self, path: &Path) -> Option<(u64, u64, String)> {
         let mut known = self.known.lock().ok()?;
         for m in std::mem::take(&mut known.pending) {
-            for (p, size, mtime, sha) in m.input_stamps() {
+            m.for_each_recorded(&mut |p, size, mtime, sha| {
                 if !sha.is_empty() {
                     known
                         .index
                         .insert(p.as_os_str().to_owned(), (size, mtime, sha.to_string()));
                 }
-            }
+            });
         }
         known.index.get(path.as_os_str()).cloned()
     }

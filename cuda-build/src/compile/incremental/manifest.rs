@@ -2,7 +2,7 @@
 //! run with nothing changed stats files instead of hashing them, and starts
 //! no nvcc.
 
-use crate::compile::incremental::hash::{file_stat as stat, FileHashes};
+use crate::compile::incremental::hash::{file_stat as stat, FileHashes, RecordedHashes};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -298,19 +298,19 @@ impl Manifest {
             .map_or(0, |r| r as usize + 1)
     }
 
-    /// Every input's recorded size, mtime and hash (for [`FileHashes::seed`]).
-    pub(crate) fn input_stamps(&self) -> impl Iterator<Item = (&Path, u64, u64, &str)> + '_ {
-        self.sources
-            .values()
-            .flat_map(|e| e.deps.iter())
-            .map(|d| (d.path.as_path(), d.size, d.mtime_ns, d.sha.as_str()))
-    }
-
     /// Every input some source was built from (sources and headers).
     pub(crate) fn input_paths(&self) -> impl Iterator<Item = &PathBuf> + '_ {
         self.sources
             .values()
             .flat_map(|e| e.deps.iter().map(|d| &d.path))
+    }
+}
+
+impl RecordedHashes for Manifest {
+    fn for_each_recorded(&self, f: &mut dyn FnMut(&Path, u64, u64, &str)) {
+        for d in self.sources.values().flat_map(|e| e.deps.iter()) {
+            f(&d.path, d.size, d.mtime_ns, &d.sha);
+        }
     }
 }
 

@@ -2,7 +2,6 @@
 //! carry the exact command and stderr, and warnings for cargo.
 
 use cuda_toolchain::env::{Env, Var};
-use cuda_toolchain::Error;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -322,26 +321,6 @@ pub(crate) fn warnings(stderr: &str) -> Vec<String> {
         .collect()
 }
 
-/// Maps an I/O error while writing `path` to an error with a fix.
-pub(crate) fn write_error(path: &Path, e: &std::io::Error) -> Error {
-    let shown = path.display();
-    match e.raw_os_error() {
-        Some(28) => Error::new(
-            "disk-full",
-            format!("no space left on device while writing `{shown}`"),
-        )
-        .with_detail(e.to_string())
-        .with_help("free space on that file system (or point CARGO_TARGET_DIR / CUDA_BUILD_CACHE_DIR elsewhere), then build again; nothing partial was kept"),
-        Some(13) | Some(1) | Some(30) => Error::new(
-            "out-dir-not-writable",
-            format!("cannot write `{shown}`: {e}"),
-        )
-        .with_help("make the directory writable (or choose another with CARGO_TARGET_DIR / Build::out_dir)"),
-        _ => Error::new("write-failed", format!("cannot write `{shown}`: {e}"))
-            .with_help("check the path, its permissions and the free space"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,15 +353,5 @@ mod tests {
             warnings(s),
             ["a.cu(3): warning #177-D: variable \"x\" was declared but never referenced"]
         );
-    }
-
-    #[test]
-    fn enospc_is_disk_full() {
-        let e = write_error(
-            Path::new("/o/k.fatbin"),
-            &std::io::Error::from_raw_os_error(28),
-        );
-        assert_eq!(e.code, "disk-full");
-        assert!(e.message.contains("/o/k.fatbin"));
     }
 }

@@ -1,14 +1,15 @@
-//! The `Build` builder: setters that write its [`Spec`], and the entry points
-//! that hand it to the engine (preparing in `parity`, the build in `pool` and `run`).
+//! The `Build` builder and its setters, which write its [`Spec`]. The
+//! setters for cc's spellings and for the output layout are beside it
+//! (`cc_parity.rs`, `layout.rs`); `Build::compile` and `compile_all` hand
+//! builds to the engine (`entry_points.rs`).
 
-use crate::compile::output::artifacts::{Artifacts, OutputKind};
-use crate::compile::settings::spec::Spec;
+use crate::compile::output::artifacts::OutputKind;
+use crate::compile::settings::header_deps::{self, HeaderSource};
+use crate::compile::settings::package::package_dir;
+use crate::compile::settings::spec::{Spec, ToolkitChoice};
 use cuda_toolchain::env::Env;
 use cuda_toolchain::toolkit::Toolkit;
-use cuda_toolchain::Error;
-use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Mutex;
 
 /// Compiles CUDA sources from a build script. See the [module docs](crate::compile).
 ///
@@ -23,7 +24,7 @@ use std::sync::Mutex;
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct Build {
-    /// What the setters write; the engine reads it once prepared (`parity.rs`).
+    /// What the setters write; the engine reads it once prepared (`prepare.rs`).
     pub(crate) spec: Spec,
 }
 
@@ -88,10 +89,10 @@ impl Build {
     /// A header-only dependency: its include dirs are added and its version
     /// goes into the cache key. An index package is read from the store that
     /// `cargo cuda deps fetch` fills; build scripts never download.
-    pub fn header_dep(&mut self, name: &str, source: crate::compile::HeaderSource) -> &mut Self {
+    pub fn header_dep(&mut self, name: &str, source: HeaderSource) -> &mut Self {
         let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
-        match crate::compile::settings::header_deps::resolve(&env, name, &source) {
-            Ok(dep) => crate::compile::settings::header_deps::apply(&mut self.spec, dep),
+        match header_deps::resolve(&env, name, &source) {
+            Ok(dep) => self.spec.add_header_dep(dep),
             Err(e) => self.spec.setup_errors.push(e),
         }
         self
@@ -102,12 +103,10 @@ impl Build {
     pub fn cutlass(&mut self, version: &str) -> &mut Self {
         self.spec
             .header_needs
-            .push(crate::compile::settings::header_deps::cutlass_needs(
-                version,
-            ));
+            .push(header_deps::cutlass_needs(version));
         self.header_dep(
             "cutlass",
-            crate::compile::HeaderSource::Index {
+            HeaderSource::Index {
                 package: "nvidia-cutlass".into(),
                 version: version.into(),
             },
@@ -126,9 +125,7 @@ impl Build {
     /// it on the builds that include them to make the requirements errors.
     pub fn header_deps_from_metadata(&mut self) -> &mut Self {
         let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
-        let deps = match crate::compile::settings::header_deps::declared(
-            &crate::compile::run::context::package_dir(&env),
-        ) {
+        let deps = match header_deps::declared(&package_dir(&env)) {
             Ok(deps) => deps,
             Err(e) => {
                 self.spec.setup_errors.push(e);
@@ -138,9 +135,7 @@ impl Build {
         for (name, source) in deps {
             self.spec
                 .header_needs
-                .extend(crate::compile::settings::header_deps::needs_of(
-                    &source, false,
-                ));
+                .extend(header_deps::needs_of(&source, false));
             self.header_dep(&name, source);
         }
         self
@@ -222,7 +217,7 @@ impl Build {
 
     /// Uses this toolkit instead of discovering one.
     pub fn toolkit(&mut self, toolkit: Toolkit) -> &mut Self {
-        self.spec.toolkit = Some(toolkit);
+        self.spec.toolkit = ToolkitChoice::Given(toolkit);
         self
     }
 
@@ -260,156 +255,5 @@ impl Build {
     pub fn simulate_write_error(&mut self, errno: i32) -> &mut Self {
         self.spec.write_fault = Some(errno);
         self
-    }
-
-    /// Builds everything; on failure panics with the full explained error,
-    /// as `cc::Build::compile` does (cargo shows it; a test can catch it
-    /// with `std::panic::catch_unwind`). Several builds in one script share
-    /// one job pool with [`compile_all`].
-    pub fn compile(&self) -> Artifacts {
-        compile_all([self]).remove(0)
-    }
-
-    /// Builds everything, returning the error instead of exiting, so a crate
-    /// can make CUDA optional.
-    pub fn try_compile(&self) -> Result<Artifacts, Error> {
-        try_compile_all([self]).map(|mut v| v.remove(0))
-    }
-}
-
-/// Builds several [`Build`]s with one job pool, then prints their `cargo:`
-/// lines once. On failure prints every error and panics with them, as
-/// `cc::Build::compile` does (catchable with `std::panic::catch_unwind`).
-///
-/// ```no_run
-/// use cuda_build::compile::{Build, OutputKind};
-/// let mut ptx = Build::new();
-/// ptx.dir("src/ptx").output(OutputKind::Ptx).module_name("ptx");
-/// let mut lib = Build::new();
-/// lib.dir("src/lib").output(OutputKind::StaticLib).module_name("lib");
-/// let [ptx, lib]: [_; 2] = cuda_build::compile_all([&ptx, &lib]).try_into().unwrap();
-/// ```
-pub fn compile_all<'a>(builds: impl IntoIterator<Item = &'a Build>) -> Vec<Artifacts> {
-    let builds: Vec<&Build> = builds.into_iter().collect();
-    let outcomes = build_all(&builds);
-    let mut ok = Vec::new();
-    let mut failed: Vec<String> = Vec::new();
-    for (b, (result, lines)) in builds.iter().zip(outcomes) {
-        match result {
-            Ok(a) => {
-                print_cargo(b, &lines);
-                ok.push(a);
-            }
-            Err(e) => {
-                // Cargo reruns a failed build script whatever it printed, and
-                // shows all of its stdout: hundreds of rerun-if-changed lines
-                // would bury the error. Only the warnings are worth keeping.
-                let warnings: Vec<String> = lines
-                    .into_iter()
-                    .filter(|l| l.starts_with("warning="))
-                    .collect();
-                print_cargo(b, &warnings);
-                // As cc does: the message on stderr for cargo, then an unwind
-                // that carries it (no panic-hook noise; catchable).
-                let message = e.to_string();
-                eprintln!("{message}");
-                failed.push(message);
-            }
-        }
-    }
-    if !failed.is_empty() {
-        std::panic::resume_unwind(Box::new(failed.join("\n\n")));
-    }
-    ok
-}
-
-/// [`compile_all`] returning the first error instead of exiting (every
-/// build's `cargo:` lines are printed, so cargo still reruns the script
-/// when an input changes).
-pub fn try_compile_all<'a>(
-    builds: impl IntoIterator<Item = &'a Build>,
-) -> Result<Vec<Artifacts>, Error> {
-    let builds: Vec<&Build> = builds.into_iter().collect();
-    let outcomes = build_all(&builds);
-    let mut out = Vec::new();
-    let mut first_err = None;
-    for (b, (result, lines)) in builds.iter().zip(outcomes) {
-        print_cargo(b, &lines);
-        match result {
-            Ok(a) => out.push(a),
-            Err(e) => first_err = first_err.or(Some(e)),
-        }
-    }
-    match first_err {
-        Some(e) => Err(e),
-        None => Ok(out),
-    }
-}
-
-/// `cargo:` lines already printed by this process: several builds share
-/// sources, headers and every `rerun-if-env-changed`.
-static PRINTED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-
-fn print_cargo(b: &Build, lines: &[String]) {
-    let b = &b.spec;
-    if !b.emit_cargo {
-        return;
-    }
-    use std::io::Write;
-    let mut printed = PRINTED.lock().unwrap_or_else(|e| e.into_inner());
-    let printed = printed.get_or_insert_with(HashSet::new);
-    // One write: stdout is line-buffered, and a build prints ~1,500 lines.
-    let mut text = String::new();
-    for l in lines {
-        if (!b.cargo_warnings && l.starts_with("warning="))
-            || (!b.cargo_metadata && l.starts_with("rustc-link-"))
-        {
-            continue;
-        }
-        if printed.insert(l.clone()) {
-            text.push_str("cargo:");
-            text.push_str(l);
-            text.push('\n');
-        }
-    }
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-}
-
-/// Each build first resolves what its cc-style settings imply (toolkit,
-/// host compiler, archiver, profile flags, arch flags given as flags; see
-/// `parity.rs`); the engine then runs them all in one pool.
-fn build_all(builds: &[&Build]) -> Vec<(Result<Artifacts, Error>, Vec<String>)> {
-    let prepared = builds
-        .iter()
-        .map(|b| {
-            let env = b.spec.env.clone().unwrap_or_else(Env::from_process);
-            let p = b.prepared(&env);
-            (env, p)
-        })
-        .collect();
-    crate::compile::run::pool::build_all(prepared)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bad_module_name_and_missing_out_dir() {
-        let e = Build::new()
-            .env(Env::empty())
-            .file("x.cu")
-            .try_compile()
-            .unwrap_err();
-        assert_eq!(e.code, "out-dir-unset");
-        let e = Build::new()
-            .env(Env::empty())
-            .out_dir("/tmp")
-            .module_name("../x")
-            .try_compile()
-            .unwrap_err();
-        assert_eq!(e.code, "invalid-module-name");
     }
 }

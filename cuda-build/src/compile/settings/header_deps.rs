@@ -23,6 +23,19 @@ pub(crate) struct Resolved {
     pub includes: Vec<PathBuf>,
 }
 
+impl Resolved {
+    /// `CUDA_BUILD_DEP_<NAME>`: the macro nvcc gets and the variable the
+    /// crate reads (`env!`), both holding the version.
+    pub(crate) fn env_name(&self) -> String {
+        format!(
+            "CUDA_BUILD_DEP_{}",
+            self.name
+                .to_ascii_uppercase()
+                .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+        )
+    }
+}
+
 /// What a dependency needs of the build (CUTLASS 3.x/4.x: C++17 and sm_80+).
 #[derive(Debug, Clone)]
 pub(crate) struct Needs {
@@ -60,41 +73,23 @@ pub(crate) fn needs_of(source: &HeaderSource, advisory: bool) -> Option<Needs> {
     }
 }
 
-/// The package's declared dependencies, for a build that declares none
-/// itself: applied with advisory requirements (see [`Needs::advisory`]).
-/// docs.rs has no store, and its empty module needs no headers.
-pub(crate) fn apply_declared(
-    spec: &mut crate::compile::settings::spec::Spec,
+/// The package's declared dependencies, resolved for a build that declares
+/// none itself, each with its requirements made advisory (see
+/// [`Needs::advisory`]). docs.rs has no store, and its empty module needs no
+/// headers: there a dependency that does not resolve is left out.
+pub(crate) fn resolve_declared(
     env: &Env,
     declared: &[(String, HeaderSource)],
-) -> Result<(), Error> {
+) -> Result<Vec<(Resolved, Option<Needs>)>, Error> {
+    let mut deps = Vec::new();
     for (name, source) in declared {
         match resolve(env, name, source) {
-            Ok(dep) => {
-                spec.header_needs.extend(needs_of(source, true));
-                apply(spec, dep);
-            }
+            Ok(dep) => deps.push((dep, needs_of(source, true))),
             Err(_) if env.get_os(cuda_toolchain::env::Var::DocsRs).is_some() => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(())
-}
-
-/// Adds a resolved dependency to the settings: include dirs, a
-/// `CUDA_BUILD_DEP_<NAME>` macro with its version (so it is in the cache
-/// key), and the record the crate's `rustc-env` line comes from.
-pub(crate) fn apply(spec: &mut crate::compile::settings::spec::Spec, dep: Resolved) {
-    spec.includes.extend(dep.includes.iter().cloned());
-    let macro_name = format!(
-        "CUDA_BUILD_DEP_{}",
-        dep.name
-            .to_ascii_uppercase()
-            .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-    );
-    spec.defines
-        .push((macro_name, Some(format!("\"{}\"", dep.version))));
-    spec.header_deps.push(dep);
+    Ok(deps)
 }
 
 /// Resolves one dependency against the store (no network).
@@ -191,7 +186,7 @@ pub(crate) fn cutlass_needs(version: &str) -> Needs {
 pub(crate) fn declared(
     manifest_dir: &std::path::Path,
 ) -> Result<Vec<(String, HeaderSource)>, Error> {
-    Ok(crate::compile::settings::glue::metadata(manifest_dir)?.header_deps)
+    Ok(crate::compile::settings::package::metadata(manifest_dir)?.header_deps)
 }
 
 /// The C++ standard number of `17`, `c++17`, `gnu++20`.

@@ -5,7 +5,9 @@
 //! [`Cudart`], `Layout`) are plain data in `spec.rs`.
 
 use crate::compile::settings::builder::Build;
+use crate::compile::settings::package;
 use crate::compile::settings::spec::{Cudart, OutputNames};
+use crate::compile::settings::toolchain;
 use cuda_toolchain::env::Env;
 use cuda_toolchain::plan::{ArchInputs, ArchPlan};
 use cuda_toolchain::Error;
@@ -65,17 +67,16 @@ impl Build {
     /// sm_80). It finds the toolkit and may ask nvcc for its arch list.
     pub fn plan(&self) -> Result<ArchPlan, Error> {
         let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
-        let base = crate::compile::run::context::package_dir(&env);
-        let md = crate::compile::settings::glue::metadata(&base)?;
-        let tk = match &self.spec.toolkit {
+        let md = package::metadata(&package::package_dir(&env))?;
+        let tk = match self.spec.toolkit.toolkit() {
             Some(tk) => tk.clone(),
-            None => crate::compile::settings::glue::find_toolkit(&env, &md)?.0,
+            None => toolchain::find_toolkit(&env, &md)?.0,
         };
         let inputs = ArchInputs {
             explicit: self.spec.arch.clone(),
             metadata: md.arch.clone(),
             fallback: self.spec.fallback_arch.clone().or(md.fallback_arch.clone()),
         };
-        crate::compile::settings::glue::plan(&env, &tk, &inputs)
+        toolchain::arch_plan(&env, &tk, &inputs)
     }
 }

@@ -1,8 +1,8 @@
 //! The settings of one build as plain data: what `Build`'s setters write,
-//! and, once the preparing step (`parity.rs`) has settled the toolkit, host
+//! and, once the prepare stage (`prepare.rs`) has settled the toolkit, host
 //! compiler, archiver and flags, what the compile engine reads. The engine
-//! (`pool`, `run`, `job`, `exec`, `library`, …) sees a build only through
-//! [`Spec`] and [`Prepared`], never through the builder.
+//! (`run/`) sees a build only through [`Spec`] and [`Prepared`], never
+//! through the builder.
 
 use crate::compile::output::artifacts::OutputKind;
 use crate::compile::settings::header_deps::{Needs, Resolved};
@@ -45,8 +45,8 @@ pub(crate) struct Spec {
     pub(crate) rdc: bool,
     pub(crate) cache_dir: Option<PathBuf>,
     pub(crate) no_cache: bool,
-    /// The toolkit given; after preparing, the one found (if any).
-    pub(crate) toolkit: Option<Toolkit>,
+    /// Which toolkit: searched for, named by root, or given; after preparing, the one found.
+    pub(crate) toolkit: ToolkitChoice,
     /// Where outputs and the module go (None: `OUT_DIR`).
     pub(crate) out_dir: Option<PathBuf>,
     /// Whether `cargo:` lines are printed at all.
@@ -55,10 +55,9 @@ pub(crate) struct Spec {
     pub(crate) launchers: bool,
     /// An OS error every output write fails with (tests).
     pub(crate) write_fault: Option<i32>,
-    // cc parity (see `parity.rs`).
+    // cc parity (see `cc_parity.rs`, settled in `prepare.rs`).
     /// Flags kept only if nvcc accepts them; empty after preparing.
     pub(crate) flags_if_supported: Vec<String>,
-    pub(crate) toolkit_root: Option<PathBuf>,
     /// The archiver; after preparing, the one chosen for a static library.
     pub(crate) archiver: Option<PathBuf>,
     pub(crate) cargo_warnings: bool,
@@ -98,13 +97,12 @@ impl Default for Spec {
             rdc: false,
             cache_dir: None,
             no_cache: false,
-            toolkit: None,
+            toolkit: ToolkitChoice::Search,
             out_dir: None,
             emit_cargo: true,
             launchers: false,
             write_fault: None,
             flags_if_supported: Vec::new(),
-            toolkit_root: None,
             archiver: None,
             cargo_warnings: true,
             cargo_metadata: true,
@@ -205,33 +203,58 @@ impl Layout {
     }
 }
 
+impl Spec {
+    /// Adds a resolved header-only dependency: its include dirs, a
+    /// `CUDA_BUILD_DEP_<NAME>` macro with its version (so it is in the cache
+    /// key), and the record the crate's `rustc-env` line comes from.
+    pub(crate) fn add_header_dep(&mut self, dep: Resolved) {
+        self.includes.extend(dep.includes.iter().cloned());
+        self.defines
+            .push((dep.env_name(), Some(format!("\"{}\"", dep.version))));
+        self.header_deps.push(dep);
+    }
+}
+
+/// Which toolkit a build compiles with: what the builder asked for and,
+/// once the prepare stage has run, what it found.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum ToolkitChoice {
+    /// Discovery's rules (the default), honouring the package's
+    /// `[package.metadata.cuda] toolkit` requirement.
+    #[default]
+    Search,
+    /// `Build::toolkit_root`: the toolkit at this root, over every rule.
+    Root(PathBuf),
+    /// `Build::toolkit`, or the toolkit at `Build::toolkit_root` once read.
+    Given(Toolkit),
+    /// Prepared: discovery's pick, and the other toolkits it found (a
+    /// failure's explanation can name one that would work).
+    Found(Toolkit, Vec<Toolkit>),
+    /// Prepared: discovery found none. The engine reports it, or on docs.rs
+    /// writes a module with empty images.
+    Missing(Error),
+}
+
+impl ToolkitChoice {
+    /// The toolkit to compile with, once known.
+    pub(crate) fn toolkit(&self) -> Option<&Toolkit> {
+        match self {
+            ToolkitChoice::Given(tk) | ToolkitChoice::Found(tk, _) => Some(tk),
+            _ => None,
+        }
+    }
+}
+
 /// A build's settings as the engine runs them (toolkit, host compiler,
-/// archiver and flags settled by `parity.rs`), and what to tell cargo.
+/// archiver and flags settled by the prepare stage), and what to tell cargo.
 pub(crate) struct Prepared {
     pub spec: Spec,
     /// `cargo:warning` notes from preparing.
     pub notes: Vec<String>,
     /// Extra `cargo:` lines (per-target variables to rerun on, `rustc-env`).
     pub rerun: Vec<String>,
-    pub found: Found,
-}
-
-/// What preparing read and discovered, handed to the engine as is.
-#[derive(Clone, Default)]
-pub(crate) struct Found {
-    /// The package's `[package.metadata.cuda]`.
+    /// The package's `[package.metadata.cuda]`, read once per build.
     pub metadata: cuda_toolchain::metadata::CudaMetadata,
-    /// The selected toolkit and the others found; None when the builder
-    /// named its toolkit (`Build::toolkit`, `Build::toolkit_root`).
-    pub toolkits: Option<
-        Result<
-            (
-                cuda_toolchain::toolkit::Toolkit,
-                Vec<cuda_toolchain::toolkit::Toolkit>,
-            ),
-            Error,
-        >,
-    >,
 }
 
 #[cfg(test)]

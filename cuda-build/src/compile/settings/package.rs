@@ -1,34 +1,19 @@
-//! The calls `compile` makes into the other modules (toolkit discovery, the
-//! arch plan, GPU detection, diagnosis), in one place.
+//! The package being built: its directory, its `[package.metadata.cuda]`,
+//! and what its own Cargo.toml and build script say about the `launchers`
+//! feature.
 
-use cuda_toolchain::env::Env;
+use cuda_toolchain::env::{Env, Var};
 use cuda_toolchain::metadata::CudaMetadata;
-use cuda_toolchain::plan::{ArchInputs, ArchPlan};
-use cuda_toolchain::toolkit::Toolkit;
 use cuda_toolchain::Error;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// The toolkit the environment selects (honouring the package's
-/// `[package.metadata.cuda] toolkit`), and the other toolkits found, kept so
-/// that a failure can name one that would work without searching again.
-pub(crate) fn find_toolkit(env: &Env, md: &CudaMetadata) -> Result<(Toolkit, Vec<Toolkit>), Error> {
-    let opts = cuda_toolchain::toolkit::DiscoverOptions {
-        requirement: md.toolkit.clone(),
-        ..Default::default()
-    };
-    let found = cuda_toolchain::toolkit::discover(env, &opts)?;
-    let others = found.candidates.clone();
-    let tk = found.into_selected()?;
-    let others = others.into_iter().filter(|c| c.nvcc != tk.nvcc).collect();
-    Ok((tk, others))
-}
-
-/// The arch plan for this toolkit and these inputs (explicit, metadata,
-/// fallback); the GPUs are probed only when the plan needs them.
-pub(crate) fn plan(env: &Env, tk: &Toolkit, inputs: &ArchInputs) -> Result<ArchPlan, Error> {
-    let detect =
-        || cuda_toolchain::probe::probe(env, &cuda_toolchain::probe::ProbeOptions::default()).gpus;
-    cuda_toolchain::plan::plan_for_toolkit(env, tk, inputs, &detect)
+/// `CARGO_MANIFEST_DIR`, else the current directory.
+pub(crate) fn package_dir(env: &Env) -> PathBuf {
+    env.get_os(Var::CargoManifestDir)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default()
 }
 
 /// `[package.metadata.cuda]` of the package being built, read once per
@@ -38,23 +23,6 @@ pub(crate) fn metadata(manifest_dir: &Path) -> Result<CudaMetadata, Error> {
         return Ok(CudaMetadata::default());
     }
     cuda_toolchain::metadata::read(manifest_dir)
-}
-
-/// Rendered explanations for a failed compile's output, most likely first.
-/// `others`: the other installed toolkits, so a fix can name one that
-/// would work ("CUDA 12.4 is installed at ...: set CUDA_HOME=...").
-pub(crate) fn explain(stderr: &str, tk: &Toolkit, others: &[Toolkit]) -> Vec<String> {
-    let mut toolkits = vec![tk.clone()];
-    toolkits.extend(others.iter().cloned());
-    let ctx = cuda_toolchain::diagnose::Context {
-        toolkits,
-        selected: Some(0),
-        probe: None,
-    };
-    cuda_toolchain::diagnose::diagnose(stderr, &ctx)
-        .iter()
-        .map(|d| cuda_toolchain::diagnose::render(d).trim_end().to_string())
-        .collect()
 }
 
 /// Whether the package's own Cargo.toml turns on cuda-build's `launchers`
