@@ -9,8 +9,6 @@
 //! with real CUDA context on the line, not the letters "cuda" in a path or a
 //! crate name.
 
-use super::codes::Code;
-
 /// One CUDA error, in its driver and runtime spellings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CudaError {
@@ -25,8 +23,9 @@ pub(crate) struct CudaError {
     /// Whether the message is so generic ("out of memory") that a line must
     /// also mention CUDA before it counts.
     pub generic_message: bool,
-    /// The diagnosis code it maps to.
-    pub code: Code,
+    /// The diagnosis code it maps to, as `diagnose::Code` spells it
+    /// (diagnose reads it as a `Code` with `CudaError::code`).
+    pub code_name: &'static str,
 }
 
 const fn e(
@@ -35,7 +34,7 @@ const fn e(
     runtime: Option<&'static str>,
     messages: &'static [&'static str],
     generic_message: bool,
-    code: Code,
+    code_name: &'static str,
 ) -> CudaError {
     CudaError {
         num,
@@ -43,7 +42,7 @@ const fn e(
         runtime,
         messages,
         generic_message,
-        code,
+        code_name,
     }
 }
 
@@ -55,7 +54,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorMemoryAllocation"),
         &["out of memory"],
         true,
-        Code::OutOfMemory,
+        "out-of-memory",
     ),
     e(
         3,
@@ -63,7 +62,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInitializationError"),
         &["initialization error"],
         true,
-        Code::CudaInitFailed,
+        "cuda-init-failed",
     ),
     e(
         34,
@@ -71,7 +70,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorStubLibrary"),
         &["CUDA driver is a stub library"],
         false,
-        Code::LibcudaStub,
+        "libcuda-stub",
     ),
     e(
         35,
@@ -79,7 +78,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInsufficientDriver"),
         &["CUDA driver version is insufficient for CUDA runtime version"],
         false,
-        Code::DriverTooOld,
+        "driver-too-old",
     ),
     e(
         36,
@@ -87,7 +86,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorCallRequiresNewerDriver"),
         &["API call requires a newer CUDA driver"],
         false,
-        Code::DriverTooOld,
+        "driver-too-old",
     ),
     e(
         46,
@@ -95,7 +94,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorDevicesUnavailable"),
         &["CUDA-capable device(s) is/are busy or unavailable"],
         false,
-        Code::DeviceUnavailable,
+        "device-unavailable",
     ),
     e(
         98,
@@ -103,7 +102,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInvalidDeviceFunction"),
         &["invalid device function"],
         true,
-        Code::NoKernelImageForDevice,
+        "no-kernel-image-for-device",
     ),
     e(
         100,
@@ -114,7 +113,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
             "no CUDA-capable devices were detected",
         ],
         false,
-        Code::NoDeviceVisible,
+        "no-device-visible",
     ),
     e(
         101,
@@ -122,7 +121,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInvalidDevice"),
         &["invalid device ordinal"],
         false,
-        Code::InvalidDeviceOrdinal,
+        "invalid-device-ordinal",
     ),
     e(
         200,
@@ -130,7 +129,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInvalidKernelImage"),
         &["device kernel image is invalid"],
         false,
-        Code::InvalidKernelImage,
+        "invalid-kernel-image",
     ),
     e(
         209,
@@ -138,7 +137,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorNoKernelImageForDevice"),
         &["no kernel image is available for execution on the device"],
         false,
-        Code::NoKernelImageForDevice,
+        "no-kernel-image-for-device",
     ),
     e(
         218,
@@ -146,7 +145,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorInvalidPtx"),
         &["a PTX JIT compilation failed"],
         false,
-        Code::PtxJitFailed,
+        "ptx-jit-failed",
     ),
     e(
         221,
@@ -154,7 +153,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorJitCompilerNotFound"),
         &["PTX JIT compiler library not found"],
         false,
-        Code::PtxJitCompilerMissing,
+        "ptx-jit-compiler-missing",
     ),
     e(
         222,
@@ -162,7 +161,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorUnsupportedPtxVersion"),
         &["the provided PTX was compiled with an unsupported toolchain"],
         false,
-        Code::PtxTooNewForDriver,
+        "ptx-too-new-for-driver",
     ),
     e(
         223,
@@ -170,7 +169,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorJitCompilationDisabled"),
         &["PTX JIT compilation was disabled"],
         false,
-        Code::PtxJitFailed,
+        "ptx-jit-failed",
     ),
     e(
         500,
@@ -178,7 +177,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorSymbolNotFound"),
         &["named symbol not found"],
         true,
-        Code::KernelNotFound,
+        "kernel-not-found",
     ),
     e(
         700,
@@ -186,7 +185,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorIllegalAddress"),
         &["an illegal memory access was encountered"],
         false,
-        Code::IllegalAddress,
+        "illegal-address",
     ),
     e(
         701,
@@ -194,7 +193,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorLaunchOutOfResources"),
         &["too many resources requested for launch"],
         false,
-        Code::LaunchOutOfResources,
+        "launch-out-of-resources",
     ),
     e(
         716,
@@ -202,7 +201,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorMisalignedAddress"),
         &["misaligned address"],
         true,
-        Code::IllegalAddress,
+        "illegal-address",
     ),
     e(
         719,
@@ -210,7 +209,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorLaunchFailure"),
         &["unspecified launch failure"],
         false,
-        Code::IllegalAddress,
+        "illegal-address",
     ),
     e(
         802,
@@ -218,7 +217,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorSystemNotReady"),
         &["system not yet initialized"],
         false,
-        Code::SystemNotReady,
+        "system-not-ready",
     ),
     e(
         803,
@@ -226,7 +225,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorSystemDriverMismatch"),
         &["system has unsupported display driver / cuda driver combination"],
         false,
-        Code::DriverLibraryMismatch,
+        "driver-library-mismatch",
     ),
     e(
         804,
@@ -234,7 +233,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorCompatNotSupportedOnDevice"),
         &["forward compatibility was attempted on non supported HW"],
         false,
-        Code::ForwardCompatUnsupported,
+        "forward-compat-unsupported",
     ),
     e(
         999,
@@ -242,7 +241,7 @@ pub(crate) const ERRORS: &[CudaError] = &[
         Some("cudaErrorUnknown"),
         &["unknown error"],
         true,
-        Code::CudaUnknownError,
+        "cuda-unknown-error",
     ),
 ];
 
