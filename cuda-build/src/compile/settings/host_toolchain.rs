@@ -81,14 +81,13 @@ fn cc_build(env: &Env, triple: &str, host: &str, scratch: &Path) -> cc::Build {
     b
 }
 
-/// Looks a program name up on the Env's PATH; paths are kept if they exist.
+/// Looks a program name up on the Env's PATH (through the one PATH lookup,
+/// [`Env::which`]); paths are kept if they exist.
 fn resolve(env: &Env, program: &Path) -> Option<PathBuf> {
     if program.components().count() > 1 || program.is_absolute() {
         return program.exists().then(|| program.to_path_buf());
     }
-    let path = env.get_os(Var::Path)?;
-    let cwd = std::env::current_dir().unwrap_or_default();
-    which::which_in(program, Some(path), cwd).ok()
+    env.which(program.to_str()?)
 }
 
 /// The host compiler for nvcc's `-ccbin`, for `triple` (the target for
