@@ -97,12 +97,9 @@ struct Known {
 
 impl FileHashes {
     /// Remembers the hashes an earlier build recorded (indexed on first use).
-    pub(crate) fn seed(
-        &self,
-        manifest: std::sync::Arc<crate::compile::incremental::manifest::Manifest>,
-    ) {
+    pub(crate) fn seed(&self, record: std::sync::Arc<dyn RecordedHashes>) {
         if let Ok(mut known) = self.known.lock() {
-            known.pending.push(manifest);
+            known.pending.push(record);
         }
     }
 
