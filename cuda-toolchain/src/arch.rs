@@ -329,7 +329,7 @@ a generation name (turing, ampere, ada, hopper, blackwell), native, all or all-m
 separate several with `;`, `,` or spaces";
 
 fn invalid(item: &str, whole: &str, why: impl fmt::Display) -> Error {
-    use crate::env::show_value;
+    use crate::error::show_value;
     // `why` quotes the item; a 10 kB value must not come back twice in full.
     let why = why.to_string();
     let why = if why.len() > 200 {

@@ -44,7 +44,7 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    fn pass(reason: impl Into<String>) -> Verdict {
+    pub(crate) fn pass(reason: impl Into<String>) -> Verdict {
         Verdict {
             status: Status::Pass,
             reason: reason.into(),
@@ -52,7 +52,7 @@ impl Verdict {
         }
     }
 
-    fn warn(reason: impl Into<String>, fix: Option<String>) -> Verdict {
+    pub(crate) fn warn(reason: impl Into<String>, fix: Option<String>) -> Verdict {
         Verdict {
             status: Status::Warn,
             reason: reason.into(),
@@ -60,7 +60,7 @@ impl Verdict {
         }
     }
 
-    fn fail(reason: impl Into<String>, fix: impl Into<String>) -> Verdict {
+    pub(crate) fn fail(reason: impl Into<String>, fix: impl Into<String>) -> Verdict {
         Verdict {
             status: Status::Fail,
             reason: reason.into(),
@@ -254,39 +254,6 @@ pub fn driver_jits_ptx_on(
     Verdict::fail(
         format!("{head}: loading it fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)"),
         format!("{sass}, or {upgrade}{older}"),
-    )
-}
-
-/// Will a build with this plan load on a GPU of this compute capability?
-///
-/// SASS `sm_XY` runs on X.Z with Z >= Y (same major); `sm_XYa` only on X.Y;
-/// `sm_XYf` on the same major from X.Y up. Otherwise PTX `compute_XY` is
-/// JIT-compiled by the driver when X.Y <= the GPU (plain PTX; `a`/`f` PTX as
-/// their SASS). Nothing matching means `no kernel image is available` (209).
-///
-/// ```
-/// use cuda_toolchain::{arch::{Arch, ComputeCapability}, compat::{plan_covers_gpu, Status}, plan::{ArchPlan, ArchSource}};
-/// let plan = ArchPlan { sass: vec![Arch::new(9, 0)], ptx: None, source: ArchSource::CudaArchs, warnings: vec![] };
-/// assert_eq!(plan_covers_gpu(&plan, ComputeCapability::new(12, 0)).status, Status::Fail);
-/// ```
-pub fn plan_covers_gpu(plan: &crate::plan::ArchPlan, gpu: ComputeCapability) -> Verdict {
-    let targets = plan.targets_display().join(", ");
-    if let Some(s) = plan.sass.iter().filter(|a| a.sass_runs_on(gpu)).max() {
-        return Verdict::pass(format!(
-            "{} SASS runs natively on compute capability {gpu}",
-            s.sm_name()
-        ));
-    }
-    let jit = plan.ptx.filter(|p| p.ptx_jits_on(gpu));
-    if let Some(p) = jit {
-        return Verdict::warn(
-            format!("no SASS in [{targets}] runs on compute capability {gpu}; the driver JIT-compiles {} at first load (slower start-up; fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION if the driver is older than the toolkit)", p.compute_name()),
-            Some(format!("add {} to CUDA_ARCHS to ship SASS for it", gpu.number())),
-        );
-    }
-    Verdict::fail(
-        format!("nothing in [{targets}] runs on compute capability {gpu}: loading fails with `no kernel image is available for execution on the device` (CUDA_ERROR_NO_BINARY_FOR_GPU, 209)"),
-        format!("add {} to CUDA_ARCHS (or build for `native` on that machine)", gpu.number()),
     )
 }
 
@@ -632,39 +599,6 @@ mod tests {
             driver_jits_ptx(&drv("565.57.01", Some((12, 7))), (8, 6)).status,
             Status::Pass
         );
-    }
-
-    #[test]
-    fn plan_coverage() {
-        use crate::arch::Arch;
-        use crate::plan::{ArchPlan, ArchSource};
-        let c = ComputeCapability::new;
-        let plan = |sass: &[&str], ptx: Option<&str>| ArchPlan {
-            sass: sass.iter().map(|s| s.parse::<Arch>().unwrap()).collect(),
-            ptx: ptx.map(|p| p.parse().unwrap()),
-            source: ArchSource::CudaArchs,
-            warnings: vec![],
-        };
-        let p = plan(&["80", "90"], Some("90"));
-        assert_eq!(plan_covers_gpu(&p, c(8, 6)).status, Status::Pass); // sm_80 on 8.6
-        assert!(plan_covers_gpu(&p, c(8, 6))
-            .reason
-            .starts_with("sm_80 SASS"));
-        assert_eq!(plan_covers_gpu(&p, c(12, 0)).status, Status::Warn); // JIT compute_90
-        assert_eq!(plan_covers_gpu(&p, c(7, 5)).status, Status::Fail);
-        let p = plan(&["90a"], None);
-        assert_eq!(plan_covers_gpu(&p, c(9, 0)).status, Status::Pass);
-        let v = plan_covers_gpu(&p, c(10, 0));
-        assert_eq!(v.status, Status::Fail);
-        assert!(
-            v.reason.contains("(CUDA_ERROR_NO_BINARY_FOR_GPU, 209)")
-                && v.fix.unwrap().contains("add 100"),
-            "{}",
-            v.reason
-        );
-        let p = plan(&["100f"], None);
-        assert_eq!(plan_covers_gpu(&p, c(10, 3)).status, Status::Pass);
-        assert_eq!(plan_covers_gpu(&p, c(12, 0)).status, Status::Fail);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! and lets tests run against a made-up environment and file-system root
 //! without touching the process's own.
 
+pub use crate::error::show_value;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -611,19 +612,6 @@ impl Kind {
             Kind::count => "a whole number above 0, such as `4`",
             Kind::free => "any text",
         }
-    }
-}
-
-/// A value for a message: quoted, control characters escaped, and cut after
-/// 60 characters (a 10 kB value must not fill the terminal).
-pub fn show_value(value: &str) -> String {
-    const MAX: usize = 60;
-    let escaped: String = value.escape_debug().collect();
-    if escaped.chars().count() <= MAX {
-        format!("`{escaped}`")
-    } else {
-        let cut: String = escaped.chars().take(MAX).collect();
-        format!("`{cut}…` ({} bytes)", value.len())
     }
 }
 

@@ -160,3 +160,16 @@ impl std::error::Error for Error {}
 
 /// Shorthand for results in this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A value for a message: quoted, control characters escaped, and cut after
+/// 60 characters (a 10 kB value must not fill the terminal).
+pub fn show_value(value: &str) -> String {
+    const MAX: usize = 60;
+    let escaped: String = value.escape_debug().collect();
+    if escaped.chars().count() <= MAX {
+        format!("`{escaped}`")
+    } else {
+        let cut: String = escaped.chars().take(MAX).collect();
+        format!("`{cut}…` ({} bytes)", value.len())
+    }
+}

@@ -40,6 +40,7 @@
 
 pub mod arch;
 pub mod compat;
+mod cuda_errors;
 pub mod diagnose;
 pub mod env;
 mod error;
@@ -52,6 +53,7 @@ pub mod metadata;
 pub mod plan;
 pub mod probe;
 pub mod process;
+mod tool_version;
 pub mod toolkit;
 
 pub use error::{Error, ErrorKind, Result};

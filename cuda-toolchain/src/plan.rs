@@ -57,6 +57,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::arch::{Arch, ArchRequest, ArchSpec, ArchTarget, CodeKind, ComputeCapability, Variant};
+use crate::compat::Verdict;
 use crate::env::{Env, Var};
 use crate::probe::GpuInfo;
 use crate::toolkit::Toolkit;
@@ -133,6 +134,39 @@ pub struct ArchPlan {
 }
 
 impl ArchPlan {
+    /// Will a build with this plan load on a GPU of this compute capability?
+    ///
+    /// SASS `sm_XY` runs on X.Z with Z >= Y (same major); `sm_XYa` only on X.Y;
+    /// `sm_XYf` on the same major from X.Y up. Otherwise PTX `compute_XY` is
+    /// JIT-compiled by the driver when X.Y <= the GPU (plain PTX; `a`/`f` PTX as
+    /// their SASS). Nothing matching means `no kernel image is available` (209).
+    ///
+    /// ```
+    /// use cuda_toolchain::{arch::{Arch, ComputeCapability}, compat::Status, plan::{ArchPlan, ArchSource}};
+    /// let plan = ArchPlan { sass: vec![Arch::new(9, 0)], ptx: None, source: ArchSource::CudaArchs, warnings: vec![] };
+    /// assert_eq!(plan.covers_gpu(ComputeCapability::new(12, 0)).status, Status::Fail);
+    /// ```
+    pub fn covers_gpu(&self, gpu: ComputeCapability) -> Verdict {
+        let targets = self.targets_display().join(", ");
+        if let Some(s) = self.sass.iter().filter(|a| a.sass_runs_on(gpu)).max() {
+            return Verdict::pass(format!(
+                "{} SASS runs natively on compute capability {gpu}",
+                s.sm_name()
+            ));
+        }
+        let jit = self.ptx.filter(|p| p.ptx_jits_on(gpu));
+        if let Some(p) = jit {
+            return Verdict::warn(
+                format!("no SASS in [{targets}] runs on compute capability {gpu}; the driver JIT-compiles {} at first load (slower start-up; fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION if the driver is older than the toolkit)", p.compute_name()),
+                Some(format!("add {} to CUDA_ARCHS to ship SASS for it", gpu.number())),
+            );
+        }
+        Verdict::fail(
+            format!("nothing in [{targets}] runs on compute capability {gpu}: loading fails with `no kernel image is available for execution on the device` (CUDA_ERROR_NO_BINARY_FOR_GPU, 209)"),
+            format!("add {} to CUDA_ARCHS (or build for `native` on that machine)", gpu.number()),
+        )
+    }
+
     /// nvcc flags, one argument each: `-gencode=arch=compute_80,code=sm_80`,
     /// `-gencode=arch=compute_90,code=[sm_90,compute_90]`; a PTX-only arch
     /// gives `-gencode=arch=compute_90,code=compute_90`.
@@ -1444,5 +1478,35 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.source, ArchSource::CudaComputeCap);
+    }
+
+    #[test]
+    fn plan_coverage() {
+        use crate::compat::Status;
+        let c = ComputeCapability::new;
+        let plan = |sass: &[&str], ptx: Option<&str>| ArchPlan {
+            sass: sass.iter().map(|s| s.parse::<Arch>().unwrap()).collect(),
+            ptx: ptx.map(|p| p.parse().unwrap()),
+            source: ArchSource::CudaArchs,
+            warnings: vec![],
+        };
+        let p = plan(&["80", "90"], Some("90"));
+        assert_eq!(p.covers_gpu(c(8, 6)).status, Status::Pass); // sm_80 on 8.6
+        assert!(p.covers_gpu(c(8, 6)).reason.starts_with("sm_80 SASS"));
+        assert_eq!(p.covers_gpu(c(12, 0)).status, Status::Warn); // JIT compute_90
+        assert_eq!(p.covers_gpu(c(7, 5)).status, Status::Fail);
+        let p = plan(&["90a"], None);
+        assert_eq!(p.covers_gpu(c(9, 0)).status, Status::Pass);
+        let v = p.covers_gpu(c(10, 0));
+        assert_eq!(v.status, Status::Fail);
+        assert!(
+            v.reason.contains("(CUDA_ERROR_NO_BINARY_FOR_GPU, 209)")
+                && v.fix.unwrap().contains("add 100"),
+            "{}",
+            v.reason
+        );
+        let p = plan(&["100f"], None);
+        assert_eq!(p.covers_gpu(c(10, 3)).status, Status::Pass);
+        assert_eq!(p.covers_gpu(c(12, 0)).status, Status::Fail);
     }
 }

@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+pub mod imports;
 pub mod redis;
 
 /// Whether the test command promised the real compilers.

@@ -212,41 +212,20 @@
 //! toolkit, nothing is compiled and the module is generated with empty
 //! images, so documentation builds succeed.
 
-mod artifacts;
-mod builder;
-mod cache;
-mod depfile;
-mod estimate;
-mod exec;
-mod flag_probe;
-mod glue;
-mod hash;
-mod header_deps;
-mod host;
-pub mod inspect;
-mod job;
-mod jobs;
-mod layout;
-mod library;
-mod line_markers;
-mod manifest;
-mod module;
+mod entry_points;
+mod incremental;
 mod nvcc;
-mod parity;
-mod pool;
-mod profile;
-mod progress;
-mod remote;
-pub use progress::{Event as ProgressKind, ProgressEvent};
-pub use remote::{cache_status, CacheStatus};
+mod output;
 mod run;
-pub mod sccache;
-mod sources;
-mod spec;
-mod validate;
+mod settings;
 
-pub use artifacts::{Artifacts, BuildStats, KernelArtifact, OutputKind};
-pub use builder::{compile_all, try_compile_all, Build};
-pub use header_deps::HeaderSource;
-pub use host::{check_host_compiler, host_compiler, HostTool};
-pub use spec::{Cudart, OutputNames};
+pub use entry_points::{compile_all, try_compile_all};
+pub use incremental::cache_status::{cache_status, CacheStatus};
+pub use nvcc::progress::{Event as ProgressKind, ProgressEvent};
+pub use nvcc::sccache;
+pub use output::artifacts::{Artifacts, BuildStats, KernelArtifact, OutputKind};
+pub use output::inspect;
+pub use settings::builder::Build;
+pub use settings::header_deps::HeaderSource;
+pub use settings::host_toolchain::{check_host_compiler, host_compiler, HostTool};
+pub use settings::spec::{Cudart, OutputNames};

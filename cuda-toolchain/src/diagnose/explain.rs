@@ -295,7 +295,7 @@ fn resolve(hit: &Hit, view: &View) -> (Code, f32) {
         }
         // candle compiles its bf16 kernels only for sm_80 and newer: a missing
         // symbol in a bf16 / candle log is that kernel on an older GPU.
-        Fact::Cuda { err, .. } if err.code == Code::KernelNotFound && view.scan.bf16_context => {
+        Fact::Cuda { err, .. } if err.code() == Code::KernelNotFound && view.scan.bf16_context => {
             (Code::Bf16KernelUnavailable, hit.confidence)
         }
         _ => (hit.code, hit.confidence),

@@ -16,7 +16,7 @@
 //! Every code is documented in [`codes`].
 
 pub mod codes;
-pub(crate) mod cuda_errors;
+mod cuda_error_codes;
 mod explain;
 mod render;
 mod rules;

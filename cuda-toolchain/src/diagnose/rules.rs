@@ -12,8 +12,8 @@
 //! plus a corpus case in tests/corpus.
 
 use super::codes::Code;
-use super::cuda_errors;
 use super::scan::{Fact, HostKind, LineCx};
+use crate::cuda_errors;
 
 /// Where a rule's trigger literals come from.
 pub(crate) enum Triggers {
@@ -1770,15 +1770,15 @@ fn cuda_error(cx: &mut LineCx) {
     let mut errs = Vec::new();
     cuda_errors::find_in_line(cx.line, &mut errs);
     for (err, by_number) in errs {
-        if matches!(err.code, Code::PtxTooNewForDriver | Code::PtxJitFailed) {
+        if matches!(err.code(), Code::PtxTooNewForDriver | Code::PtxJitFailed) {
             cx.scan.jit_context = true;
         }
         // Already explained more precisely by a rule above (e.g. the PyTorch line).
-        if cx.gave(err.code) {
+        if cx.gave(err.code()) {
             continue;
         }
         let confidence = if by_number { 0.5 } else { 0.85 };
-        cx.hit_as(err.code, Fact::Cuda { err, by_number }, confidence);
+        cx.hit_as(err.code(), Fact::Cuda { err, by_number }, confidence);
     }
 }
 

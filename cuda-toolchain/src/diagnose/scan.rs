@@ -8,8 +8,8 @@
 //! memory stays bounded on a 1 GB line. Input of any size and content is fine.
 
 use super::codes::Code;
-use super::cuda_errors::CudaError;
 use super::rules::RULES;
+use crate::cuda_errors::CudaError;
 use std::sync::OnceLock;
 
 /// What a matched line says, beyond its code.

@@ -269,7 +269,7 @@ pub fn read_cubin(bytes: &[u8]) -> Result<CubinInfo, String> {
         }
         toolkit = text
             .find("Cuda compilation tools")
-            .and_then(|p| crate::toolkit::version::parse_tool_version(&text[p..]));
+            .and_then(|p| crate::tool_version::parse_tool_version(&text[p..]));
     }
     Ok(CubinInfo {
         sm,

@@ -108,11 +108,11 @@ impl DriverProbe {
 }
 
 /// The name of a `CUresult`, e.g. `CUDA_ERROR_NO_DEVICE` for 100, from the
-/// one table of CUDA errors (`diagnose::cuda_errors`); a loaded driver names
+/// one table of CUDA errors (`cuda_errors`); a loaded driver names
 /// the others itself (`cuGetErrorName`).
 pub fn cu_result_name(code: i32) -> Option<&'static str> {
     let num = u32::try_from(code).ok()?;
-    crate::diagnose::cuda_errors::by_number(num).and_then(|e| e.driver)
+    crate::cuda_errors::by_number(num).and_then(|e| e.driver)
 }
 
 const CUDA_ERROR_STUB_LIBRARY: c_int = 34;
@@ -299,7 +299,7 @@ impl Symbols {
     fn describe(&self, code: c_int) -> String {
         let known = u32::try_from(code)
             .ok()
-            .and_then(crate::diagnose::cuda_errors::by_number);
+            .and_then(crate::cuda_errors::by_number);
         if let Some(e) = known {
             if let (Some(name), Some(text)) = (e.driver, e.messages.first()) {
                 return format!("{name} ({code}): {text}");

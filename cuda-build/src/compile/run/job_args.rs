@@ -1,0 +1,231 @@
+//! Making one source's [`Job`] (a step of the plan stage): the arguments
+//! every nvcc call for it shares, the calls and outputs its output kind
+//! needs, and its flags key.
+
+use crate::compile::incremental::hash::KeyHasher;
+use crate::compile::output::artifacts::OutputKind;
+use crate::compile::run::context::Run;
+use crate::compile::run::job::{Call, Job};
+use cuda_toolchain::arch::Arch;
+use cuda_toolchain::env::Var;
+use cuda_toolchain::fsutil;
+use cuda_toolchain::plan::ArchPlan;
+use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// A job's nvcc calls, its outputs (role, final path) and the archs it builds.
+type CallsAndOutputs = (Vec<Call>, Vec<(String, PathBuf)>, Vec<String>);
+
+impl Run<'_> {
+    /// One source as a job: `name` is its Rust module name, `file_name` the
+    /// stem of its output files.
+    pub(crate) fn job(
+        &self,
+        tk: &Toolkit,
+        source: &Path,
+        name: &str,
+        file_name: &str,
+        plan: ArchPlan,
+        includes: &[PathBuf],
+    ) -> Result<Job, Error> {
+        let args = self.shared_args(source, includes);
+        let (calls, outputs, archs) = self.calls_and_outputs(&plan, file_name)?;
+        let source_arg = self.nvcc_path(source);
+        let flags_key = self.flags_key(tk, &args, &calls, &source_arg);
+        Ok(Job {
+            source: source.to_path_buf(),
+            source_arg,
+            display: self.display_path(source),
+            name: name.to_string(),
+            plan,
+            archs,
+            args,
+            calls,
+            outputs,
+            flags_key,
+            includes: includes.to_vec(),
+        })
+    }
+
+    /// A path as nvcc is given it: relative to the package directory (nvcc
+    /// runs there) when inside it, so `__FILE__` and nvcc's internal names
+    /// are the same in every checkout.
+    fn nvcc_path(&self, p: &Path) -> PathBuf {
+        let n = fsutil::normalize(p);
+        match n.strip_prefix(&self.base) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
+            Ok(_) => PathBuf::from("."),
+            Err(_) => n,
+        }
+    }
+
+    /// The arguments every nvcc call for `source` shares: `-ccbin`, `-std`,
+    /// `-I`, `-D`, the build's flags and the source's own.
+    fn shared_args(&self, source: &Path, includes: &[PathBuf]) -> Vec<OsString> {
+        let spec = self.spec;
+        let mut args: Vec<OsString> = Vec::new();
+        let ccbin = spec
+            .ccbin
+            .clone()
+            .or_else(|| self.env.get_nonempty(Var::NvccCcbin).map(PathBuf::from));
+        if let Some(c) = ccbin {
+            args.push("-ccbin".into());
+            args.push(c.into());
+        }
+        if let Some(std) = &spec.std {
+            let std = std.trim();
+            let std = if std.starts_with("c++") || std.starts_with("gnu++") {
+                std.to_string()
+            } else {
+                format!("c++{std}")
+            };
+            args.push(format!("-std={std}").into());
+        }
+        for inc in includes {
+            args.push("-I".into());
+            args.push(self.nvcc_path(inc).into());
+        }
+        for (k, v) in &spec.defines {
+            args.push(match v {
+                Some(v) => format!("-D{k}={v}").into(),
+                None => format!("-D{k}").into(),
+            });
+        }
+        args.extend(spec.flags.iter().map(OsString::from));
+        args.extend(
+            spec.file_flags
+                .iter()
+                .filter(|(f, _)| self.base.join(f) == source)
+                .map(|(_, fl)| OsString::from(fl)),
+        );
+        args
+    }
+
+    /// The nvcc calls the output kind needs (one per cubin arch, else one),
+    /// the outputs they write, and the archs they build.
+    fn calls_and_outputs(&self, plan: &ArchPlan, stem: &str) -> Result<CallsAndOutputs, Error> {
+        let top = plan
+            .ptx
+            .or_else(|| plan.sass.last().copied())
+            .ok_or_else(|| {
+                Error::new("arch-invalid", "the arch plan has no targets")
+                    .with_help("set Build::arch, e.g. \"90\"")
+            })?;
+        let dir = &self.kernel_dir;
+        Ok(match self.spec.output {
+            OutputKind::Ptx => (
+                vec![(
+                    vec![
+                        "-ptx".into(),
+                        format!("-arch={}", top.compute_name()).into(),
+                    ],
+                    "out.ptx".into(),
+                )],
+                vec![("out.ptx".into(), dir.join(format!("{stem}.ptx")))],
+                vec![top.compute_name()],
+            ),
+            OutputKind::Cubin => {
+                let sass: Vec<Arch> = if plan.sass.is_empty() {
+                    vec![top]
+                } else {
+                    plan.sass.clone()
+                };
+                let calls = sass
+                    .iter()
+                    .map(|a| {
+                        (
+                            vec!["-cubin".into(), format!("-arch={}", a.sm_name()).into()],
+                            format!("{}.cubin", a.sm_name()),
+                        )
+                    })
+                    .collect();
+                let outputs = sass
+                    .iter()
+                    .map(|a| {
+                        (
+                            format!("{}.cubin", a.sm_name()),
+                            dir.join(format!("{stem}.{}.cubin", a.sm_name())),
+                        )
+                    })
+                    .collect();
+                (calls, outputs, sass.iter().map(Arch::sm_name).collect())
+            }
+            OutputKind::Fatbin => {
+                let mut a: Vec<OsString> = vec!["-fatbin".into()];
+                a.extend(plan.gencode_flags().into_iter().map(OsString::from));
+                if plan.sass.is_empty() {
+                    // PTX only: keep it uncompressed so the kernel names can be read from it.
+                    a.push("-Xfatbin=-compress=false".into());
+                }
+                (
+                    vec![(a, "out.fatbin".into())],
+                    vec![("out.fatbin".into(), dir.join(format!("{stem}.fatbin")))],
+                    plan.targets_display(),
+                )
+            }
+            OutputKind::StaticLib => {
+                let mut a: Vec<OsString> = vec!["-c".into()];
+                // MSVC has no -fPIC (its objects need none); cl.exe would warn on every file.
+                if !self.msvc {
+                    a.extend(["-Xcompiler".into(), "-fPIC".into()]);
+                }
+                if self.spec.rdc {
+                    a.push("-rdc=true".into());
+                }
+                a.extend(plan.gencode_flags().into_iter().map(OsString::from));
+                let obj = if self.msvc { "obj" } else { "o" };
+                (
+                    vec![(a, format!("out.{obj}"))],
+                    vec![(format!("out.{obj}"), dir.join(format!("{stem}.{obj}")))],
+                    plan.targets_display(),
+                )
+            }
+        })
+    }
+
+    /// The flags key: the output kind, the nvcc version, every argument
+    /// (package paths as `$ROOT`), the variables nvcc reads itself, and the
+    /// source's place.
+    fn flags_key(
+        &self,
+        tk: &Toolkit,
+        args: &[OsString],
+        calls: &[Call],
+        source_arg: &Path,
+    ) -> String {
+        let mut k = KeyHasher::new("cuda-build flags v2");
+        k.str(self.spec.output.as_str());
+        match &tk.version {
+            Some(v) => k.str(&v.to_string()),
+            None => k.str(&tk.nvcc.to_string_lossy()),
+        };
+        for a in args {
+            k.str(&self.key_arg(&a.to_string_lossy()));
+        }
+        for (extra, role) in calls {
+            k.str(role);
+            for a in extra {
+                k.str(&a.to_string_lossy());
+            }
+        }
+        // nvcc reads these itself: they change the output as much as flags do.
+        for v in [Var::NvccPrependFlags, Var::NvccAppendFlags] {
+            k.str(self.env.get(v).unwrap_or("\u{0}unset"));
+        }
+        // The source's place is part of the key: nvcc sees its relative path.
+        k.str(&source_arg.to_string_lossy());
+        k.finish()
+    }
+
+    /// An argument as it enters the flags key: the package directory as `$ROOT`.
+    fn key_arg(&self, a: &str) -> String {
+        let base = self.base.to_string_lossy();
+        if base.len() > 1 {
+            a.replace(base.as_ref(), "$ROOT")
+        } else {
+            a.to_string()
+        }
+    }
+}

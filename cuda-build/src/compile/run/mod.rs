@@ -1,0 +1,33 @@
+//! The compile engine, in stages. `pool.rs` drives them for every build of
+//! a build script:
+//!
+//! ```text
+//! prepared builds (settings/prepare.rs)
+//!   → plan_jobs   sources, toolkit, arch plans (arch_plan.rs), jobs (job_args.rs),
+//!                 collisions (collisions.rs); jobs already current or cached
+//!                 settled (reuse.rs)
+//!   → compile_job the rest, in one job pool, longest first (work_estimate.rs);
+//!                 a failure explained (failure.rs)
+//!   → finish      static library (static_library.rs), typed launchers
+//!                 (splice_launchers.rs), manifest, generated module
+//! ```
+//!
+//! Below the stages, shared by all of them: `context.rs` (one build's `Run`,
+//! the `Tools` its jobs run with, `JobDone`/`Outcome`, a build between stages
+//! as `Planned`), `job.rs` (one source's `Job`) and `keys.rs` (its cache keys).
+//! Each stage imports only what is below it.
+pub(crate) mod arch_plan;
+pub(crate) mod collisions;
+pub(crate) mod compile_job;
+pub(crate) mod context;
+pub(crate) mod failure;
+pub(crate) mod finish;
+pub(crate) mod job;
+pub(crate) mod job_args;
+pub(crate) mod keys;
+pub(crate) mod plan_jobs;
+pub(crate) mod pool;
+pub(crate) mod reuse;
+pub(crate) mod splice_launchers;
+pub(crate) mod static_library;
+pub(crate) mod work_estimate;

@@ -1,0 +1,151 @@
+//! How much work a source is before nvcc has compiled it once (the pool
+//! orders such jobs by it): the source's size plus the sizes of the headers
+//! it pulls in from the package and the build's include dirs, followed
+//! through `#include`. A short file that instantiates a template library
+//! (flashinfer, CUTLASS) then starts before a long plain one, instead of
+//! last, where it would leave the other cores idle at the end of the build.
+//! Toolkit and system headers are left out: every source has them.
+
+use cuda_toolchain::fsutil;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Headers read at most per source: an estimate, not a dependency scan.
+const MAX_FILES: usize = 2000;
+
+/// A file as read: its size and the names it includes, with whether quoted.
+type Read = (u64, Vec<(String, bool)>);
+
+/// The estimates of one pool's jobs. Sources share most headers (a
+/// library's 1,000 CUTLASS files), so each file is read once per pool.
+#[derive(Default)]
+pub(crate) struct Estimate {
+    /// Each file read: its size and the names it includes (None: unreadable).
+    files: HashMap<PathBuf, Option<Read>>,
+}
+
+impl Estimate {
+    /// The source's size plus its reachable headers' sizes, in bytes.
+    /// `"name"` is looked up beside the including file, then in `includes`;
+    /// `<name>` only in `includes`. Unreadable or unresolved names are skipped.
+    pub(crate) fn work(&mut self, source: &Path, includes: &[PathBuf]) -> u64 {
+        let mut seen: HashSet<PathBuf> = HashSet::new();
+        let mut stack = vec![fsutil::normalize(source)];
+        let mut total = 0u64;
+        while let Some(file) = stack.pop() {
+            if seen.len() >= MAX_FILES || !seen.insert(file.clone()) {
+                continue;
+            }
+            let read = self.files.entry(file.clone()).or_insert_with(|| {
+                let text = std::fs::read(&file).ok()?;
+                let names = included(&text)
+                    .into_iter()
+                    .map(|(n, q)| (n.to_string(), q))
+                    .collect();
+                Some((text.len() as u64, names))
+            });
+            let Some((size, names)) = read else {
+                continue;
+            };
+            total += *size;
+            let here = file.parent().map(Path::to_path_buf).unwrap_or_default();
+            for (name, quoted) in names.iter() {
+                let beside = quoted.then(|| here.join(name));
+                let found = beside
+                    .into_iter()
+                    .chain(includes.iter().map(|d| d.join(name)))
+                    .find(|p| p.is_file());
+                if let Some(p) = found {
+                    stack.push(fsutil::normalize(&p));
+                }
+            }
+        }
+        total
+    }
+}
+
+/// The names in `#include "name"` / `#include <name>` lines, with whether
+/// they were quoted.
+fn included(text: &[u8]) -> Vec<(&str, bool)> {
+    let mut out = Vec::new();
+    for line in text.split(|&b| b == b'\n') {
+        let Ok(line) = std::str::from_utf8(line) else {
+            continue;
+        };
+        let Some(rest) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("include") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let (close, quoted) = match rest.chars().next() {
+            Some('"') => ('"', true),
+            Some('<') => ('>', false),
+            _ => continue,
+        };
+        if let Some(end) = rest[1..].find(close) {
+            out.push((&rest[1..1 + end], quoted));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(p: &Path, text: &str) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn a_short_file_with_a_template_library_outweighs_a_long_plain_one() {
+        let d = tempfile::tempdir().unwrap();
+        let lib = d.path().join("third_party/include");
+        write(&lib.join("big/gemm.hpp"), &"x".repeat(50_000));
+        write(
+            &lib.join("big/all.hpp"),
+            "#include <big/gemm.hpp>\n#include \"gemm.hpp\"\n",
+        );
+        write(&d.path().join("src/common.cuh"), "#pragma once\n");
+        write(
+            &d.path().join("src/heavy.cu"),
+            "#include \"common.cuh\"\n  #  include <big/all.hpp>\n#include <cuda_runtime.h>\n",
+        );
+        write(&d.path().join("src/plain.cu"), &"y".repeat(10_000));
+        let includes = [lib.clone()];
+        let mut e = Estimate::default();
+        let heavy = e.work(&d.path().join("src/heavy.cu"), &includes);
+        let plain = e.work(&d.path().join("src/plain.cu"), &includes);
+        assert!(heavy > 50_000 && heavy < 50_200, "{heavy}");
+        assert_eq!(plain, 10_000);
+        // Without the include dir the library is not found: only the package.
+        assert!(Estimate::default().work(&d.path().join("src/heavy.cu"), &[]) < 200);
+    }
+
+    #[test]
+    fn include_cycles_and_missing_headers_end() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            &d.path().join("a.cuh"),
+            "#include \"b.cuh\"\n#include \"gone.h\"\n",
+        );
+        write(
+            &d.path().join("b.cuh"),
+            "#include \"a.cuh\"\n#include \"./a.cuh\"\n",
+        );
+        write(&d.path().join("k.cu"), "#include \"a.cuh\"\n");
+        let mut e = Estimate::default();
+        let n = e.work(&d.path().join("k.cu"), &[]);
+        let sizes: u64 = ["a.cuh", "b.cuh", "k.cu"]
+            .iter()
+            .map(|f| std::fs::metadata(d.path().join(f)).unwrap().len())
+            .sum();
+        assert_eq!(n, sizes);
+        assert_eq!(e.work(&d.path().join("missing.cu"), &[]), 0);
+        // Read once, counted again for another source that includes it.
+        assert_eq!(e.work(&d.path().join("k.cu"), &[]), sizes);
+    }
+}

@@ -1,0 +1,259 @@
+//! The `Build` builder and its setters, which write its [`Spec`]. The
+//! setters for cc's spellings and for the output layout are beside it
+//! (`cc_parity.rs`, `layout.rs`); `Build::compile` and `compile_all` hand
+//! builds to the engine (`entry_points.rs`).
+
+use crate::compile::output::artifacts::OutputKind;
+use crate::compile::settings::header_deps::{self, HeaderSource};
+use crate::compile::settings::package::package_dir;
+use crate::compile::settings::spec::{Spec, ToolkitChoice};
+use cuda_toolchain::env::Env;
+use cuda_toolchain::toolkit::Toolkit;
+use std::path::Path;
+
+/// Compiles CUDA sources from a build script. See the [module docs](crate::compile).
+///
+/// ```no_run
+/// // build.rs
+/// let artifacts = cuda_build::compile::Build::new()
+///     .dir("cu")
+///     .include("cu/include")
+///     .define("BLOCK", "256")
+///     .compile();
+/// assert!(artifacts.module.ends_with("kernels.rs"));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Build {
+    /// What the setters write; the engine reads it once prepared (`prepare.rs`).
+    pub(crate) spec: Spec,
+}
+
+impl Build {
+    /// A builder with no sources, fatbin output and module name `kernels`.
+    pub fn new() -> Build {
+        Build::default()
+    }
+
+    /// Adds a source file (relative paths are from `CARGO_MANIFEST_DIR`).
+    pub fn file(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.spec.files.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Adds several source files.
+    pub fn files<P: AsRef<Path>>(&mut self, paths: impl IntoIterator<Item = P>) -> &mut Self {
+        for p in paths {
+            self.file(p);
+        }
+        self
+    }
+
+    /// Adds every `.cu` file under a directory, recursively (hidden files skipped).
+    pub fn dir(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.spec.dirs.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Adds the files matching a glob (`cu/*.cu`, `kernels/**/*.cu`).
+    pub fn glob(&mut self, pattern: &str) -> &mut Self {
+        self.spec.globs.push(pattern.to_string());
+        self
+    }
+
+    /// Leaves out sources matching a glob (against the package-relative path or the file name).
+    pub fn exclude(&mut self, pattern: &str) -> &mut Self {
+        self.spec.excludes.push(pattern.to_string());
+        self
+    }
+
+    /// Adds an include directory (`-I`); it must exist.
+    pub fn include(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.spec.includes.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Defines a macro: `define("BLOCK", "256")` or `define("FAST", None)`.
+    pub fn define<'a>(&mut self, name: &str, value: impl Into<Option<&'a str>>) -> &mut Self {
+        self.spec
+            .defines
+            .push((name.to_string(), value.into().map(str::to_string)));
+        self
+    }
+
+    /// Adds one nvcc argument for every source (e.g. `-lineinfo`, `--use_fast_math`).
+    pub fn flag(&mut self, flag: &str) -> &mut Self {
+        self.spec.flags.push(flag.to_string());
+        self
+    }
+
+    /// A header-only dependency: its include dirs are added and its version
+    /// goes into the cache key. An index package is read from the store that
+    /// `cargo cuda deps fetch` fills; build scripts never download.
+    pub fn header_dep(&mut self, name: &str, source: HeaderSource) -> &mut Self {
+        let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
+        match header_deps::resolve(&env, name, &source) {
+            Ok(dep) => self.spec.add_header_dep(dep),
+            Err(e) => self.spec.setup_errors.push(e),
+        }
+        self
+    }
+
+    /// CUTLASS and CuTe from NVIDIA's `nvidia-cutlass` wheel (`"4.2"`), in the
+    /// store; also requires C++17 (set when `std` is not) and sm_80+ targets.
+    pub fn cutlass(&mut self, version: &str) -> &mut Self {
+        self.spec
+            .header_needs
+            .push(header_deps::cutlass_needs(version));
+        self.header_dep(
+            "cutlass",
+            HeaderSource::Index {
+                package: "nvidia-cutlass".into(),
+                version: version.into(),
+            },
+        )
+    }
+
+    /// Every header-only dependency the package's `[package.metadata.cuda]`
+    /// declares (`cutlass = "4.2"` and `[package.metadata.cuda.header-deps]`),
+    /// as [`Build::header_dep`] would add them: the same declaration
+    /// `cargo cuda deps fetch` reads to fill the store. CUTLASS from
+    /// `nvidia-cutlass` brings its checks, as with [`Build::cutlass`]. Call it
+    /// after [`Build::env`] when setting one (it reads `CARGO_MANIFEST_DIR`).
+    ///
+    /// A build that declares no header dependency gets the declared ones
+    /// without this call, their requirements then advisory (a warning): call
+    /// it on the builds that include them to make the requirements errors.
+    pub fn header_deps_from_metadata(&mut self) -> &mut Self {
+        let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
+        let deps = match header_deps::declared(&package_dir(&env)) {
+            Ok(deps) => deps,
+            Err(e) => {
+                self.spec.setup_errors.push(e);
+                return self;
+            }
+        };
+        for (name, source) in deps {
+            self.spec
+                .header_needs
+                .extend(header_deps::needs_of(&source, false));
+            self.header_dep(&name, source);
+        }
+        self
+    }
+
+    /// The C++ standard: `17`, `c++17` or `c++20`.
+    pub fn std(&mut self, std: &str) -> &mut Self {
+        self.spec.std = Some(std.to_string());
+        self
+    }
+
+    /// Adds an nvcc argument for one source only.
+    pub fn file_flag(&mut self, file: impl AsRef<Path>, flag: &str) -> &mut Self {
+        self.spec
+            .file_flags
+            .push((file.as_ref().to_path_buf(), flag.to_string()));
+        self
+    }
+
+    /// Compiles one source for other archs than the rest (same spellings as [`Build::arch`]).
+    pub fn file_arch(&mut self, file: impl AsRef<Path>, arch: &str) -> &mut Self {
+        self.spec
+            .file_archs
+            .push((file.as_ref().to_path_buf(), arch.to_string()));
+        self
+    }
+
+    /// The host compiler for nvcc (`-ccbin`); it wins over `NVCC_CCBIN` and
+    /// the `cc` crate's choice (`CXX`, `CXX_<target>`, …; see
+    /// [`compile`](crate::compile#the-host-toolchain)).
+    pub fn ccbin(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.spec.ccbin = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// What to produce (default [`OutputKind::Fatbin`]).
+    pub fn output(&mut self, kind: OutputKind) -> &mut Self {
+        self.spec.output = kind;
+        self
+    }
+
+    /// The arch list, e.g. `"80;90"` (see [`cuda_toolchain::arch`]); environment
+    /// variables such as `CUDA_ARCHS` rank below it (see [`cuda_toolchain::plan`]).
+    pub fn arch(&mut self, archs: &str) -> &mut Self {
+        self.spec.arch = Some(archs.to_string());
+        self
+    }
+
+    /// Archs used only when nothing is set and no GPU is detected.
+    pub fn fallback_arch(&mut self, archs: &str) -> &mut Self {
+        self.spec.fallback_arch = Some(archs.to_string());
+        self
+    }
+
+    /// The generated module's file name without `.rs` (default `kernels`);
+    /// also the static library's name.
+    pub fn module_name(&mut self, name: &str) -> &mut Self {
+        self.spec.module_name = name.to_string();
+        self
+    }
+
+    /// Relocatable device code (`-rdc=true` and a device-link step) for static libraries.
+    pub fn rdc(&mut self, on: bool) -> &mut Self {
+        self.spec.rdc = on;
+        self
+    }
+
+    /// The persistent cache directory (default: `CUDA_BUILD_CACHE_DIR`, else the user cache dir).
+    pub fn cache_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.spec.cache_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Turns the persistent cache off (as `CUDA_BUILD_NO_CACHE=1` does).
+    pub fn no_cache(&mut self) -> &mut Self {
+        self.spec.no_cache = true;
+        self
+    }
+
+    /// Uses this toolkit instead of discovering one.
+    pub fn toolkit(&mut self, toolkit: Toolkit) -> &mut Self {
+        self.spec.toolkit = ToolkitChoice::Given(toolkit);
+        self
+    }
+
+    /// Where outputs and the module go (default: `OUT_DIR`).
+    pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.spec.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Whether to print `cargo:` lines (default true; tests turn it off).
+    pub fn emit_cargo(&mut self, on: bool) -> &mut Self {
+        self.spec.emit_cargo = on;
+        self
+    }
+
+    /// Generates typed launchers into each source's module (needs the
+    /// `launchers` feature and libclang; see `cuda_build::launchers`). Off by
+    /// default: Cargo unifies features across build scripts, so a feature
+    /// alone must not change another crate's generated module.
+    pub fn launchers(&mut self, on: bool) -> &mut Self {
+        self.spec.launchers = on;
+        self
+    }
+
+    /// Reads variables from this environment instead of the process's
+    /// (tests; tools that build on behalf of another package).
+    pub fn env(&mut self, env: Env) -> &mut Self {
+        self.spec.env = Some(env);
+        self
+    }
+
+    /// Makes every write of an output or of the module fail with this OS
+    /// error (e.g. 28, ENOSPC), to test error paths without filling a disk.
+    #[doc(hidden)]
+    pub fn simulate_write_error(&mut self, errno: i32) -> &mut Self {
+        self.spec.write_fault = Some(errno);
+        self
+    }
+}

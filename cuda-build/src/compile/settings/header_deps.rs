@@ -1,0 +1,212 @@
+//! Header-only dependencies (CUTLASS/CuTe and others) for [`Build`](crate::compile::Build):
+//! where their headers are, and what they require of the build.
+//!
+//! cuda-build never fetches: an index package must already be in the store
+//! (`cargo cuda deps fetch` puts it there, sha256-verified), so builds work
+//! offline, under `cargo build --offline` and on docs.rs alike. A missing one
+//! is an error naming that command.
+
+use std::path::PathBuf;
+
+use cuda_toolchain::env::Env;
+use cuda_toolchain::toolkit::store;
+use cuda_toolchain::Error;
+
+pub use cuda_toolchain::metadata::HeaderSource;
+
+/// A dependency resolved to include directories.
+#[derive(Debug, Clone)]
+pub(crate) struct Resolved {
+    pub name: String,
+    /// The exact version, or the path for a local one (part of the cache key).
+    pub version: String,
+    pub includes: Vec<PathBuf>,
+}
+
+impl Resolved {
+    /// `CUDA_BUILD_DEP_<NAME>`: the macro nvcc gets and the variable the
+    /// crate reads (`env!`), both holding the version.
+    pub(crate) fn env_name(&self) -> String {
+        format!(
+            "CUDA_BUILD_DEP_{}",
+            self.name
+                .to_ascii_uppercase()
+                .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+        )
+    }
+}
+
+/// What a dependency needs of the build (CUTLASS 3.x/4.x: C++17 and sm_80+).
+#[derive(Debug, Clone)]
+pub(crate) struct Needs {
+    pub who: String,
+    pub min_std: u32,
+    pub min_cc: (u32, u32),
+    /// Applied from `[package.metadata.cuda]` to a build that declared no
+    /// header dependency itself: a mismatch is a warning, since the package
+    /// may also compile older-arch kernels that never include it.
+    pub advisory: bool,
+}
+
+impl Needs {
+    /// The requirement, as an error or (advisory) a warning line.
+    pub(crate) fn verdict(&self, e: Error) -> Result<Option<String>, Error> {
+        if !self.advisory {
+            return Err(e);
+        }
+        Ok(Some(format!(
+            "cuda-build: warning[{}]: {}; {} is declared in [package.metadata.cuda], so this build goes on (call .cutlass()/.header_deps_from_metadata() on the builds that include it to make this an error)",
+            e.code, e.message, self.who
+        )))
+    }
+}
+
+/// What a dependency requires of the build: CUTLASS from `nvidia-cutlass`
+/// needs C++17 and sm_80+; others nothing known.
+pub(crate) fn needs_of(source: &HeaderSource, advisory: bool) -> Option<Needs> {
+    match source {
+        HeaderSource::Index { package, version } if package == "nvidia-cutlass" => Some(Needs {
+            advisory,
+            ..cutlass_needs(version)
+        }),
+        _ => None,
+    }
+}
+
+/// The package's declared dependencies, resolved for a build that declares
+/// none itself, each with its requirements made advisory (see
+/// [`Needs::advisory`]). docs.rs has no store, and its empty module needs no
+/// headers: there a dependency that does not resolve is left out.
+pub(crate) fn resolve_declared(
+    env: &Env,
+    declared: &[(String, HeaderSource)],
+) -> Result<Vec<(Resolved, Option<Needs>)>, Error> {
+    let mut deps = Vec::new();
+    for (name, source) in declared {
+        match resolve(env, name, source) {
+            Ok(dep) => deps.push((dep, needs_of(source, true))),
+            Err(_) if env.get_os(cuda_toolchain::env::Var::DocsRs).is_some() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(deps)
+}
+
+/// Resolves one dependency against the store (no network).
+pub(crate) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Resolved, Error> {
+    match source {
+        HeaderSource::Path(dir) => {
+            if !dir.is_dir() {
+                return Err(Error::new(
+                    "header-dep-missing",
+                    format!("header dependency `{name}`: `{}` is not a directory", dir.display()),
+                )
+                .with_help("pass the directory that holds the headers (for a submodule: run `git submodule update --init`)"));
+            }
+            Ok(Resolved {
+                name: name.into(),
+                version: dir.display().to_string(),
+                includes: vec![dir.clone()],
+            })
+        }
+        HeaderSource::Git { url, commit } => {
+            if !cuda_toolchain::metadata::is_full_commit(commit) {
+                return Err(Error::new(
+                    "header-dep-bad-commit",
+                    format!("header dependency `{name}`: `{commit}` is not a full commit hash"),
+                )
+                .with_help("pin the full 40-digit hash (`git rev-parse <ref>` prints it): a short hash can become ambiguous, and a branch or tag can move"));
+            }
+            let dep = store::root(env).and_then(|r| store::find_git_dep(&r, name, commit));
+            let Some(dep) = dep else {
+                return Err(Error::new(
+                    "header-dep-missing",
+                    format!("header dependency `{name}` ({url} at {commit}) is not in the store; build scripts never download"),
+                )
+                .with_help(format!("run `cargo cuda deps fetch` (it fetches every `[package.metadata.cuda.header-deps]` entry of the workspace), or `cargo cuda deps fetch --git {name}={url}@{commit}`")));
+            };
+            Ok(Resolved {
+                name: name.into(),
+                version: dep.version.clone(),
+                includes: dep.include_paths(),
+            })
+        }
+        HeaderSource::Index { package, version } => {
+            let fetch = if package == "nvidia-cutlass" {
+                format!("run `cargo cuda deps fetch` (it fetches every `[package.metadata.cuda]` dependency of the workspace), or `cargo cuda deps fetch --cutlass {version}`")
+            } else {
+                format!("declare it as `{name} = {{ index = \"{package}\", version = \"{version}\" }}` under [package.metadata.cuda.header-deps] and run `cargo cuda deps fetch`")
+            };
+            let Some(root) = store::root(env) else {
+                return Err(Error::new(
+                    "header-dep-missing",
+                    format!("header dependency `{name}` ({package} {version}): no store (CARGO_CUDA_HOME, XDG_DATA_HOME and HOME are unset)"),
+                )
+                .with_help("set CARGO_CUDA_HOME to the store that `cargo cuda deps fetch` fills"));
+            };
+            let Some(dep) = store::find_header_dep(&root, package, version) else {
+                let offline = env
+                    .get_nonempty(cuda_toolchain::env::Var::CargoNetOffline)
+                    .is_some_and(|v| v == "true" || v == "1");
+                let why = if offline {
+                    " (and the build is offline)"
+                } else {
+                    ""
+                };
+                return Err(Error::new(
+                    "header-dep-missing",
+                    format!(
+                        "header dependency `{name}` ({package} {version}) is not in the store `{}`{why}; build scripts never download",
+                        store::deps_dir(&root).display()
+                    ),
+                )
+                .with_help(fetch));
+            };
+            Ok(Resolved {
+                name: name.into(),
+                version: dep.version.clone(),
+                includes: dep.include_paths(),
+            })
+        }
+    }
+}
+
+/// What CUTLASS 3.x/4.x needs: C++17 and sm_80+ for most of its paths.
+pub(crate) fn cutlass_needs(version: &str) -> Needs {
+    Needs {
+        who: format!("CUTLASS {version}"),
+        min_std: 17,
+        min_cc: (8, 0),
+        advisory: false,
+    }
+}
+
+/// The header dependencies `[package.metadata.cuda]` of the package at
+/// `manifest_dir` declares (`cutlass = "4.2"` and `[package.metadata.cuda.header-deps]`).
+pub(crate) fn declared(
+    manifest_dir: &std::path::Path,
+) -> Result<Vec<(String, HeaderSource)>, Error> {
+    Ok(crate::compile::settings::package::metadata(manifest_dir)?.header_deps)
+}
+
+/// The C++ standard number of `17`, `c++17`, `gnu++20`.
+pub(crate) fn std_number(std: &str) -> Option<u32> {
+    std.trim_start_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .ok()
+}
+
+/// The error for a C++ standard below what a dependency needs.
+pub(crate) fn std_error(needs: &Needs, std: &str) -> Error {
+    Error::new(
+        "header-dep-requirement",
+        format!(
+            "{} needs C++{} or newer, but the build sets `std(\"{std}\")`",
+            needs.who, needs.min_std
+        ),
+    )
+    .with_help(format!(
+        "use `.std(\"c++{}\")` (the default when std is not set)",
+        needs.min_std
+    ))
+}
