@@ -68,9 +68,6 @@ const KNOWN_CIRCLES: &[(&str, &str, &str)] = &[
     // The diagnosis rules and their scanner share types both ways (the
     // diagnosis work owns diagnose/).
     ("cuda-toolchain", "diagnose/rules.rs", "diagnose/scan.rs"),
-    // `cargo cuda doctor`'s sccache check is built in sccache.rs (the CLI
-    // work owns cargo-cuda/src).
-    ("cargo-cuda", "doctor/mod.rs", "sccache.rs"),
 ];
 
 /// Every circle of imports between files that are not each other's folder
