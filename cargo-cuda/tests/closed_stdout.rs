@@ -506,7 +506,7 @@ fn only_output_rs_touches_stdout_and_stderr() {
     for entry in walkdir::WalkDir::new(&src) {
         let entry = entry.unwrap();
         let path = entry.path();
-        if path.extension().map_or(true, |e| e != "rs") || path.ends_with("src/output.rs") {
+        if path.extension().is_none_or(|e| e != "rs") || path.ends_with("src/output.rs") {
             continue;
         }
         files += 1;

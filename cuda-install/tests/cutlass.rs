@@ -267,8 +267,7 @@ fn git_dependency_from_a_local_bare_repository() {
     assert!(b
         .try_compile()
         .err()
-        .map_or(true, |e| e.code != "header-dep-missing"
-            && e.code != "header-dep-bad-commit"));
+        .is_none_or(|e| e.code != "header-dep-missing" && e.code != "header-dep-bad-commit"));
     let short = cuda_build::compile::HeaderSource::Git {
         url,
         commit: first[..12].to_string(),

@@ -459,7 +459,7 @@ pub fn arch_variant_first_last(arch: Arch) -> Option<(CudaVersion, Option<CudaVe
 
 /// Whether a toolkit release targets an arch (variant included).
 pub fn toolkit_supports(cuda: CudaVersion, arch: Arch) -> bool {
-    matches!(arch_variant_first_last(arch), Some((first, last)) if first <= cuda && last.map_or(true, |l| cuda <= l))
+    matches!(arch_variant_first_last(arch), Some((first, last)) if first <= cuda && last.is_none_or(|l| cuda <= l))
 }
 
 /// Every compute capability a toolkit's nvcc targets, ascending (13.0 →

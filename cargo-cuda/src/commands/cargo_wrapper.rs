@@ -174,7 +174,7 @@ fn prepare_and_run(
     let uses_cuda = project
         .workspace
         .as_ref()
-        .map_or(true, |w| !w.cuda_packages.is_empty());
+        .is_none_or(|w| !w.cuda_packages.is_empty());
     let strict = uses_cuda || overrides.arch.is_some() || overrides.toolkit.is_some();
     let wants = project.wants?;
     // Build scripts print the same as `cargo:warning`, but cargo shows those

@@ -924,9 +924,7 @@ fn gpu_arch_hint(view: &View, nvcc: Option<CudaVersion>, d: &mut Diagnosis) {
         .map(|c| c.number().to_string())
         .collect::<Vec<_>>()
         .join(";");
-    let ok = nvcc.map_or(true, |v| {
-        ccs.iter().all(|c| facts::toolkit_supports(v, c.arch()))
-    });
+    let ok = nvcc.is_none_or(|v| ccs.iter().all(|c| facts::toolkit_supports(v, c.arch())));
     if ok {
         d.fix.push(format!(
             "the GPUs here are {}: CUDA_ARCHS={list} builds for exactly them",
@@ -958,7 +956,7 @@ fn feature(f: &Finding, view: &View, d: &mut Diagnosis) {
                 lacking_target = Some(t);
             }
             if let Some(a) = parse_arch_name(n) {
-                if needs.map_or(true, |(b, _)| a.cc > b.cc) {
+                if needs.is_none_or(|(b, _)| a.cc > b.cc) {
                     needs = Some((a, *arch_specific));
                 }
             }

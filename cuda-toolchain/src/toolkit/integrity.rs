@@ -139,7 +139,7 @@ pub(crate) fn check(env: &Env, tk: &Toolkit, places: &Places) -> Vec<Problem> {
         });
     }
     // cuda_fp16.h and friends include <nv/target> since CUDA 12.
-    let needs_cccl = tk.version.as_ref().map_or(true, |v| v.major >= 12);
+    let needs_cccl = tk.version.as_ref().is_none_or(|v| v.major >= 12);
     if needs_cccl && !has_header(&tk.include_dirs, "nv/target") {
         problems.push(Problem {
             code: "toolkit-incomplete",

@@ -349,7 +349,7 @@ pub fn launch_reduce(
 ) -> Result<(), DriverError> {
     let blocks = partial_k.grid(n).min(partial.len() as u32).max(1);
     debug_assert!(x.len() as u64 >= n && !out.is_empty() && !partial.is_empty());
-    debug_assert!(partial_k.threads % 32 == 0 && partial_k.threads <= REDUCE_THREADS);
+    debug_assert!(partial_k.threads.is_multiple_of(32) && partial_k.threads <= REDUCE_THREADS);
     // SAFETY: `partial_k` is reduceSumPartial (types checked by the
     // launcher). It reads x[i] only for i < n (x holds n floats) and writes
     // partial[blockIdx.x]: the grid is `blocks` <= partial.len() (clamped
@@ -426,7 +426,7 @@ pub fn launch_gemm(
     };
     let (nn, alpha, beta) = (n as i32, 1.0f32, 0.0f32);
     let square = n as usize * n as usize;
-    debug_assert!(n % GEMM_TILE == 0 && a.len() >= square && b.len() >= square);
+    debug_assert!(n.is_multiple_of(GEMM_TILE) && a.len() >= square && b.len() >= square);
     debug_assert!(c.len() >= square);
     let launch: GemmLauncher = match kind {
         GemmKernel::Fp32 => kernels::sgemm::sgemm,

@@ -82,7 +82,7 @@ pub fn validate_vector_len(
             "give at least {MIN_VECTOR_LEN} elements; far above the GPU's L2 (e.g. `{flag} 256Mi`) to measure memory bandwidth"
         )));
     }
-    if n % VECTOR_MULTIPLE != 0 {
+    if !n.is_multiple_of(VECTOR_MULTIPLE) {
         let down = n / VECTOR_MULTIPLE * VECTOR_MULTIPLE;
         return Err(Error::new(
             "invalid-size",
@@ -110,7 +110,7 @@ pub fn validate_gemm_dim(flag: &str, n: u64, free_bytes: Option<u64>) -> Result<
             "give a multiple of {GEMM_TILE}, e.g. `{flag} 8192`"
         )));
     }
-    if n % GEMM_TILE != 0 {
+    if !n.is_multiple_of(GEMM_TILE) {
         let down = n / GEMM_TILE * GEMM_TILE;
         return Err(Error::new(
             "invalid-size",

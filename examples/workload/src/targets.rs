@@ -85,7 +85,7 @@ pub fn check(
                 sass_blocked_by_driver = true;
                 (Fit::No, why)
             } else {
-                if best_sass.map_or(true, |b| arch.cc > b.cc) {
+                if best_sass.is_none_or(|b| arch.cc > b.cc) {
                     best_sass = Some(arch);
                 }
                 (Fit::Sass, format!("machine code for CC {}", cc))
@@ -96,7 +96,7 @@ pub fn check(
             ptx_blocked_by_isa = true;
             (Fit::No, why)
         } else {
-            if best_ptx.map_or(true, |b| arch.cc > b.cc) {
+            if best_ptx.is_none_or(|b| arch.cc > b.cc) {
                 best_ptx = Some(arch);
             }
             (

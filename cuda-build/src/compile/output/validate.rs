@@ -122,7 +122,7 @@ pub(crate) fn elf(d: &[u8], machine: Option<u16>) -> Result<(), String> {
         let off = u64_at(d, h + 0x18).ok_or_else(short)?;
         let size = u64_at(d, h + 0x20).ok_or_else(short)?;
         const SHT_NOBITS: u32 = 8;
-        if ty != SHT_NOBITS && off.checked_add(size).map_or(true, |e| e > len) {
+        if ty != SHT_NOBITS && off.checked_add(size).is_none_or(|e| e > len) {
             return Err(format!("section {i} lies past the end of the file"));
         }
     }
