@@ -20,7 +20,9 @@ pub fn source_name(s: &ArchSource) -> &'static str {
     match s {
         ArchSource::Explicit => "--arch",
         ArchSource::CudaArchs => "CUDA_ARCHS",
+        ArchSource::CmakeCudaArchitectures => "CMAKE_CUDA_ARCHITECTURES",
         ArchSource::CmakeCudaArchs => "CUDAARCHS",
+        ArchSource::TorchCudaArchList => "TORCH_CUDA_ARCH_LIST",
         ArchSource::CudaComputeCap => "CUDA_COMPUTE_CAP",
         ArchSource::CargoMetadata => "[package.metadata.cuda] arch",
         ArchSource::Detected => "detected GPUs",
@@ -511,8 +513,8 @@ fn env_inner(
         return Ok(());
     }
     // `[env]` replaces a value (it cannot prepend to PATH), and a config NVCC
-    // would outrank a CUDA_HOME set later in a shell: write the root, the
-    // cudarc version and the arch list only.
+    // would outrank a CUDA_HOME set later in a shell: write the root (in
+    // every consumer's name), the cudarc version and the arch list only.
     let written: Vec<(&str, String)> = vars
         .iter()
         .filter(|v| {
@@ -520,6 +522,8 @@ fn env_inner(
                 v.var,
                 cuda_toolchain::env::Var::CudaHome
                     | cuda_toolchain::env::Var::CudaPath
+                    | cuda_toolchain::env::Var::CudaToolkitPath
+                    | cuda_toolchain::env::Var::Cudacxx
                     | cuda_toolchain::env::Var::CudarcCudaVersion
                     | cuda_toolchain::env::Var::CudaArchs
                     | cuda_toolchain::env::Var::CudaComputeCap

@@ -12,6 +12,7 @@ mod deps_cmd;
 mod doctor;
 mod explain;
 mod gpu;
+mod graph;
 mod info;
 mod inspect;
 mod progress;

@@ -215,6 +215,14 @@ fn prepare_and_run(
         progress_file.as_deref(),
         handed,
     );
+    vars.extend(toolchain::handoff_for_build(
+        session,
+        &toolkit,
+        &overrides,
+        &wants,
+        &split.cargo_args,
+        style,
+    ));
     vars.extend(crate::sccache::build_vars(
         sccache,
         &session.env,

@@ -5,7 +5,8 @@
 //! The driver layer reports the root cause once: with no NVIDIA driver at all,
 //! one check fails and the checks that depend on it are skipped, naming it.
 //!
-//! One file per layer: [`driver`], [`toolkit`] (toolkit and compatibility),
+//! One file per layer: [`driver`], [`toolkit`] (toolkit and compatibility;
+//! [`consumers`]: the other crates of the build that look for CUDA),
 //! [`compile`], [`run`] (the kernel and the workload); [`print`] renders.
 
 use serde::Serialize;
@@ -14,6 +15,7 @@ use crate::session::{Overrides, ProjectWants, Session};
 use cuda_toolchain::toolkit::Toolkit;
 
 mod compile;
+mod consumers;
 mod driver;
 mod print;
 mod run;
@@ -149,6 +151,11 @@ pub fn run(session: &Session, opts: &Options) -> Report {
     checks.push(settings_check(
         &session.env,
         wants.as_ref().map(|w| w.warnings.as_slice()).unwrap_or(&[]),
+    ));
+    checks.push(consumers::consumers_check(
+        session,
+        &opts.overrides,
+        selected.as_ref(),
     ));
 
     let plan = selected.as_ref().map(|t| {

@@ -205,6 +205,16 @@ impl Build {
 
         let profile = Profile::from_env(env, b.profile_flags, b.device_debug);
         b.flags.extend(profile.flags(static_lib, msvc));
+        // CUDA_NVCC_FLAGS without its arch flags: the plan owns those (and
+        // warns when they ask for other archs).
+        b.flags
+            .extend(cuda_toolchain::interop::nvcc_flags::from_env(env).flags);
+        if msvc || triple.ends_with("-msvc") {
+            let release = b.toolkit.as_ref().and_then(|t| t.version.as_ref());
+            let release = release.map(|v| (v.major as u32, v.minor as u32));
+            let extra = cuda_toolchain::interop::msvc::host_flags(release, &b.flags);
+            b.flags.extend(extra);
+        }
 
         if !b.flags_if_supported.is_empty() {
             if let Some(tk) = &b.toolkit {
@@ -271,17 +281,7 @@ fn memo_dir(env: &Env, b: &Spec) -> Option<PathBuf> {
 
 /// The nvcc option an arch flag starts with, if it is one.
 fn arch_flag_name(flag: &str) -> Option<&'static str> {
-    let name = flag.split('=').next().unwrap_or(flag).trim();
-    [
-        "-arch",
-        "--gpu-architecture",
-        "-gencode",
-        "--generate-code",
-        "-code",
-        "--gpu-code",
-    ]
-    .into_iter()
-    .find(|n| name == *n)
+    cuda_toolchain::interop::nvcc_flags::arch_option(flag)
 }
 
 /// An arch flag as written (`-arch=sm_80`) and the arch it plans (`80`).
