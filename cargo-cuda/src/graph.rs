@@ -76,6 +76,19 @@ fn host_triple() -> String {
     }
 }
 
+/// Whether the workspace's lock file names a package that finds CUDA on
+/// its own besides cuda-build (whose build scripts agree by construction):
+/// cudarc, NVIDIA's crates, the `cmake` crate. `Some(false)` lets a build
+/// skip resolving the graph; `None` when there is no lock file yet.
+pub fn lock_names_consumers(workspace_root: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(workspace_root.join("Cargo.lock")).ok()?;
+    Some(
+        ["cudarc", "cuda-bindings", "cuda-core", "cmake"]
+            .iter()
+            .any(|n| text.contains(&format!("name = \"{n}\""))),
+    )
+}
+
 /// Every package of the resolved graph (cargo resolves and, unless told
 /// `--offline`, fetches what the lock file lacks: what the build would do).
 pub fn packages(

@@ -176,6 +176,7 @@ pub fn handoff_for_build(
     toolkit: &Toolkit,
     overrides: &Overrides,
     wants: &ProjectWants,
+    workspace_root: Option<&std::path::Path>,
     cargo_args: &[OsString],
     style: &Style,
 ) -> Vec<(&'static str, OsString)> {
@@ -198,6 +199,9 @@ pub fn handoff_for_build(
             .filter(|(v, _)| *v == Var::CudaToolkitTargetDir)
             .map(|(v, value)| (v.name(), value))
             .collect();
+    }
+    if workspace_root.and_then(crate::graph::lock_names_consumers) == Some(false) {
+        return Vec::new();
     }
     let packages = crate::workspace::find_cargo(&session.env)
         .and_then(|cargo| crate::graph::packages(&session.env, &cargo, &args, target.as_deref()));

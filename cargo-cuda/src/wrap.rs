@@ -220,6 +220,7 @@ fn prepare_and_run(
         &toolkit,
         &overrides,
         &wants,
+        project.workspace.as_ref().map(|w| w.root.as_path()),
         &split.cargo_args,
         style,
     ));
