@@ -1015,8 +1015,8 @@ fn toolkit_variables_take_turns_in_precedence_order() {
     };
     for first in 0..order.len() {
         let mut env = hermetic(tmp.path());
-        for i in first..order.len() {
-            env = env.set(order[i], value(i));
+        for (i, var) in order.iter().enumerate().skip(first) {
+            env = env.set(*var, value(i));
         }
         let d = discover(&env);
         let sel = d.selected_toolkit().unwrap();

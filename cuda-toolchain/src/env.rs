@@ -145,7 +145,7 @@ vars! {
     CargoCudaProgress = "CARGO_CUDA_PROGRESS", side, free;
     /// Executable that answers the driver probe in a child process (set by `cargo cuda`).
     CargoCudaProbe = "CARGO_CUDA_PROBE", side, free;
-    /// The arch plan `cargo cuda` resolved, handed to build scripts ([`crate::plan::HandedPlan`]);
+    /// The arch plan `cargo cuda` resolved, handed to build scripts ([`HandedPlan`](crate::plan::HandedPlan));
     /// used only when it was made from the same inputs the build script sees.
     CargoCudaPlan = "CARGO_CUDA_PLAN", side, free;
     /// File-system root used instead of `/` for probing and discovery (for tests and chroots).
@@ -296,13 +296,16 @@ pub fn target_names(base: &str, target: &str, host: &str) -> Vec<String> {
 
 /// Every variable read, as the Markdown table in the crate's front page
 /// (cuda-build's `src/env_vars.md`, checked against this list by a unit test).
+/// Intra-doc links in the docs name this crate, so they work from cuda-build.
 pub fn doc_table() -> String {
     let mut out = String::from("| variable | what it does |\n|---|---|\n");
     for v in Var::ALL {
         out.push_str(&format!(
             "| `{}` | {} |\n",
             v.name(),
-            v.doc().replace('|', "\\|")
+            v.doc()
+                .replace('|', "\\|")
+                .replace("(crate::", "(cuda_toolchain::")
         ));
     }
     for p in PATTERNS {
@@ -719,7 +722,7 @@ mod tests {
     fn front_page_table_is_current() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cuda-build/src/env_vars.md");
         let want = format!(
-            "\n# Environment variables\n\nEvery variable cuda-build reads (from [`env`](crate::env)):\n\n{}",
+            "\n# Environment variables\n\nEvery variable cuda-build reads (from [`env`](cuda_toolchain::env)):\n\n{}",
             doc_table()
         );
         if std::env::var_os("CUDA_BUILD_UPDATE_DOCS").is_some() {
