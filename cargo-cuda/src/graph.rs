@@ -58,21 +58,10 @@ pub fn metadata_args(cargo_args: &[OsString]) -> (Vec<String>, Option<String>) {
 
 /// The build target: `--target` from the command line, else this machine.
 pub fn build_target(target: Option<String>) -> BuildTarget {
-    let host = host_triple();
+    let host = cuda_toolchain::env::native_triple();
     BuildTarget {
         triple: target.unwrap_or_else(|| host.clone()),
         host,
-    }
-}
-
-/// The triple this program was built for (the build machine's).
-fn host_triple() -> String {
-    let arch = std::env::consts::ARCH;
-    match std::env::consts::OS {
-        "windows" => format!("{arch}-pc-windows-msvc"),
-        "macos" => format!("{arch}-apple-darwin"),
-        "linux" => format!("{arch}-unknown-linux-gnu"),
-        os => format!("{arch}-unknown-{os}"),
     }
 }
 
@@ -105,32 +94,7 @@ pub fn packages(
         other.push(t.into());
     }
     cmd.other_options(other);
-    let timeout = cuda_toolchain::process::timeout_from_env(env, Duration::from_secs(300));
-    let out =
-        cuda_toolchain::process::run_command(&mut cmd.cargo_command(), timeout).map_err(|e| {
-            Error::new(
-                "cargo-metadata-failed",
-                format!("`cargo metadata` could not run: {e}"),
-            )
-        })?;
-    if !out.status.success() {
-        return Err(Error::new(
-            "cargo-metadata-failed",
-            "`cargo metadata` failed, so the crates that look for CUDA are unknown",
-        )
-        .with_detail(out.stderr.trim().to_string()));
-    }
-    let stdout = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with('{'))
-        .unwrap_or("");
-    let meta = cargo_metadata::MetadataCommand::parse(stdout).map_err(|e| {
-        Error::new(
-            "cargo-metadata-failed",
-            format!("`cargo metadata` printed unexpected JSON: {e}"),
-        )
-    })?;
+    let meta = crate::workspace::run_metadata(env, &cmd, Duration::from_secs(300))?;
     let Some(resolve) = &meta.resolve else {
         return Ok(Vec::new());
     };

@@ -318,6 +318,19 @@ pub fn doc_table() -> String {
     out
 }
 
+/// The triple this code was compiled for, as far as `cfg` tells: the build
+/// machine's, for callers that have no `TARGET`/`HOST` (cargo sets those
+/// only for build scripts).
+pub fn native_triple() -> String {
+    let arch = std::env::consts::ARCH;
+    match std::env::consts::OS {
+        "windows" => format!("{arch}-pc-windows-msvc"),
+        "macos" => format!("{arch}-apple-darwin"),
+        "linux" => format!("{arch}-unknown-linux-gnu"),
+        os => format!("{arch}-unknown-{os}"),
+    }
+}
+
 /// Prints `cargo:rerun-if-env-changed=NAME` for every build input.
 ///
 /// Build scripts call this once (cuda-build's `Build` does it for you).
@@ -835,13 +848,21 @@ mod tests {
             "HOME",
             "CI",
             "CUDA_BUILD_TIMEOUT",
+            // Read only to judge what cudarc and NVIDIA's crates see.
+            "CUDARC_CUDA_VERSION",
+            "CUDA_TOOLKIT_TARGET_DIR",
         ] {
             assert!(!inputs.contains(&side), "{side} is not a build input");
         }
         for input in [
             "NVCC",
             "CUDA_HOME",
+            "CUDA_TOOLKIT_PATH",
+            "CUDACXX",
             "CUDA_ARCHS",
+            "CMAKE_CUDA_ARCHITECTURES",
+            "TORCH_CUDA_ARCH_LIST",
+            "CUDA_NVCC_FLAGS",
             "PATH",
             "NVCC_PREPEND_FLAGS",
         ] {
