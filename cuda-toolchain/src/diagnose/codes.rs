@@ -477,9 +477,11 @@ Fix: pin the full hash that `git rev-parse` prints, and check the URL.",
         Environment,
         "CUDA_HOME (or a sibling variable) points at no toolkit",
         "\
-A variable that selects the toolkit (NVCC, CUDA_HOME, CUDA_PATH, CUDA_ROOT, CUDA_TOOLKIT_ROOT_DIR)
-names a directory that does not exist or has no bin/nvcc. An explicit setting wins over every
-other search, so a stale value breaks the build even when another toolkit is installed.
+A variable that selects the toolkit (NVCC, CUDA_HOME, CUDA_PATH, CUDA_TOOLKIT_PATH, CUDA_ROOT,
+CUDA_TOOLKIT_ROOT_DIR) names a directory that does not exist or has no bin/nvcc. An explicit
+setting wins over every other search, so a stale value breaks the build even when another
+toolkit is installed. CMake's CUDACXX naming something other than a working nvcc is only a
+warning: cuda-build skips it.
 
 Confirm: `echo $CUDA_HOME; ls $CUDA_HOME/bin/nvcc`, and `cargo cuda env`.
 
@@ -1211,13 +1213,16 @@ Confirm: `cargo cuda toolkits`.
 
 Fix: install a matching toolkit and set CUDA_HOME to it, or relax the requirement."),
     doc("toolkit-env-conflict", Environment, "Two variables name different CUDA toolkits", "\
-CUDA_HOME, CUDA_PATH, CUDA_ROOT or CUDA_TOOLKIT_ROOT_DIR point at different toolkits. cuda-build
-follows its precedence (NVCC, then CUDA_HOME, ...), but tools that read the other variable use
-the other toolkit, so objects from two releases can end up in one program.
+NVCC, CUDA_HOME, CUDA_PATH, CUDA_TOOLKIT_PATH, CUDACXX, CUDA_ROOT or CUDA_TOOLKIT_ROOT_DIR point
+at different toolkits, or a crate of the build that looks for CUDA on its own (cudarc, NVIDIA's
+cuda-bindings/cuda-core, a CMake build) would find another one. cuda-build follows its
+precedence (NVCC, then CUDA_HOME, ...), but tools that read the other variable use the other
+toolkit, so objects from two releases can end up in one program.
 
-Confirm: `cargo cuda env`.
+Confirm: `cargo cuda doctor` (toolkit.conflicts, toolkit.consumers).
 
-Fix: set them to the same toolkit, or unset the stale one."),
+Fix: set them to the same toolkit, or unset the stale one. `cargo cuda build` hands every crate
+the selected toolkit; `cargo cuda env --write` does the same for plain cargo."),
     doc("toolkit-broken-link", Toolkit, "A toolkit symlink points at nothing", "\
 A link such as /usr/local/cuda points at a toolkit that was removed.
 
