@@ -530,114 +530,12 @@ impl Env {
     pub fn iter(&self) -> impl Iterator<Item = (Var, &OsStr)> {
         self.vars.iter().map(|(k, v)| (*k, v.as_os_str()))
     }
-
-    /// Every set variable whose value does not have the shape its [`Kind`]
-    /// asks for, as one warning each that names the variable, shows the value
-    /// (shortened), says what was expected and what happens instead.
-    ///
-    /// Another tool's arch list (`CMAKE_CUDA_ARCHITECTURES`,
-    /// `TORCH_CUDA_ARCH_LIST`) that does not parse is reported here, since
-    /// the plan skips it. This project's arch variables are checked here only
-    /// when a higher-precedence one shadows them (the one in use fails the
-    /// plan with its own error).
-    ///
-    /// ```
-    /// use cuda_toolchain::env::{Env, Var};
-    /// let env = Env::empty().set(Var::CudaBuildTimeout, "ten");
-    /// let w = env.check();
-    /// assert!(w[0].starts_with("CUDA_BUILD_TIMEOUT=`ten` is not a duration"), "{w:?}");
-    /// assert!(Env::empty().set(Var::CudaBuildTimeout, "10s").check().is_empty());
-    /// ```
-    pub fn check(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut arch_in_use: Option<Option<Var>> = None;
-        for &var in self.vars.keys() {
-            if let Some(w) = self.check_one(var, &mut arch_in_use) {
-                out.push(w);
-            }
-        }
-        out
-    }
-
-    fn check_one(&self, var: Var, arch_in_use: &mut Option<Option<Var>>) -> Option<String> {
-        let kind = var.kind();
-        if kind == Kind::free {
-            return None;
-        }
-        let raw = self.get_os(var)?;
-        let name = var.name();
-        let Some(value) = raw.to_str() else {
-            return Some(format!(
-                "{name} is not valid UTF-8, so it is ignored; set it to {}",
-                kind.expected()
-            ));
-        };
-        let shown = show_value(value);
-        if value.trim().is_empty() {
-            return Some(format!(
-                "{name} is set but empty, so it is ignored; unset it, or set it to {}",
-                kind.expected()
-            ));
-        }
-        match kind {
-            Kind::flag => parse_flag(value).is_none().then(|| {
-                format!(
-                    "{name}={shown} is not a switch, so it counts as off; expected {}",
-                    kind.expected()
-                )
-            }),
-            Kind::seconds => parse_seconds(value).is_none().then(|| {
-                format!(
-                    "{name}={shown} is not a duration, so the default applies; expected {}",
-                    kind.expected()
-                )
-            }),
-            Kind::count => (value.trim().parse::<usize>().ok().filter(|&n| n > 0))
-                .is_none()
-                .then(|| {
-                    format!(
-                        "{name}={shown} is not a positive whole number, so it is ignored; expected {}",
-                        kind.expected()
-                    )
-                }),
-            Kind::archs | Kind::torch_archs => {
-                let parsed = crate::plan::parse_arch_var(var, value);
-                if crate::plan::is_foreign(var) {
-                    // Another tool's convention: a bad value is skipped, never fatal.
-                    return parsed.err().map(|e| {
-                        let what = if e.message.starts_with(name) {
-                            e.message
-                        } else {
-                            format!("{name}={shown} is not an arch list ({})", e.message)
-                        };
-                        format!(
-                            "{what}; it is ignored, so the next arch setting applies; expected {}",
-                            kind.expected()
-                        )
-                    });
-                }
-                // One of ours: the one in use fails the plan with its own error.
-                match *arch_in_use.get_or_insert_with(|| {
-                    crate::plan::arch_var_in_use(self).map(|(v, _)| v)
-                }) {
-                    Some(w) if w != var => parsed.err().map(|e| {
-                        format!(
-                            "{name}={shown} is not an arch list ({}); it is ignored because {} is set",
-                            e.message,
-                            w.name()
-                        )
-                    }),
-                    _ => None,
-                }
-            }
-            Kind::path | Kind::program => value
-                .chars()
-                .any(char::is_control)
-                .then(|| format!("{name}={shown} holds control characters; expected {}", kind.expected())),
-            Kind::free => None,
-        }
-    }
 }
+
+/// What a `TORCH_CUDA_ARCH_LIST` value looks like (read by `interop::torch`).
+pub const TORCH_ARCHS_EXPECTED: &str =
+    "PyTorch's form: `X.Y` items (SASS only) or `X.Y+PTX` (SASS and PTX), separated by `;` or spaces, \
+    or names such as `Ampere` or `Hopper`, e.g. `8.0;8.6+PTX`";
 
 impl Kind {
     /// What a valid value looks like, in words.
@@ -646,7 +544,7 @@ impl Kind {
             Kind::path => "a path",
             Kind::program => "a program path or a name on PATH",
             Kind::archs => "an arch list such as `80;90`, `sm_90a` or `native`",
-            Kind::torch_archs => crate::interop::torch::EXPECTED,
+            Kind::torch_archs => TORCH_ARCHS_EXPECTED,
             Kind::flag => "`1` or `0` (also true/false, yes/no, on/off)",
             Kind::seconds => {
                 "seconds such as `600`, or a number with a unit: `90s`, `500ms`, `10m`, `1h`"

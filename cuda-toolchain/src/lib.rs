@@ -44,6 +44,7 @@ pub mod compat;
 mod cuda_errors;
 pub mod diagnose;
 pub mod env;
+mod env_check;
 mod error;
 pub mod facts;
 pub mod fsutil;

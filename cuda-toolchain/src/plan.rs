@@ -939,8 +939,14 @@ pub fn plan_for_toolkit(
             ));
         }
     }
+    let planned: Vec<_> = plan.sass.iter().chain(plan.ptx.iter()).copied().collect();
     plan.warnings
-        .extend(crate::interop::nvcc_flags::contradiction(env, &plan));
+        .extend(crate::interop::nvcc_flags::contradiction(
+            env,
+            &planned,
+            plan.source.describe(),
+            &plan.targets_display(),
+        ));
     Ok(plan)
 }
 

@@ -5,7 +5,6 @@
 
 use crate::arch::Arch;
 use crate::env::{show_value, Env, Var};
-use crate::plan::ArchPlan;
 
 /// nvcc's options that choose GPU code (`-arch`, `-gencode`, `-code` and
 /// their long spellings), as written before `=` or a separate value.
@@ -84,29 +83,32 @@ fn named_archs(flag: &str) -> Option<Vec<Arch>> {
 }
 
 /// One warning when `CUDA_NVCC_FLAGS` holds arch flags that ask for other
-/// archs than `plan` (they are dropped either way; matching ones silently).
+/// archs than the plan's (`planned_archs`: its SASS and PTX archs; they are
+/// dropped either way, matching ones silently). `plan_source` and
+/// `plan_targets` say where the plan came from and what it is, for the warning.
 ///
 /// ```
 /// use cuda_toolchain::arch::Arch;
 /// use cuda_toolchain::env::{Env, Var};
-/// use cuda_toolchain::plan::{ArchPlan, ArchSource};
-/// let plan = ArchPlan { sass: vec![Arch::new(8, 0), Arch::new(9, 0)], ptx: Some(Arch::new(9, 0)),
-///                       source: ArchSource::CudaArchs, warnings: vec![] };
+/// let plan = [Arch::new(8, 0), Arch::new(9, 0), Arch::new(9, 0)];
 /// let env = Env::empty().set(Var::CudaNvccFlags, "-arch=sm_75");
-/// let w = cuda_toolchain::interop::nvcc_flags::contradiction(&env, &plan).unwrap();
+/// let w = cuda_toolchain::interop::nvcc_flags::contradiction(&env, &plan, "CUDA_ARCHS", &["sm_80".into(), "sm_90".into(), "compute_90".into()]).unwrap();
 /// assert!(w.starts_with("CUDA_NVCC_FLAGS has `-arch=sm_75`"), "{w}");
 /// let env = Env::empty().set(Var::CudaNvccFlags, "-gencode=arch=compute_90,code=[sm_80,sm_90]");
-/// assert_eq!(cuda_toolchain::interop::nvcc_flags::contradiction(&env, &plan), None);
+/// assert_eq!(cuda_toolchain::interop::nvcc_flags::contradiction(&env, &plan, "CUDA_ARCHS", &["sm_80".into(), "sm_90".into(), "compute_90".into()]), None);
 /// ```
-pub fn contradiction(env: &Env, plan: &ArchPlan) -> Option<String> {
+pub fn contradiction(
+    env: &Env,
+    planned_archs: &[Arch],
+    plan_source: &str,
+    plan_targets: &[String],
+) -> Option<String> {
     let flags = from_env(env);
     if flags.arch_flags.is_empty() {
         return None;
     }
-    let mut planned: Vec<(u32, u32)> = plan
-        .sass
+    let mut planned: Vec<(u32, u32)> = planned_archs
         .iter()
-        .chain(plan.ptx.iter())
         .map(|a| (a.cc.major, a.cc.minor))
         .collect();
     planned.sort();
@@ -143,27 +145,27 @@ pub fn contradiction(env: &Env, plan: &ArchPlan) -> Option<String> {
         "CUDA_NVCC_FLAGS has {}, but the arch plan (from {}) is {}; the arch flag is dropped and the plan is used. \
          Remove it from CUDA_NVCC_FLAGS; {hint}",
         shown.join(" "),
-        plan.source.describe(),
-        plan.targets_display().join(", "),
+        plan_source,
+        plan_targets.join(", "),
     ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::ArchSource;
 
-    fn plan() -> ArchPlan {
-        ArchPlan {
-            sass: vec![Arch::new(8, 0), Arch::new(9, 0)],
-            ptx: Some(Arch::new(9, 0)),
-            source: ArchSource::CudaArchs,
-            warnings: vec![],
-        }
+    /// A plan of sm_80 and sm_90 SASS with compute_90 PTX.
+    fn planned() -> Vec<Arch> {
+        vec![Arch::new(8, 0), Arch::new(9, 0), Arch::new(9, 0)]
     }
 
     fn check(flags: &str) -> Option<String> {
-        contradiction(&Env::empty().set(Var::CudaNvccFlags, flags), &plan())
+        contradiction(
+            &Env::empty().set(Var::CudaNvccFlags, flags),
+            &planned(),
+            "CUDA_ARCHS",
+            &["sm_80".into(), "sm_90".into(), "compute_90".into()],
+        )
     }
 
     #[test]

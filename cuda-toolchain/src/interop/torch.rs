@@ -32,9 +32,7 @@ const NAMED: &[(&str, &str)] = &[
 ];
 
 /// What a valid `TORCH_CUDA_ARCH_LIST` looks like, for messages.
-pub const EXPECTED: &str =
-    "PyTorch's form: `X.Y` items (SASS only) or `X.Y+PTX` (SASS and PTX), separated by `;` or spaces, \
-or names such as `Ampere` or `Hopper`, e.g. `8.0;8.6+PTX`";
+pub const EXPECTED: &str = crate::env::TORCH_ARCHS_EXPECTED;
 
 /// Parses a `TORCH_CUDA_ARCH_LIST` value into an arch list with PyTorch's
 /// meaning: `8.6` is SASS only, `8.6+PTX` SASS and PTX.
@@ -62,7 +60,7 @@ pub fn parse(value: &str) -> Result<ArchSpec, Error> {
                 "arch-invalid",
                 format!(
                     "TORCH_CUDA_ARCH_LIST={} is not a PyTorch arch list: {why}",
-                    crate::env::show_value(value)
+                    crate::error::show_value(value)
                 ),
             )
             .with_help(format!("expected {EXPECTED}"))
