@@ -437,13 +437,14 @@ Fix: set CARGO_CUDA_HOME to the directory that should hold installed toolkits.",
         "\
 Build::cutlass / Build::header_dep name a package that `cargo cuda deps fetch` has not fetched
 into the store (CARGO_CUDA_HOME, else $XDG_DATA_HOME/cargo-cuda, else ~/.local/share/cargo-cuda),
-or a local path that is not a directory. Build scripts never download, so offline builds
-(`cargo build --offline`, CARGO_NET_OFFLINE) and docs.rs behave the same as online ones.
+or a local path that is not a directory. A build script fetches one only with cuda-build's
+`fetch` feature and never when CARGO_NET_OFFLINE is set or on docs.rs.
 
 Confirm: `ls $CARGO_CUDA_HOME/deps` (or ~/.local/share/cargo-cuda/deps).
 
-Fix: run `cargo cuda deps fetch` once with network (CI: before the offline step), or
-`git submodule update --init` for a vendored path.",
+Fix: run `cargo cuda deps fetch` once with network (CI: before the offline step), turn on
+cuda-build's `fetch` feature so plain `cargo build` fetches it, or `git submodule update --init`
+for a vendored path.",
     ),
     doc(
         "header-dep-requirement",

@@ -109,6 +109,8 @@ fn package_header_deps(
             b.add_header_dep(dep);
         }
     }
+    // Said once, by the build that fetched it (feature `fetch`).
+    notes.extend(b.header_deps.iter().filter_map(|d| d.fetched.clone()));
     if let Some(std) = &b.std {
         for needs in &b.header_needs {
             if header_deps::std_number(std).is_some_and(|n| n < needs.min_std) {
