@@ -12,8 +12,11 @@
 //! plus a corpus case in tests/corpus.
 
 use super::codes::Code;
-use super::cuda_errors;
 use super::scan::{Fact, HostKind, LineCx};
+use super::{
+    cuda_errors, driver_state, fetch, fp_types, frameworks, jit_warnings, library_status, memory,
+    message_variants, ptx_load, toolkit_paths,
+};
 
 /// Where a rule's trigger literals come from.
 pub(crate) enum Triggers {
@@ -159,7 +162,7 @@ pub(crate) static RULES: &[Rule] = &[
          "lib under the names", "nvcuda.dll", "libnvidia-ml.so", "NVML Shared Library Not Found",
          "cannot open input file", "unable to find library -l", "Unable to find `include/",
          "could not find native static library", "load library", "Could not load \"", "specified module could not be found",
-         "LNK1181", "failed to load builtins",
+         "LNK1181", "failed to load builtins", "libnvrtc-builtins", "nvrtc-builtins64",
          "LoadLibrary failed with error 126"],
         library_missing, "libcudart.so.12: cannot open shared object file: No such file or directory"),
     rule!("libcuda-stub", Some(Code::LibcudaStub), ["stubs/libcuda.so", "stubs\\libcuda", "stubs/libcuda"],
@@ -226,6 +229,52 @@ pub(crate) static RULES: &[Rule] = &[
     rule!("gcc11-std-function", Some(Code::HostCompilerUnsupported), ["parameter packs not expanded with"],
         gcc11_std_function, "/usr/include/c++/11/bits/std_function.h:435:145: error: parameter packs not expanded with '...':"),
     rule!("bf16-context", None, ["bf16", "candle"], context_bf16, "when loading cast_f32_bf16"),
+    // ------------------------------------ families with their own files
+    rule!("driver-fault", Some(Code::DriverStateLost),
+        ["suspend", "Suspend", "resume", "Resume", "hibernat", "Hibernat", "wake from", "woke from", "systemd-sleep", "Xid", "fallen off the bus"],
+        driver_state::context, "NVRM: Xid (PCI:0000:01:00): 79, pid=1234, GPU has fallen off the bus."),
+    rule!("dependency-fetch", Some(Code::CudaDependencyFetchFailed),
+        ["Cloning ", "Fetching ", "GitOperationFailed", "git clone failed", "Failed to clone", "failed to clone", "clone of '", "unable to access 'http",
+         "Could not resolve host", "could not resolve host", "Failed to download", "failed to download", "Download failed",
+         "download failed", "Error downloading", "error downloading", "Failed to fetch", "failed to fetch"],
+        fetch::extract, "Error: Failed to clone cutlass repository: No such file or directory (os error 2)"),
+    Rule {
+        name: "library-status",
+        code: Some(Code::LibraryOpUnsupported),
+        triggers: Triggers::Derived(library_status::trigger_literals),
+        extract: library_status::extract,
+        example: "Error: Cuda(Cublas(CublasError(CUBLAS_STATUS_NOT_SUPPORTED)))",
+    },
+    rule!("built-without-cuda", Some(Code::CudaBackendNotBuilt),
+        ["without CUDA", "without cuda", "with CUDA", "with cuda", "CUDA support", "cuda support", "CUDA Support", "GPU support",
+         "gpu support", "GPU offload", "CUDA backend", "cuda backend", "CUDA-enabled", "CUDAExecutionProvider", "CPU version",
+         "not compiled with", "not built with"],
+        frameworks::not_built, "Error: the candle crate has not been built with cuda support"),
+    rule!("framework-setup", Some(Code::FrameworkLibNotFound),
+        ["CUDA Setup failed despite GPU being available", "Required library version not found", "libcudart.so not found in any environmental path"],
+        frameworks::bnb_setup, "RuntimeError: CUDA Setup failed despite GPU being available. Please run the following command to get more information:"),
+    rule!("malformed-toolkit-path", Some(Code::CudaHomeInvalid),
+        ["bin/nvcc", "bin\\nvcc", "bin/ptxas", "bin\\ptxas"],
+        toolkit_paths::extract, "FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda-12.1:/bin/nvcc'"),
+    rule!("ptx-load-unknown", Some(Code::PtxTooNewForDriver), ["PTX", "ptx", "UnknownError"],
+        ptx_load::extract, "ERROR kaspacuda::worker] Error loading PTX: \"unknown error\""),
+    rule!("allocation-generic-error", Some(Code::OutOfMemory),
+        ["invalid argument", "INVALID_VALUE", "InvalidValue", "unknown error", "CUDA_ERROR_UNKNOWN"],
+        memory::extract, "cuMemSetAccess(base, size, &desc, 1) failed with error CUDA_ERROR_INVALID_VALUE during allocation"),
+    rule!("jit-compiler-warnings", Some(Code::PtxasTooOld),
+        ["ptxas does not support CC", "ptxas too old", "No PTX compilation provider is available", "Couldn't find a suitable version of ptxas"],
+        jit_warnings::extract, "W external/xla/xla/stream_executor/gpu/asm_compiler.cc:231] Falling back to the CUDA driver for PTX compilation; ptxas does not support CC 9.0"),
+    rule!("wmma-fragment", Some(Code::ArchFeatureNeedsHigherTarget), ["incomplete type"],
+        fp_types::wmma_fragment, "default_program(26): error: incomplete type \"nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 8, float, void>\" is not allowed"),
+    rule!("half-operators", Some(Code::ArchFeatureNeedsHigherTarget), ["no instance of overloaded function", "no operator"],
+        fp_types::half_operators, "error: no instance of overloaded function \"atomicAdd\" matches the argument list (__nv_bfloat16 *, __nv_bfloat16)"),
+    Rule {
+        name: "error-string-variants",
+        code: Some(Code::NoKernelImageForDevice),
+        triggers: Triggers::Derived(message_variants::trigger_literals),
+        extract: message_variants::extract,
+        example: "RuntimeError: No kernel image is available for execution on the device",
+    },
     // ------------------------------------------------------------- CUDA errors
     Rule {
         name: "cuda-error",
@@ -1193,6 +1242,23 @@ fn library_missing(cx: &mut LineCx) {
     // NVRTC without its builtins library beside it (pip, conda, a copied DLL).
     if l.contains("nvrtc") && l.contains("failed to load builtins") {
         found.push(("libnvrtc-builtins.so".to_string(), false, 0.85));
+    } else if l.contains("nvrtc-builtins")
+        && [
+            "failed to open",
+            "Make sure that",
+            "could not",
+            "cannot",
+            "not found",
+        ]
+        .iter()
+        .any(|w| l.contains(w))
+    {
+        let name = l
+            .split([' ', '\'', '"', '`', '/', '\\'])
+            .find(|w| w.contains("nvrtc-builtins"))
+            .unwrap_or("libnvrtc-builtins.so")
+            .trim_end_matches(['.', ',', ':']);
+        found.push((name.to_string(), false, 0.85));
     }
     // rustc, for `cargo:rustc-link-lib=static=<name>` with no such archive.
     if let Some(lib) = quoted_after(l, "could not find native static library", '`') {
@@ -1826,6 +1892,7 @@ mod tests {
                             || s.build_script.is_some()
                             || s.jit_context
                             || s.bf16_context
+                            || s.driver_fault.is_some()
                             || s.arch_option.is_some()
                             || s.kernel_module.is_some()),
                     "context rule {} learnt nothing from its example",

@@ -113,6 +113,12 @@ pub(crate) struct Scan {
     pub kernel_module: Option<(String, String)>,
     /// A user-space driver package's version (dpkg) and its line.
     pub user_driver: Option<(String, String)>,
+    /// A line that shows the driver lost the GPU's state (a resume from
+    /// suspend, an Xid fault): later generic errors are that, not a kernel's.
+    pub driver_fault: Option<String>,
+    /// The CUDA dependency a build step announced it is fetching
+    /// (`Cloning cutlass from ...`), for a failure that does not name it.
+    pub fetching: Option<&'static str>,
     /// Hits kept per (code, fact kind), to bound memory on huge logs.
     kept: Vec<(Code, std::mem::Discriminant<Fact>, u32)>,
 }

@@ -1,0 +1,64 @@
+//! PTX that fails to load with an error that names no cause: the `cust`
+//! crate's `UnknownError`, `Error loading PTX: "unknown error"`. With an old
+//! driver and PTX from a newer toolkit this is what some drivers and
+//! wrappers report instead of CUDA_ERROR_UNSUPPORTED_PTX_VERSION; a hint
+//! below 0.5 with the check that decides it.
+
+use super::codes::Code;
+use super::scan::{Fact, LineCx};
+
+/// The line talks about loading PTX or a module.
+fn loads_ptx(lower: &str) -> bool {
+    [
+        "loading ptx",
+        "load ptx",
+        "load the ptx",
+        "loading the ptx",
+        "from_ptx",
+        "load_ptx",
+        "ptx load",
+        "cumoduleloaddata",
+        "module::load",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+pub(crate) fn extract(cx: &mut LineCx) {
+    let l = cx.line;
+    let lower = l.to_ascii_lowercase();
+    let ptx = loads_ptx(&lower);
+    if ptx {
+        cx.scan.jit_context = true;
+    }
+    let unknown = lower.contains("unknown error") || has_word(l, "UnknownError");
+    // A named CUDA error on the line is read by the error table instead.
+    let named = l.contains("CUDA_ERROR_") || l.contains("cudaError");
+    if !unknown || named {
+        return;
+    }
+    if ptx || cx.scan.jit_context {
+        cx.hit_as(
+            Code::PtxTooNewForDriver,
+            Fact::Note("Loading PTX failed with an error that names no cause (`unknown error`, cust's `UnknownError`). The usual cause is PTX from a newer CUDA toolkit than the driver supports; a broken driver state reads the same. Compare the driver's CUDA version (`nvidia-smi`) with the PTX's `.version` line (the toolkit that wrote it)."),
+            0.45,
+        );
+    } else if has_word(l, "UnknownError") {
+        // cust's CudaError::UnknownError is CUDA_ERROR_UNKNOWN (999).
+        cx.hit_as(
+            Code::CudaUnknownError,
+            Fact::Note("The wrapper reports CUDA_ERROR_UNKNOWN (999), which names no cause."),
+            0.35,
+        );
+    }
+}
+
+fn has_word(line: &str, word: &str) -> bool {
+    let b = line.as_bytes();
+    line.match_indices(word).any(|(p, _)| {
+        let before = p.checked_sub(1).map(|i| b[i]);
+        let after = b.get(p + word.len()).copied();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+    })
+}
