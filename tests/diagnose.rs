@@ -186,12 +186,14 @@ fn corpus_public_reports() {
     check_all(&["public"], 10, cites_a_url);
 }
 
-/// Logs whose evidence cannot decide between two causes without knowing the
-/// nvcc: "Unsupported gpu architecture 'compute_61'" comes from an nvcc older
-/// than the arch (here the threads' confirmed cause) and, word for word, from
-/// one newer than the arch's last release. Without machine context the engine
-/// must not be confident, and must name the other cause with the way to tell
-/// them apart; with the machine's toolkit known it decides.
+/// Logs whose evidence cannot decide between causes. Two kinds:
+/// - an arch rejected by an nvcc too old for it, or by one that has dropped
+///   it (the same words; the threads' cause here is the first): the engine
+///   must not be confident and must name the other cause with the way to
+///   tell them apart (`nvcc --version`);
+/// - a message several causes print (`unspecified launch failure` alone):
+///   the top diagnosis stays below 0.5 and the confirmed cause (`# expect:`)
+///   is named, as a diagnosis or an alternative.
 #[test]
 fn corpus_ambiguous_cases_name_both_causes() {
     let mut n = 0;
@@ -204,22 +206,32 @@ fn corpus_ambiguous_cases_name_both_causes() {
             .first()
             .unwrap_or_else(|| panic!("{name}: nothing found"));
         let pair = ["arch-too-new-for-nvcc", "arch-dropped-by-nvcc"];
-        assert!(pair.contains(&top.code.as_str()), "{name}: {top:?}");
-        assert!(top.confidence < 0.9, "{name}: over-confident {top:?}");
-        let other = pair.iter().find(|c| **c != top.code.as_str()).unwrap();
-        assert!(
-            top.alternatives
-                .iter()
-                .any(|a| a.contains(other) && a.contains("nvcc --version")),
-            "{name}: the other cause `{other}` is not named: {:?}",
-            top.alternatives
-        );
-        assert_eq!(
-            e.expect[0], "arch-too-new-for-nvcc",
-            "{name}: the thread's cause"
-        );
+        if pair.contains(&e.expect[0].as_str()) {
+            assert!(pair.contains(&top.code.as_str()), "{name}: {top:?}");
+            assert!(top.confidence < 0.9, "{name}: over-confident {top:?}");
+            let other = pair.iter().find(|c| **c != top.code.as_str()).unwrap();
+            assert!(
+                top.alternatives
+                    .iter()
+                    .any(|a| a.contains(other) && a.contains("nvcc --version")),
+                "{name}: the other cause `{other}` is not named: {:?}",
+                top.alternatives
+            );
+            assert_eq!(
+                e.expect[0], "arch-too-new-for-nvcc",
+                "{name}: the thread's cause"
+            );
+        } else {
+            assert!(top.confidence < 0.5, "{name}: over-confident {top:?}");
+            let cause = e.expect[0].as_str();
+            assert!(
+                found.iter().any(|d| d.code.as_str() == cause
+                    || d.alternatives.iter().any(|a| a.contains(cause))),
+                "{name}: the confirmed cause `{cause}` is not named: {found:?}"
+            );
+        }
     }
-    assert!(n >= 3, "tests/corpus/ambiguous has {n} files");
+    assert!(n >= 4, "tests/corpus/ambiguous has {n} files");
 }
 
 /// Logs quoted from Rust GPU projects' public issues (candle, mistral.rs,
