@@ -1681,13 +1681,58 @@ fn ptx_that_fails_to_load_without_naming_the_driver_error() {
         &Context::default()
     )
     .is_empty());
+    // cust's bare UnknownError: the same hint, naming the driver states too.
+    let bare = "called `Result::unwrap()` on an `Err` value: UnknownError";
+    assert_eq!(top_of(bare).map(|t| t.0), Some("ptx-too-new-for-driver"));
+    assert!(silent(bare) && names(bare, "cuda-unknown-error"));
+    // An unknown error that is not a wrapper's enum is not read as one.
+    assert!(diagnose("Unknown Error: check your settings", &Context::default()).is_empty());
+}
+
+#[test]
+fn windows_loader_messages_and_dll_exit_codes_name_the_library() {
+    let dep = r#"2026-07-18T10:30:43.500030Z ERROR ort::ep: An error occurred when attempting to register `CUDAExecutionProvider`: FAIL : Error loading "F:\x\onnxruntime_providers_cuda.dll" which depends on "cublasLt64_12.dll" which is missing."#;
+    let d = &diagnose(dep, &Context::default())[0];
+    assert_eq!(d.code, "cuda-runtime-lib-not-found");
+    assert!(d.cause.contains("cublasLt64_12.dll"), "{}", d.cause);
+    let exit = r#"WARN llama_cpp_server::supervisor: llama-server <embedding> exited with status code -1073741515, args: `Command { std: "C:\\tabby_x86_64-windows-msvc-cuda117\\llama-server.exe" }`"#;
+    let (code, conf) = top_of(exit).unwrap();
+    assert_eq!((code, conf >= 0.5), ("cuda-runtime-lib-not-found", true));
+    // The same exit code with nothing CUDA about it is only a hint; a
+    // missing file that is no library is nothing.
+    assert!(silent("process exited with code 3221225781 (0xC0000135)"));
+    assert!(diagnose(
+        "Error: the file \"config.toml\" which is missing",
+        &Context::default()
+    )
+    .is_empty());
+}
+
+#[test]
+fn cuda_objects_without_pic_in_a_pie_link() {
+    let lld = "  = note: rust-lld: error: relocation R_X86_64_PC32 cannot be used against symbol 'std::cerr'; recompile with -fPIC\n          >>> defined in /usr/lib/gcc/x86_64-linux-gnu/10/libstdc++.so\n          >>> referenced by tmpxft_00002e57_00000000-6_msm.cudafe1.cpp\n";
+    let ld = "/usr/bin/ld: /tmp/out/kernels.cu.o: relocation R_X86_64_32 against `.rodata' can not be used when making a PIE object; recompile with -fPIE";
+    for log in [lld, ld] {
+        let d = &diagnose(log, &Context::default())[0];
+        assert_eq!(d.code, "cuda-object-not-pic", "{log}");
+        assert!(d.confidence >= 0.5 && d.fix[0].contains("-Xcompiler -fPIC"));
+    }
+    // The same error for a host object is not CUDA's.
+    assert!(silent("/usr/bin/ld: libfoo.a(bar.o): relocation R_X86_64_32 against `.rodata' can not be used when making a PIE object; recompile with -fPIE"));
+}
+
+#[test]
+fn cuda_error_numbers_after_other_punctuation() {
+    let (code, conf) = top_of("CUDA error! 2").unwrap();
+    assert_eq!(code, "out-of-memory");
+    assert!(conf <= 0.5, "by number only");
     assert_eq!(
-        top_of("called `Result::unwrap()` on an `Err` value: UnknownError").map(|t| t.0),
-        Some("cuda-unknown-error")
+        top_of("Cuda Error - 700 in kernel").map(|t| t.0),
+        Some("illegal-address")
     );
-    assert!(silent(
-        "called `Result::unwrap()` on an `Err` value: UnknownError"
-    ));
+    // Versions, line numbers and words are not error numbers.
+    assert!(diagnose("CUDA error - 12.2 toolkit", &Context::default()).is_empty());
+    assert!(diagnose("CUDA error! see the log above", &Context::default()).is_empty());
 }
 
 #[test]
@@ -1945,4 +1990,25 @@ fn a_missing_symbol_through_the_runtime_api_is_a_missing_architecture() {
     // The driver API's lookup by name is the name.
     let driver = "CUDA Error CUDA_ERROR_NOT_FOUND: named symbol not found while calling module_get_function (cuModuleGetFunction)";
     assert_eq!(top_of(driver).map(|t| t.0), Some("kernel-not-found"));
+}
+
+#[test]
+fn a_generic_error_just_after_an_allocation_is_memory() {
+    let log = "INFO mistralrs_core::paged_attention: Allocating 24576 MB for PagedAttention KV cache per GPU\nError: DriverError(CUDA_ERROR_INVALID_VALUE, \"invalid argument\")\n";
+    let (code, conf) = top_of(log).unwrap();
+    assert_eq!(code, "out-of-memory");
+    assert!(conf < 0.5);
+    // Far from any allocation, or an allocation that is fine: nothing.
+    let far = format!(
+        "INFO Allocating 24576 MB for the KV cache\n{}Error: DriverError(CUDA_ERROR_INVALID_VALUE, \"invalid argument\")\n",
+        "INFO step done\n".repeat(400)
+    );
+    assert!(diagnose(&far, &Context::default())
+        .iter()
+        .all(|d| d.code != "out-of-memory"));
+    assert!(diagnose(
+        "INFO Allocating 512 MB for the KV cache\nINFO Model loaded.",
+        &Context::default()
+    )
+    .is_empty());
 }

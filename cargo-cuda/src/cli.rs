@@ -229,6 +229,9 @@ pub struct ExplainArgs {
     /// Do not look at this machine's toolkits and driver (for a log from another machine).
     #[arg(long)]
     pub no_detect: bool,
+    /// List every code with a one-line summary, grouped by layer (driver, toolkit, compile, link, load, run).
+    #[arg(long, conflicts_with = "input")]
+    pub list: bool,
 }
 
 /// `cargo cuda toolkits`.

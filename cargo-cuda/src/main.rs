@@ -75,6 +75,7 @@ fn main() {
             }
             i32::from(!report.ok)
         }
+        Command::Explain(a) if a.list => explain::list(a.json, &out),
         Command::Explain(a) => {
             let ctx = if a.no_detect {
                 cuda_toolchain::diagnose::Context::default()

@@ -98,6 +98,7 @@ diagnosis_codes! {
     LibraryOpUnsupported = "library-op-unsupported",
     CudaDependencyFetchFailed = "cuda-dependency-fetch-failed",
     DriverStateLost = "driver-state-lost",
+    CudaObjectNotPic = "cuda-object-not-pic",
 }
 
 impl Code {
@@ -770,7 +771,10 @@ Fix: install the driver's full user-space libraries (or use the NVIDIA container
         "\
 `CUDA_ERROR_NOT_FOUND` (500), \"named symbol not found\": the module has no function by that
 name. C++ kernels are name-mangled unless declared `extern \"C\"`; templates need an explicit
-instantiation.
+instantiation. This is a lookup by name through the driver API (cuModuleGetFunction). The same
+words from the runtime API (`cudaErrorSymbolNotFound` at a CUDA_CHECK) usually mean the binary
+has no code for this GPU: no-kernel-image-for-device. A bf16 kernel compiled out for an older
+GPU is bf16-kernel-unavailable.
 
 Confirm: `cuobjdump -symbols <fatbin>` or the generated module's ENTRIES list.
 
@@ -1020,7 +1024,9 @@ Confirm: `ldd ./program | grep 'not found'`.
 
 Fix: link statically (cudart_static), add the toolkit's lib64 directory to LD_LIBRARY_PATH or
 the rpath, or install the matching runtime (apt `cuda-cudart-13-0`, pip
-`nvidia-cuda-runtime`).",
+`nvidia-cuda-runtime`). Unlike framework-lib-not-found (a framework's own CUDA library, such as
+libtorch_cuda), these libraries come with the CUDA toolkit; the driver's libcuda is
+libcuda-not-found.",
     ),
     doc("device-function-unresolved", Link, "A kernel calls a device function defined in another file", "\
 The device code calls a __device__ function whose definition is not in the same .cu file:
@@ -1070,7 +1076,9 @@ pulls it in; the crate's changelog for the first release that supports that CUDA
 Fix: update the crate (`cargo update -p cudarc`, or a newer candle / mistral.rs that depends on
 a newer cudarc); or build against a toolkit the crate supports (point CUDA_HOME at it, or
 `cargo cuda build`, which picks a detected toolkit and exports CUDA_HOME for build scripts);
-cudarc also reads CUDARC_CUDA_VERSION (e.g. 12040) to choose its bindings explicitly."),
+cudarc also reads CUDARC_CUDA_VERSION (e.g. 12040) to choose its bindings explicitly. Unlike
+toolkit-requirement (cuda-build's own version requirement, from this project), the limit here is
+the other crate's."),
     doc("sccache-nvcc-failed", Compile, "sccache failed while wrapping nvcc", "\
 The compile went through sccache (as RUSTC_WRAPPER, CUDA_BUILD_WRAPPER or a build script's
 compiler wrapper), and sccache's own nvcc handling failed, not nvcc: `sccache: Compiler killed
@@ -1116,7 +1124,9 @@ Confirm: `nvidia-smi --query-gpu=name,compute_cap --format=csv` (below 8.0); the
 the message ends in bf16.
 
 Fix: run the model in f16 or f32 (`--dtype f16`), or use a GPU with compute capability 8.0 or
-newer; with mixed GPUs build for the newer one (CUDA_COMPUTE_CAP=89, or `cargo cuda build`)."),
+newer; with mixed GPUs build for the newer one (CUDA_COMPUTE_CAP=89, or `cargo cuda build`).
+Unlike kernel-not-found, the name is right: the kernel exists in the source and was compiled out
+for this architecture."),
     doc("container-device-missing", Driver, "The GPU device nodes are missing for the container", "\
 The container runtime was asked to pass the GPU in and the device node does not exist on the
 host: `lstat /dev/nvidia0: no such file or directory`, `stat failed: /dev/nvidiactl`,
@@ -1193,7 +1203,9 @@ there); for ort, `ls target/<profile>/` next to the binary.
 Fix: add the framework's library directory to LD_LIBRARY_PATH (libtorch: `$LIBTORCH/lib`, not
 `$LIBTORCH`) or link with an rpath to it; for ort, let it copy the provider libraries next to
 the binary (its `copy-dylibs` feature) and link with the rpath `$ORIGIN`
-(`-C link-args=-Wl,-rpath,$ORIGIN`), or point ORT_DYLIB_PATH at the full ONNX Runtime."),
+(`-C link-args=-Wl,-rpath,$ORIGIN`), or point ORT_DYLIB_PATH at the full ONNX Runtime.
+Unlike cuda-runtime-lib-not-found (a toolkit library such as libcudart or libcublas), the missing
+file ships with the framework; a framework without the file at all is cuda-backend-not-built."),
     doc("library-op-unsupported", Run, "A CUDA math library (cuBLAS, cuDNN, cuFFT) does not support this operation on this GPU or data type", "\
 A math library refused the call before running it: `CUBLAS_STATUS_NOT_SUPPORTED`,
 `CUBLAS_STATUS_ARCH_MISMATCH`, `CUDNN_STATUS_NOT_SUPPORTED`, `CUDNN_STATUS_ARCH_MISMATCH`,
@@ -1224,6 +1236,20 @@ Fix: install git (or curl) in the build environment, let it reach github.com (or
 point the build at a copy fetched beforehand (the crate's CUTLASS_DIR-style variable, a vendored
 or git-submodule checkout); in CI, cache the dependency. See also header-dep-missing for
 dependencies cuda-build itself pins."),
+    doc("cuda-object-not-pic", Link, "CUDA objects built without -fPIC were linked into a position-independent binary or library", "\
+The linker refused a relocation in an object nvcc produced: `relocation R_X86_64_32 against
+`.rodata' can not be used when making a PIE object; recompile with -fPIE`, or rust-lld's
+`relocation R_X86_64_PC32 cannot be used against symbol ...; recompile with -fPIC` with a
+`.cu.o` or an nvcc temporary (`tmpxft_..._cudafe1.cpp`) as the referencing object. Rust links
+position-independent executables on Linux, and shared libraries are always position-independent;
+nvcc does not pass -fPIC to the host compiler unless told to.
+
+Confirm: the object named in the error is a .cu object, or comes from a static library a build
+script built with nvcc; `readelf -r obj.o | grep R_X86_64_32` shows absolute relocations.
+
+Fix: compile every .cu with `-Xcompiler -fPIC` (cc-rs: `.flag(\"-Xcompiler\").flag(\"-fPIC\")`;
+CMake: POSITION_INDEPENDENT_CODE ON) and the device-link step as well (`nvcc -dlink -Xcompiler
+-fPIC`). As a stopgap, link the executable without PIE (`-C relocation-model=static`)."),
     doc("driver-state-lost", Driver, "The driver lost the GPU's state (after suspend/resume, a GPU reset or an Xid fault)", "\
 The GPU and its driver were working, and now every CUDA call fails with errors that name no
 cause: `unspecified launch failure` (719), `unknown error` (999), `all CUDA-capable devices are
@@ -1310,7 +1336,9 @@ toolkit found with its version.
 
 Confirm: `cargo cuda toolkits`.
 
-Fix: install a matching toolkit and set CUDA_HOME to it, or relax the requirement."),
+Fix: install a matching toolkit and set CUDA_HOME to it, or relax the requirement. Unlike
+toolkit-unsupported-by-crate (another crate's build script or bindings refusing the installed
+CUDA), this requirement is the project's own, given to cuda-build."),
     doc("toolkit-env-conflict", Toolkit, "Two variables name different CUDA toolkits", "\
 CUDA_HOME, CUDA_PATH, CUDA_ROOT or CUDA_TOOLKIT_ROOT_DIR point at different toolkits. cuda-build
 follows its precedence (NVCC, then CUDA_HOME, ...), but tools that read the other variable use

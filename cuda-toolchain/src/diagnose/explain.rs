@@ -524,6 +524,7 @@ pub(super) fn explainer(code: Code) -> Explainer {
         Code::LibraryOpUnsupported => Custom(super::library_status::explain),
         Code::CudaDependencyFetchFailed => Custom(super::fetch::explain),
         Code::DriverStateLost => Custom(super::driver_state::explain),
+        Code::CudaObjectNotPic => Custom(super::link_pic::explain),
         Code::IllegalAddress => Custom(super::driver_state::explain_launch_failure),
         Code::CompilerKilled
         | Code::CudaBackendNotBuilt

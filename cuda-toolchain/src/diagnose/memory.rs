@@ -23,6 +23,7 @@ const ALLOCATION: &[&str] = &[
     "allocation",
     "Allocation",
     "Allocate",
+    "llocating",
 ];
 
 /// Generic errors an allocation reports instead of out-of-memory.
@@ -35,15 +36,27 @@ const GENERIC: &[&str] = &[
     "CUDA_ERROR_UNKNOWN",
 ];
 
+/// How far after an allocation line a generic error still counts as its.
+const NEAR: usize = 2048;
+
 pub(crate) fn extract(cx: &mut LineCx) {
     let l = cx.line;
+    let allocation = ALLOCATION.iter().any(|a| l.contains(a));
     if cx.gave(Code::OutOfMemory) || l.contains("out of memory") || l.contains("OUT_OF_MEMORY") {
         return;
     }
     let Some(err) = GENERIC.iter().find(|g| l.contains(**g)) else {
+        if allocation {
+            cx.scan.allocating = Some(cx.offset() + l.len());
+        }
         return;
     };
-    if !ALLOCATION.iter().any(|a| l.contains(a)) {
+    // The allocation on this line, or a line just before it.
+    let near = cx
+        .scan
+        .allocating
+        .is_some_and(|end| cx.offset().saturating_sub(end) <= NEAR);
+    if !(allocation || near) {
         return;
     }
     let note = if err.contains("nknown") || err.contains("UNKNOWN") {

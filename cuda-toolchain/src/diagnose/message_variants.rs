@@ -65,3 +65,48 @@ pub(crate) fn extract(cx: &mut LineCx) {
         }
     }
 }
+
+/// A CUDA error number after other punctuation than the error table's
+/// shapes (`CUDA error! 2`, `CUDA Error - 700`, `cuda error #209`), read as
+/// evidence by number only (below 0.5 unless more is known).
+pub(crate) fn loose_number(cx: &mut LineCx) {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)\bcuda[ _]?error\b[^0-9a-z\n]{1,4}(?:code[^0-9a-z\n]{0,3})?(\d{1,4})",
+        )
+        .expect("a valid regex")
+    });
+    let l = cx.line;
+    // Names and messages on the line are read by the error table.
+    if l.contains("CUDA_ERROR_") || l.contains("cudaError") {
+        return;
+    }
+    for caps in re.captures_iter(l) {
+        let Some(m) = caps.get(1) else { continue };
+        // `CUDA error 12.2` is a version, not error 12.
+        let next = l[m.end()..].chars().next();
+        if next.is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_') {
+            continue;
+        }
+        let Some(err) = m
+            .as_str()
+            .parse()
+            .ok()
+            .and_then(super::cuda_errors::by_number)
+        else {
+            continue;
+        };
+        if !cx.gave(err.code) {
+            cx.hit_as(
+                err.code,
+                Fact::Cuda {
+                    err,
+                    by_number: true,
+                },
+                0.5,
+            );
+        }
+        return;
+    }
+}

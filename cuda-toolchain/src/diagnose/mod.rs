@@ -25,6 +25,7 @@ mod fp_types;
 mod frameworks;
 mod jit_warnings;
 mod library_status;
+mod link_pic;
 mod memory;
 mod message_variants;
 mod ptx_load;
@@ -32,6 +33,7 @@ mod render;
 mod rules;
 mod scan;
 mod toolkit_paths;
+mod windows_loader;
 
 pub use codes::Code;
 pub use render::render;
@@ -56,6 +58,28 @@ pub struct Context {
 /// nothing is recognised. Linear in the size of `text`; never panics.
 pub fn diagnose(text: &str, ctx: &Context) -> Vec<Diagnosis> {
     explain::explain(scan::scan(text), ctx)
+}
+
+/// Explains a log read from `reader` (a file, a pipe) in bounded memory:
+/// a log of any size is read in pieces of 1 MiB, and what is kept between
+/// them is bounded (one window around a match, the lines already seen, a
+/// few dozen hits per code). Invalid UTF-8 reads as U+FFFD. Gives what
+/// [`diagnose`] gives for the whole text.
+pub fn diagnose_reader(
+    mut reader: impl std::io::Read,
+    ctx: &Context,
+) -> std::io::Result<Vec<Diagnosis>> {
+    let mut stream = scan::StreamScanner::default();
+    let mut piece = vec![0u8; 1 << 20];
+    loop {
+        match reader.read(&mut piece) {
+            Ok(0) => break,
+            Ok(n) => stream.feed(&piece[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(explain::explain(stream.finish(), ctx))
 }
 
 /// The layer a failure shows in, in the order a CUDA program meets them:

@@ -1,8 +1,9 @@
 //! PTX that fails to load with an error that names no cause: the `cust`
-//! crate's `UnknownError`, `Error loading PTX: "unknown error"`. With an old
-//! driver and PTX from a newer toolkit this is what some drivers and
-//! wrappers report instead of CUDA_ERROR_UNSUPPORTED_PTX_VERSION; a hint
-//! below 0.5 with the check that decides it.
+//! crate's `UnknownError` (CUDA_ERROR_UNKNOWN), `Error loading PTX:
+//! "unknown error"`. With an old driver and PTX from a newer toolkit this is
+//! what some drivers and wrappers report instead of
+//! CUDA_ERROR_UNSUPPORTED_PTX_VERSION; a hint below 0.5 with the check that
+//! decides it, naming cuda-unknown-error's causes as the other candidates.
 
 use super::codes::Code;
 use super::scan::{Fact, LineCx};
@@ -44,11 +45,12 @@ pub(crate) fn extract(cx: &mut LineCx) {
             0.45,
         );
     } else if has_word(l, "UnknownError") {
-        // cust's CudaError::UnknownError is CUDA_ERROR_UNKNOWN (999).
+        // cust's CudaError::UnknownError is CUDA_ERROR_UNKNOWN (999); Rust
+        // CUDA code meets it mostly when it loads its PTX at start-up.
         cx.hit_as(
-            Code::CudaUnknownError,
-            Fact::Note("The wrapper reports CUDA_ERROR_UNKNOWN (999), which names no cause."),
-            0.35,
+            Code::PtxTooNewForDriver,
+            Fact::Note("A CUDA wrapper (cust) reports UnknownError, CUDA_ERROR_UNKNOWN, which names no cause. Rust CUDA code meets it mostly when loading its PTX at start-up, with PTX from a newer CUDA toolkit than the driver supports; it is also cuda-unknown-error's driver states (nvidia_uvm not loaded, after suspend). Compare the driver's CUDA version (`nvidia-smi`) with the toolkit that built the PTX; `ls /dev/nvidia-uvm` for the other."),
+            0.4,
         );
     }
 }

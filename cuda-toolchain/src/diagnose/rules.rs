@@ -14,8 +14,8 @@
 use super::codes::Code;
 use super::scan::{Fact, HostKind, LineCx};
 use super::{
-    cuda_errors, driver_state, fetch, fp_types, frameworks, jit_warnings, library_status, memory,
-    message_variants, ptx_load, toolkit_paths,
+    cuda_errors, driver_state, fetch, fp_types, frameworks, jit_warnings, library_status, link_pic,
+    memory, message_variants, ptx_load, toolkit_paths, windows_loader,
 };
 
 /// Where a rule's trigger literals come from.
@@ -259,7 +259,8 @@ pub(crate) static RULES: &[Rule] = &[
     rule!("ptx-load-unknown", Some(Code::PtxTooNewForDriver), ["PTX", "ptx", "UnknownError"],
         ptx_load::extract, "ERROR kaspacuda::worker] Error loading PTX: \"unknown error\""),
     rule!("allocation-generic-error", Some(Code::OutOfMemory),
-        ["invalid argument", "INVALID_VALUE", "InvalidValue", "unknown error", "CUDA_ERROR_UNKNOWN"],
+        ["invalid argument", "INVALID_VALUE", "InvalidValue", "unknown error", "CUDA_ERROR_UNKNOWN",
+         "Allocating", "allocating", "Tried to allocate", "cudaMalloc", "cuMemAlloc"],
         memory::extract, "cuMemSetAccess(base, size, &desc, 1) failed with error CUDA_ERROR_INVALID_VALUE during allocation"),
     rule!("jit-compiler-warnings", Some(Code::PtxasTooOld),
         ["ptxas does not support CC", "ptxas too old", "No PTX compilation provider is available", "Couldn't find a suitable version of ptxas"],
@@ -268,6 +269,15 @@ pub(crate) static RULES: &[Rule] = &[
         fp_types::wmma_fragment, "default_program(26): error: incomplete type \"nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 8, float, void>\" is not allowed"),
     rule!("half-operators", Some(Code::ArchFeatureNeedsHigherTarget), ["no instance of overloaded function", "no operator"],
         fp_types::half_operators, "error: no instance of overloaded function \"atomicAdd\" matches the argument list (__nv_bfloat16 *, __nv_bfloat16)"),
+    rule!("windows-loader", Some(Code::CudaRuntimeLibNotFound),
+        ["which is missing", " is missing", "-1073741515", "3221225781", "0xC0000135", "0xc0000135"],
+        windows_loader::extract, "FAIL : Error loading \"C:\\x\\onnxruntime_providers_cuda.dll\" which depends on \"cublasLt64_12.dll\" which is missing."),
+    rule!("cuda-object-not-pic", Some(Code::CudaObjectNotPic),
+        ["recompile with -fPIC", "recompile with -fPIE", "when making a PIE object", "when making a shared object"],
+        link_pic::extract, "/usr/bin/ld: kernels.cu.o: relocation R_X86_64_32 against `.rodata' can not be used when making a PIE object; recompile with -fPIE"),
+    rule!("cuda-error-number-loose", Some(Code::OutOfMemory),
+        ["CUDA error", "CUDA Error", "cuda error", "CUDA ERROR", "Cuda error", "Cuda Error"],
+        message_variants::loose_number, "CUDA error! 2"),
     Rule {
         name: "error-string-variants",
         code: Some(Code::NoKernelImageForDevice),
@@ -374,7 +384,7 @@ fn is_cuda_header(h: &str) -> bool {
 }
 
 /// The code of a library that could not be found, by its name.
-fn lib_code(lib: &str) -> Option<Code> {
+pub(crate) fn lib_code(lib: &str) -> Option<Code> {
     let base = lib.rsplit(['/', '\\']).next().unwrap_or(lib);
     let base = base.trim_start_matches("lib");
     if base.starts_with("cuda.so")
