@@ -2012,3 +2012,14 @@ fn a_generic_error_just_after_an_allocation_is_memory() {
     )
     .is_empty());
 }
+
+#[test]
+fn a_build_script_that_finds_no_gpu_codes_in_nvcc_has_an_old_nvcc() {
+    let log = "thread 'main' panicked at 'Could not get Cuda compute cap: no gpu codes parsed from nvcc', /home/u/.cargo/git/checkouts/candle-0c2b4fa9e5801351/8d8f48c/candle-kernels/build.rs:106:41";
+    let d = &diagnose(log, &Context::default())[0];
+    assert_eq!(d.code, "toolkit-unsupported-by-crate");
+    assert!(d.cause.contains("--list-gpu-code"), "{}", d.cause);
+    // nvidia-smi failing is still arch detection.
+    let smi = "Could not get Cuda compute cap: `nvidia-smi` failed. Ensure that you have CUDA installed and that `nvidia-smi` is in your PATH.";
+    assert_eq!(top_of(smi).map(|t| t.0), Some("arch-not-detected"));
+}

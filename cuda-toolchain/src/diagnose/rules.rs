@@ -117,7 +117,7 @@ pub(crate) static RULES: &[Rule] = &[
         ["CMAKE_CUDA_ARCHITECTURES must be non-empty", "Failed to detect a default CUDA architecture"],
         cmake_arch, "CMAKE_CUDA_ARCHITECTURES must be non-empty if set."),
     rule!("compute-cap-detection", Some(Code::ArchNotDetected),
-        ["compute cap", "Compute cap", "`nvidia-smi` failed", "nvidia-smi failed", "compute_cap"],
+        ["compute cap", "Compute cap", "`nvidia-smi` failed", "nvidia-smi failed", "compute_cap", "no gpu codes parsed from nvcc"],
         compute_cap_detection, "Could not get Cuda compute cap: `nvidia-smi` failed. Ensure that you have CUDA installed and that `nvidia-smi` is in your PATH."),
     rule!("nvcc-cannot-target", Some(Code::ArchTooNewForNvcc), ["cannot target gpu arch"],
         nvcc_cannot_target, "nvcc cannot target gpu arch 89. Available nvcc targets are [35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87]."),
@@ -894,6 +894,17 @@ fn cmake_arch(cx: &mut LineCx) {
 /// bindgen_cuda's, cudaforge's, mistral.rs's) and fail.
 fn compute_cap_detection(cx: &mut LineCx) {
     let l = cx.line;
+    // bindgen_cuda asks `nvcc --list-gpu-code` for the targets and parsed
+    // none: the nvcc found is too old to list them (CUDA 9 answers the
+    // option with an error), older than the crate supports.
+    if l.contains("no gpu codes parsed from nvcc") {
+        cx.hit_as(
+            Code::ToolkitUnsupportedByCrate,
+            Fact::Note("The build script asked nvcc for the GPU targets it supports (`nvcc --list-gpu-code`) and got none: the nvcc it found is too old for that option and for the crate. `nvcc --version` shows which nvcc that is; point CUDA_HOME (and PATH) at a current toolkit."),
+            0.8,
+        );
+        return;
+    }
     if l.contains("is not a valid field to query") {
         if l.contains("compute_cap") {
             cx.hit_as(Code::ComputeCapQueryUnsupported, Fact::None, 0.9);
