@@ -2023,3 +2023,82 @@ fn a_build_script_that_finds_no_gpu_codes_in_nvcc_has_an_old_nvcc() {
     let smi = "Could not get Cuda compute cap: `nvidia-smi` failed. Ensure that you have CUDA installed and that `nvidia-smi` is in your PATH.";
     assert_eq!(top_of(smi).map(|t| t.0), Some("arch-not-detected"));
 }
+
+#[test]
+fn a_build_killed_for_host_memory_in_any_wording() {
+    // The kill in the words around it, in a log that shows a build.
+    for log in [
+        "killed out of memory\nNVCC_PREPEND_FLAGS=\"-t 1\" cargo build --release --features \"cuda flash-attn\" --jobs 1",
+        "   Compiling candle-kernels v0.9.1\nerror: failed to run custom build command for `candle-kernels v0.9.1`\nCaused by:\n  process didn't exit successfully: `/x/build-script-build` (signal: 9, SIGKILL: kill)",
+        "[ 42%] Building CUDA object CMakeFiles/ggml.dir/ggml-cuda.cu.o\n[ 3120.4] Out of memory: Killed process 4242 (cicc) total-vm:23456kB",
+        "Building wheel for flash-attn (setup.py) ... error\nvirtual memory exhausted: Cannot allocate memory",
+    ] {
+        let (code, conf) = top_of(log).unwrap_or(("", 0.0));
+        assert_eq!((code, conf >= 0.5), ("compiler-killed", true), "{log}");
+    }
+    // A program killed while running is the program's memory: a hint at
+    // most, never a confident compiler diagnosis.
+    for log in [
+        "   Compiling app v0.1.0\n    Finished `release` profile [optimized] target(s) in 41.02s\n     Running `target/release/app`\nLoading model...\nkilled (out of memory)",
+        "$ python train.py\nKilled\n[ 881.2] Out of memory: Killed process 1234 (python)",
+        "container exited with code 137",
+    ] {
+        assert!(
+            top_of(log).is_none_or(|(_, c)| c < 0.5),
+            "{log}: {:?}",
+            top_of(log)
+        );
+    }
+    // The GPU's own out-of-memory is not the host's.
+    let gpu = "cargo build --release\nError: DriverError(CUDA_ERROR_OUT_OF_MEMORY, \"out of memory\") ... killed";
+    assert_eq!(top_of(gpu).unwrap().0, "out-of-memory");
+}
+
+#[test]
+fn a_cuda_request_answered_with_a_list_that_lacks_cuda() {
+    for log in [
+        "run.py: error: argument --execution-provider: invalid choice: 'cuda' (choose from 'azure', 'cpu')",
+        "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'",
+    ] {
+        let (code, conf) = top_of(log).unwrap();
+        assert_eq!((code, conf >= 0.5), ("cuda-backend-not-built", true), "{log}");
+    }
+    // A list that has CUDA, or a request for something else, says nothing.
+    assert!(silent(
+        "error: argument --execution-provider: invalid choice: 'rocm' (choose from 'cpu', 'cuda')"
+    ));
+    assert!(silent(
+        "error: argument --mode: invalid choice: 'fast' (choose from 'slow', 'cuda')"
+    ));
+    assert!(silent("Available providers: ['TensorrtExecutionProvider', 'CUDAExecutionProvider', 'CPUExecutionProvider']"));
+    // Another option's own choices are only a hint.
+    let other = "error: argument --device: invalid choice: 'cuda' (choose from 'cpu', 'mps')";
+    assert!(top_of(other).is_some_and(|(c, p)| c == "cuda-backend-not-built" && p < 0.5));
+}
+
+#[test]
+fn a_framework_answering_false_to_cuda_is_a_hint_with_its_checks() {
+    for log in [
+        "    println!(\"Cuda available: {:?}\", Cuda::is_available());\n    > false",
+        "tch::Cuda::is_available() returns false",
+        "Device::cuda_if_available() is false",
+        ">>> torch.cuda.is_available()\nFalse",
+        "print(torch.cuda.is_available()) # False",
+    ] {
+        let d = &diagnose(log, &Context::default());
+        assert!(!d.is_empty(), "{log}");
+        assert_eq!(d[0].code, "cuda-backend-not-built", "{log}");
+        assert!(d[0].confidence < 0.5, "{log}");
+        let text = format!("{} {}", d[0].cause, d[0].alternatives.join(" "));
+        assert!(text.contains("nvidia-smi"), "{log}: {text}");
+    }
+    // True, or the check in code, says nothing.
+    for log in [
+        ">>> torch.cuda.is_available()\nTrue",
+        "device = \"cuda\" if torch.cuda.is_available() else \"cpu\"",
+        "In [2]: torch.cuda.is_available()\nOut[2]: True",
+        "let device = Device::cuda_if_available(0)?;",
+    ] {
+        assert!(silent(log), "{log}: {:?}", top_of(log));
+    }
+}

@@ -271,6 +271,9 @@ fn log_version_mismatch(view: &View, findings: &mut Vec<Finding>) {
 
 /// Decides the code of facts that need the whole log or the context.
 fn resolve(hit: &Hit, view: &View) -> (Code, f32) {
+    if let Some(r) = super::build_oom::resolve(hit, view) {
+        return r;
+    }
     match &hit.fact {
         Fact::PtxVersion { jit, nvcc_tmp, .. } | Fact::PtxTarget { jit, nvcc_tmp, .. } => {
             if *jit {

@@ -96,3 +96,106 @@ pub(crate) fn bnb_setup(cx: &mut LineCx) {
         );
     }
 }
+
+/// A request for CUDA answered with the list of what this build offers,
+/// and CUDA not in it: argparse's `invalid choice: 'cuda' (choose from
+/// 'azure', 'cpu')` (the choices come from ONNX Runtime's available
+/// providers), ONNX Runtime's `Available providers: 'CPUExecutionProvider'`.
+pub(crate) fn provider_choices(cx: &mut LineCx) {
+    let lower = cx.line.to_ascii_lowercase();
+    let (asked, offered) = if let Some(p) = lower.find("invalid choice") {
+        let rest = &lower[p..];
+        let Some(c) = rest.find("choose from") else {
+            return;
+        };
+        (rest[..c].contains("cuda"), &rest[c..])
+    } else if let Some(p) = lower.find("available providers") {
+        // ONNX Runtime prints the list after asking for a provider it lacks.
+        (lower[..p].contains("cuda"), &lower[p..])
+    } else if let Some(p) = lower.find("available execution providers") {
+        (lower[..p].contains("cuda"), &lower[p..])
+    } else {
+        return;
+    };
+    if !asked || offered.contains("cuda") || offered.contains("tensorrt") {
+        return;
+    }
+    // Execution providers are what the installed library was built with;
+    // any other option's choices may be the program's own list.
+    let providers =
+        lower.contains("provider") || offered.contains("cpu") && offered.contains("azure");
+    if cx.gave(Code::CudaBackendNotBuilt) {
+        return;
+    }
+    cx.hit_as(
+        Code::CudaBackendNotBuilt,
+        Fact::Note("CUDA was asked for and the list of what is available has no CUDA: the installed library (usually ONNX Runtime: the CPU package `onnxruntime`, or it installed beside `onnxruntime-gpu` and shadowing it) was built without CUDA. `python -c \"import onnxruntime as o; print(o.get_available_providers())\"` lists what it has; uninstall both packages and install only `onnxruntime-gpu`."),
+        if providers { 0.8 } else { 0.45 },
+    );
+}
+
+/// Phrases of a framework's "is CUDA usable" check.
+const AVAILABILITY: &[&str] = &[
+    "cuda_if_available",
+    "is_available",
+    "cuda available",
+    "cuda is available",
+];
+
+/// A framework's CUDA check answering `false` with no error: tch's
+/// `Cuda::is_available()` / `Device::cuda_if_available()`, PyTorch's
+/// `torch.cuda.is_available()`. The answer alone cannot say why, so this is
+/// a hint below 0.5 that names the usual cause (a CPU-only build of the
+/// library, or its CUDA part not linked) and the checks that tell it from
+/// a driver or device problem.
+pub(crate) fn available_false(cx: &mut LineCx) {
+    let lower = cx.line.to_ascii_lowercase();
+    let Some((p, phrase)) = AVAILABILITY
+        .iter()
+        .filter_map(|a| lower.find(a).map(|p| (p, *a)))
+        .min_by_key(|(p, _)| *p)
+    else {
+        return;
+    };
+    let rest = &lower[p + phrase.len()..];
+    let next = cx
+        .after
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    if !(answers_false(rest) || answers_false(&next.to_ascii_lowercase())) {
+        return;
+    }
+    let tch = lower.contains("cuda::")
+        || lower.contains("tch")
+        || lower.contains("cuda_if_available")
+        || lower.contains("device::");
+    let note = if tch {
+        "tch reports CUDA unavailable without an error. Usually the libtorch it loads is the CPU build (the automatic download is CPU-only unless TORCH_CUDA_VERSION is set), or libtorch_cuda is not linked into the binary (the linker drops it unless the build script passes `-Wl,--no-as-needed`; copy tch-rs's build.rs). Check: `ls $LIBTORCH/lib | grep torch_cuda` and `ldd target/debug/<bin> | grep torch_cuda`; if both are there, `nvidia-smi` tells whether the driver sees the GPU (driver-not-loaded, no-device-visible)."
+    } else {
+        "The framework reports CUDA unavailable without an error. Usually the installed package is a CPU-only build (`python -c \"import torch; print(torch.version.cuda)\"` prints None); if it names a CUDA version, `nvidia-smi` tells whether the driver sees the GPU (driver-not-loaded, no-device-visible) and whether the driver is older than that CUDA version (driver-too-old)."
+    };
+    cx.hit_as(
+        Code::CudaBackendNotBuilt,
+        Fact::Note(note),
+        if tch { 0.45 } else { 0.4 },
+    );
+}
+
+/// Whether text right after an availability check is its answer `false`:
+/// `: false`, `() returns False`, `= false`, `> false`, `Out[2]: False`.
+fn answers_false(rest: &str) -> bool {
+    let mut s = rest
+        .trim_start_matches(|c: char| "()`'\"*;:=>-!{}?,#/| \t".contains(c) || c.is_ascii_digit());
+    for word in [
+        "out[", "]:", "returns", "return", "still", "always", "is", "was", "prints", "gives", "=",
+        ":", ">",
+    ] {
+        if let Some(t) = s.strip_prefix(word) {
+            s = t.trim_start_matches(|c: char| {
+                "()`'\"*;:=>-]!{}?,#/| \t".contains(c) || c.is_ascii_digit()
+            });
+        }
+    }
+    s.starts_with("false")
+}

@@ -71,18 +71,19 @@ pub(crate) fn extract(cx: &mut LineCx) {
 /// evidence by number only (below 0.5 unless more is known).
 pub(crate) fn loose_number(cx: &mut LineCx) {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    // Case-folded by hand: the workspace's regex has no unicode-case
+    // feature, so `(?i)` does not compile (ASCII lowering keeps offsets).
     let re = RE.get_or_init(|| {
-        regex::Regex::new(
-            r"(?i)\bcuda[ _]?error\b[^0-9a-z\n]{1,4}(?:code[^0-9a-z\n]{0,3})?(\d{1,4})",
-        )
-        .expect("a valid regex")
+        regex::Regex::new(r"\bcuda[ _]?error\b[^0-9a-z\n]{1,4}(?:code[^0-9a-z\n]{0,3})?(\d{1,4})")
+            .expect("a valid regex")
     });
     let l = cx.line;
+    let lower = l.to_ascii_lowercase();
     // Names and messages on the line are read by the error table.
     if l.contains("CUDA_ERROR_") || l.contains("cudaError") {
         return;
     }
-    for caps in re.captures_iter(l) {
+    for caps in re.captures_iter(&lower) {
         let Some(m) = caps.get(1) else { continue };
         // `CUDA error 12.2` is a version, not error 12.
         let next = l[m.end()..].chars().next();

@@ -15,6 +15,7 @@
 //! from `crate::facts` and the [`Context`] (what was detected on this machine).
 //! Every code is documented in [`codes`].
 
+mod build_oom;
 pub mod codes;
 pub(crate) mod cuda_errors;
 mod defaults;

@@ -14,8 +14,8 @@
 use super::codes::Code;
 use super::scan::{Fact, HostKind, LineCx};
 use super::{
-    cuda_errors, driver_state, fetch, fp_types, frameworks, jit_warnings, library_status, link_pic,
-    memory, message_variants, ptx_load, toolkit_paths, windows_loader,
+    build_oom, cuda_errors, driver_state, fetch, fp_types, frameworks, jit_warnings,
+    library_status, link_pic, memory, message_variants, ptx_load, toolkit_paths, windows_loader,
 };
 
 /// Where a rule's trigger literals come from.
@@ -262,6 +262,26 @@ pub(crate) static RULES: &[Rule] = &[
         ["invalid argument", "INVALID_VALUE", "InvalidValue", "unknown error", "CUDA_ERROR_UNKNOWN",
          "Allocating", "allocating", "Tried to allocate", "cudaMalloc", "cuMemAlloc"],
         memory::extract, "cuMemSetAccess(base, size, &desc, 1) failed with error CUDA_ERROR_INVALID_VALUE during allocation"),
+    Rule {
+        name: "build-context",
+        code: None,
+        triggers: Listed(build_oom::CONTEXT_TRIGGERS),
+        extract: build_oom::context,
+        example: "   Compiling candle-kernels v0.9.1",
+    },
+    Rule {
+        name: "killed-for-memory",
+        code: Some(Code::CompilerKilled),
+        triggers: Listed(build_oom::TRIGGERS),
+        extract: build_oom::extract,
+        example: "killed out of memory",
+    },
+    rule!("cuda-provider-not-offered", Some(Code::CudaBackendNotBuilt),
+        ["invalid choice", "Available providers", "available providers", "available execution providers", "Available execution providers"],
+        frameworks::provider_choices, "run.py: error: argument --execution-provider: invalid choice: 'cuda' (choose from 'azure', 'cpu')"),
+    rule!("cuda-available-false", Some(Code::CudaBackendNotBuilt),
+        ["is_available", "cuda available", "Cuda available", "CUDA available", "CUDA Available", "Cuda Available", "cuda_if_available"],
+        frameworks::available_false, "println!(\"Cuda available: {:?}\", Cuda::is_available());\n> false"),
     rule!("jit-compiler-warnings", Some(Code::PtxasTooOld),
         ["ptxas does not support CC", "ptxas too old", "No PTX compilation provider is available", "Couldn't find a suitable version of ptxas"],
         jit_warnings::extract, "W external/xla/xla/stream_executor/gpu/asm_compiler.cc:231] Falling back to the CUDA driver for PTX compilation; ptxas does not support CC 9.0"),

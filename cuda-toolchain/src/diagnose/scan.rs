@@ -122,6 +122,12 @@ pub(crate) struct Scan {
     /// Where the last line that talks about allocating device memory ends
     /// (`Allocating 640 MB for the KV cache`), for a generic error after it.
     pub allocating: Option<usize>,
+    /// The log shows a build running (cargo's `Compiling`, an nvcc command,
+    /// CMake/make/ninja, a wheel build), for a kill that does not name the compiler.
+    pub building: bool,
+    /// The log shows a built program running (cargo's `Running`, a Python
+    /// traceback): a kill after that is the program's.
+    pub program_ran: bool,
     /// Hits kept per (code, fact kind), to bound memory on huge logs.
     kept: Vec<(Code, std::mem::Discriminant<Fact>, u32)>,
 }
