@@ -2102,3 +2102,56 @@ fn a_framework_answering_false_to_cuda_is_a_hint_with_its_checks() {
         assert!(silent(log), "{log}: {:?}", top_of(log));
     }
 }
+
+#[test]
+fn a_frameworks_notices_for_a_machine_without_cuda_are_hints_with_the_question() {
+    let cpu_only = "2021-04-08 16:04:52.091563: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory\n2021-04-08 16:04:52.091586: I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror if you do not have a GPU set up on your machine.\n2021-04-08 16:04:53.390411: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library 'libcuda.so.1'; dlerror: libcuda.so.1: cannot open shared object file: No such file or directory\n2021-04-08 16:04:53.390433: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:156] kernel driver does not appear to be running on this host (xps13): /proc/driver/nvidia/version does not exist";
+    let d = diagnose(cpu_only, &Context::default());
+    assert!(d.iter().all(|d| d.confidence < 0.5), "{d:?}");
+    assert!(
+        d[0].alternatives.iter().any(|a| a.contains("nvidia-smi")),
+        "{:?}",
+        d[0]
+    );
+    // Without TensorFlow's "ignore" notice the same library line is the failure.
+    let gpu_expected = "2021-04-08 16:04:52.091563: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory\n2021-04-08 16:04:55.1: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1766] Cannot dlopen some GPU libraries. Skipping registering GPU devices...";
+    let (code, conf) = top_of(gpu_expected).unwrap();
+    assert_eq!((code, conf >= 0.5), ("cuda-runtime-lib-not-found", true));
+    // A program's own error line in such a log keeps its confidence.
+    let own = format!("{cpu_only}\nRuntimeError: CUDA error: out of memory");
+    assert_eq!(top_of(&own).unwrap().0, "out-of-memory");
+}
+
+#[test]
+fn candles_missing_cuda_op_is_a_crate_built_without_its_cuda_feature() {
+    let (code, conf) = top_of("Error: Cuda(\"no cuda implementation for rms-norm\")").unwrap();
+    assert_eq!((code, conf >= 0.5), ("cuda-backend-not-built", true));
+    assert!(silent(
+        "Error: Metal(\"no metal implementation for rms-norm\")"
+    ));
+}
+
+#[test]
+fn lld_and_mold_undefined_cuda_library_symbols_are_a_library_not_linked() {
+    for log in [
+        "mold: error: undefined symbol: ncclGroupEnd",
+        "ld.lld: error: undefined symbol: cublasLtMatmul",
+    ] {
+        let (code, conf) = top_of(log).unwrap();
+        assert_eq!(
+            (code, conf >= 0.5),
+            ("cuda-runtime-lib-not-found", true),
+            "{log}"
+        );
+    }
+    assert!(silent("mold: error: undefined symbol: my_helper_fn"));
+    assert!(silent("ld.lld: error: undefined symbol: ZSTD_compress"));
+}
+
+#[test]
+fn a_frameworks_core_library_missing_at_load() {
+    let log = "target/release/rust_ort: error while loading shared libraries: libonnxruntime.so.1.17.3: cannot open shared object file: No such file or directory";
+    let (code, conf) = top_of(log).unwrap();
+    assert_eq!((code, conf >= 0.5), ("framework-lib-not-found", true));
+    assert!(silent("./app: error while loading shared libraries: libzstd.so.1: cannot open shared object file: No such file or directory"));
+}

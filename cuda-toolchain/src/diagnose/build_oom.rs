@@ -107,7 +107,6 @@ pub(crate) fn context(cx: &mut LineCx) {
         "cargo build",
         "cargo install",
         "cargo b ",
-        "   Compiling ",
         "Building CUDA object",
         "Building CXX object",
         "Building NVCC",
@@ -125,7 +124,9 @@ pub(crate) fn context(cx: &mut LineCx) {
     ]
     .iter()
     .any(|p| l.contains(p));
-    if build || nvcc_command {
+    // cargo's `   Compiling name v1.2.3` (the line arrives trimmed).
+    let cargo_compiling = l.trim_start().starts_with("Compiling ") && l.contains(" v");
+    if build || nvcc_command || cargo_compiling {
         cx.scan.building = true;
     }
 }
@@ -140,7 +141,7 @@ pub(crate) const CONTEXT_TRIGGERS: &[&str] = &[
     "cargo build",
     "cargo install",
     "cargo b ",
-    "   Compiling ",
+    "Compiling ",
     "Building CUDA object",
     "Building CXX object",
     "cmake --build",

@@ -274,6 +274,9 @@ fn resolve(hit: &Hit, view: &View) -> (Code, f32) {
     if let Some(r) = super::build_oom::resolve(hit, view) {
         return r;
     }
+    if let Some(r) = super::optional_gpu::resolve(hit, view) {
+        return r;
+    }
     match &hit.fact {
         Fact::PtxVersion { jit, nvcc_tmp, .. } | Fact::PtxTarget { jit, nvcc_tmp, .. } => {
             if *jit {
@@ -571,6 +574,7 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
         explain(f, view, &mut d);
     }
     compute_cap_fixes(f, view, &mut d);
+    super::optional_gpu::annotate(f, view, &mut d);
     // Facts every code shares: notes, CUDA error names, cuda-build's own errors.
     let mut by_number_only = true;
     let mut any_cuda = false;

@@ -199,3 +199,18 @@ fn answers_false(rest: &str) -> bool {
     }
     s.starts_with("false")
 }
+
+/// candle's `no cuda implementation for rms-norm` (a custom op of candle-nn
+/// or candle-transformers): the crate that defines the op was built without
+/// its `cuda` feature, while candle-core has it (candle's maintainer: that is
+/// the usual cause). An op candle never implemented for CUDA reads the same.
+pub(crate) fn no_cuda_impl(cx: &mut LineCx) {
+    if !cx.line.contains("no cuda implementation for") {
+        return;
+    }
+    cx.hit_as(
+        Code::CudaBackendNotBuilt,
+        Fact::Note("candle found no CUDA implementation of an op: the crate that defines it (candle-nn, candle-transformers, a custom op) was built without its `cuda` feature while candle-core has it. Enable `cuda` on every candle crate in Cargo.toml (`candle-nn = { features = [\"cuda\"] }`); if they all have it, the op has no CUDA kernel in this candle version (try a newer candle)."),
+        0.6,
+    );
+}

@@ -29,6 +29,7 @@ mod library_status;
 mod link_pic;
 mod memory;
 mod message_variants;
+mod optional_gpu;
 mod ptx_load;
 mod render;
 mod rules;

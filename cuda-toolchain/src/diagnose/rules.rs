@@ -15,7 +15,8 @@ use super::codes::Code;
 use super::scan::{Fact, HostKind, LineCx};
 use super::{
     build_oom, cuda_errors, driver_state, fetch, fp_types, frameworks, jit_warnings,
-    library_status, link_pic, memory, message_variants, ptx_load, toolkit_paths, windows_loader,
+    library_status, link_pic, memory, message_variants, optional_gpu, ptx_load, toolkit_paths,
+    windows_loader,
 };
 
 /// Where a rule's trigger literals come from.
@@ -92,7 +93,7 @@ pub(crate) static RULES: &[Rule] = &[
     rule!("unresolved-extern", Some(Code::DeviceFunctionUnresolved), ["Unresolved extern function"],
         unresolved_extern, "ptxas fatal   : Unresolved extern function '_Z6helperf'"),
     rule!("host-link-undefined", Some(Code::CudaRuntimeLibNotFound),
-        ["undefined reference to `", "unresolved external symbol"],
+        ["undefined reference to `", "unresolved external symbol", "error: undefined symbol: "],
         host_link_undefined, "main.o: undefined reference to `cudaMalloc'"),
     rule!("nvlink-undefined", Some(Code::DeviceFunctionUnresolved), ["Undefined reference to"],
         nvlink_undefined, "nvlink error   : Undefined reference to '_Z6helperf' in 'a.o'"),
@@ -267,7 +268,7 @@ pub(crate) static RULES: &[Rule] = &[
         code: None,
         triggers: Listed(build_oom::CONTEXT_TRIGGERS),
         extract: build_oom::context,
-        example: "   Compiling candle-kernels v0.9.1",
+        example: "   Compiling cuda-kernels v0.1.0",
     },
     Rule {
         name: "killed-for-memory",
@@ -276,6 +277,15 @@ pub(crate) static RULES: &[Rule] = &[
         extract: build_oom::extract,
         example: "killed out of memory",
     },
+    Rule {
+        name: "gpu-optional-notice",
+        code: None,
+        triggers: Listed(optional_gpu::TRIGGERS),
+        extract: optional_gpu::context,
+        example: "I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror if you do not have a GPU set up on your machine.",
+    },
+    rule!("no-cuda-implementation", Some(Code::CudaBackendNotBuilt), ["no cuda implementation for"],
+        frameworks::no_cuda_impl, "Error: Cuda(\"no cuda implementation for rms-norm\")"),
     rule!("cuda-provider-not-offered", Some(Code::CudaBackendNotBuilt),
         ["invalid choice", "Available providers", "available providers", "available execution providers", "Available execution providers"],
         frameworks::provider_choices, "run.py: error: argument --execution-provider: invalid choice: 'cuda' (choose from 'azure', 'cpu')"),
@@ -461,6 +471,27 @@ fn is_framework_cuda_lib(lib: &str) -> bool {
     let words: Vec<&str> = stem.split(['_', '-']).collect();
     words.len() > 1 && words.iter().any(|w| *w == "cuda" || *w == "nvrtc")
         || stem.starts_with("onnxruntime_providers_")
+}
+
+/// A framework's own core library (not its CUDA part): `libonnxruntime.so`
+/// (ort links it dynamically with its `cuda` feature), libtorch's
+/// `libtorch_cpu.so` / `libc10.so`, ggml's and llama.cpp's shared libraries.
+fn is_framework_core_lib(lib: &str) -> bool {
+    let base = lib.rsplit(['/', '\\']).next().unwrap_or(lib);
+    let base = base.strip_prefix("lib").unwrap_or(base);
+    let stem = base.split('.').next().unwrap_or(base);
+    [
+        "onnxruntime",
+        "torch",
+        "torch_cpu",
+        "torch_global_deps",
+        "c10",
+        "ggml",
+        "ggml-base",
+        "llama",
+        "whisper",
+    ]
+    .contains(&stem)
 }
 
 /// The arch-specific target an instruction refused on `target` belongs to.
@@ -662,6 +693,12 @@ fn host_link_undefined(cx: &mut LineCx) {
     }
     let sym = if let Some(p) = l.find("undefined reference to `") {
         &l[p + 24..]
+    } else if let Some(p) = l
+        .find("error: undefined symbol: ")
+        .filter(|_| !l.contains("symbol lookup error"))
+    {
+        // lld's and mold's wording (`mold: error: undefined symbol: ncclGroupEnd`).
+        l[p + 25..].trim_start().trim_start_matches(['`', '\''])
     } else if let Some(p) = l.find("unresolved external symbol") {
         l[p + 26..].trim_start().trim_start_matches(['"', '_'])
     } else {
@@ -1365,6 +1402,17 @@ fn library_missing(cx: &mut LineCx) {
         }
         let code = lib_code(&lib)
             .or_else(|| is_framework_cuda_lib(&lib).then_some(Code::FrameworkLibNotFound));
+        // A framework's core library (ONNX Runtime, libtorch, ggml) missing at
+        // load: its CUDA build is linked dynamically, so the loader must find it.
+        let (code, confidence) = match code {
+            Some(c) => (Some(c), confidence),
+            // At load time only: a static archive missing at link time is the
+            // framework's own build setup, not its CUDA part.
+            None => (
+                (!link_time && is_framework_core_lib(&lib)).then_some(Code::FrameworkLibNotFound),
+                confidence.min(0.7),
+            ),
+        };
         if let Some(code) = code {
             let fact = Fact::Library {
                 name: lib,
@@ -1935,7 +1983,10 @@ mod tests {
                             || s.bf16_context
                             || s.driver_fault.is_some()
                             || s.arch_option.is_some()
-                            || s.kernel_module.is_some()),
+                            || s.kernel_module.is_some()
+                            || s.building
+                            || s.program_ran
+                            || s.gpu_optional),
                     "context rule {} learnt nothing from its example",
                     rule.name
                 ),

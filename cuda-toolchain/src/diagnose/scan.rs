@@ -128,6 +128,9 @@ pub(crate) struct Scan {
     /// The log shows a built program running (cargo's `Running`, a Python
     /// traceback): a kill after that is the program's.
     pub program_ran: bool,
+    /// The framework said its CUDA library notices may be ignored without a
+    /// GPU (TensorFlow's `Ignore above cudart dlerror ...`).
+    pub gpu_optional: bool,
     /// Hits kept per (code, fact kind), to bound memory on huge logs.
     kept: Vec<(Code, std::mem::Discriminant<Fact>, u32)>,
 }
