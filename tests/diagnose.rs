@@ -1645,7 +1645,6 @@ fn names(text: &str, code: &str) -> bool {
 fn built_without_cuda_in_any_frameworks_words() {
     for log in [
         "Error: the candle crate has not been built with cuda support",
-        "warning: not compiled with GPU offload support, --gpu-layers option will be ignored",
         "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.",
         "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'",
         "xgboost.core.XGBoostError: [10:02:11] XGBoost version not compiled with GPU support.",
@@ -2154,4 +2153,23 @@ fn a_frameworks_core_library_missing_at_load() {
     let (code, conf) = top_of(log).unwrap();
     assert_eq!((code, conf >= 0.5), ("framework-lib-not-found", true));
     assert!(silent("./app: error while loading shared libraries: libzstd.so.1: cannot open shared object file: No such file or directory"));
+}
+
+#[test]
+fn double_atomics_need_sm60_and_a_cpu_builds_warning_is_a_hint() {
+    let log = "error: no instance of overloaded function \"atomicAdd\" matches the argument list\n            argument types are: (double *, double)";
+    let (code, conf) = top_of(log).unwrap();
+    assert_eq!(
+        (code, conf >= 0.5),
+        ("arch-feature-needs-higher-target", true)
+    );
+    // Other operand mismatches are the program's type errors.
+    assert!(silent("error: no instance of overloaded function \"atomicAdd\" matches the argument list\n            argument types are: (float *, double)"));
+    assert!(silent("error: no instance of overloaded function \"atomicAdd\" matches the argument list\n            argument types are: (int *, float)"));
+    // A CPU build's warning that it ignores GPU options is a hint; the same
+    // words as the error are the diagnosis.
+    let warn = "2024-10-24T08:12:44.085157Z  WARN llama_cpp_server::supervisor: <embedding>: warning: not compiled with GPU offload support, --gpu-layers option will be ignored";
+    assert!(top_of(warn).is_some_and(|(c, p)| c == "cuda-backend-not-built" && p < 0.5));
+    let err = "AssertionError: Torch not compiled with CUDA enabled";
+    assert!(top_of(err).is_some_and(|(c, p)| c == "cuda-backend-not-built" && p >= 0.5));
 }

@@ -87,6 +87,10 @@ fn half_operands(text: &str, atomic: bool) -> Option<(&'static str, u32)> {
     .any(|t| text.contains(t));
     let half2 = text.contains("__half2") || text.contains("half2");
     let half = text.contains("__half") || text.contains(" half");
+    // atomicAdd on double exists from sm_60 (nvcc's default target is lower).
+    if atomic && !bf16 && !half && !half2 && text.contains("(double *, ") {
+        return Some(("double atomics", 60));
+    }
     Some(match (bf16, half2, half, atomic) {
         (true, _, _, _) => ("bf16", 80),
         (false, true, _, true) => ("half2 atomics", 60),
@@ -116,6 +120,15 @@ pub(crate) fn half_operators(cx: &mut LineCx) {
         return;
     };
     let below = cx.scan.lowest_cmd_arch.is_some_and(|a| a < needs);
+    // A double atomicAdd that matches no overload has one cause: a target
+    // below sm_60. The half forms can also be a header or type mistake.
+    let conf = if what == "double atomics" {
+        0.8
+    } else if below {
+        0.6
+    } else {
+        0.45
+    };
     cx.hit_as(
         Code::ArchFeatureNeedsHigherTarget,
         Fact::Feature {
@@ -124,7 +137,7 @@ pub(crate) fn half_operators(cx: &mut LineCx) {
             arch_specific: false,
             target: None,
         },
-        if below { 0.6 } else { 0.45 },
+        conf,
     );
 }
 

@@ -46,6 +46,18 @@ pub(crate) fn not_built(cx: &mut LineCx) {
     // A build's configure step announcing it (`-- Building without CUDA`)
     // says what the build will lack, not that something failed.
     let configure = cx.line.starts_with("-- ") || lower.starts_with("building ");
+    // A CPU build's warning that it ignores GPU options (llama.cpp's `warning:
+    // not compiled with GPU offload support, --gpu-layers option will be
+    // ignored`) is the failure only if the GPU was wanted.
+    let ignored = lower.contains("will be ignored") || lower.contains("ignoring");
+    if ignored && !configure {
+        cx.hit_as(
+            Code::CudaBackendNotBuilt,
+            Fact::Note("A CPU-only build warns that it will ignore the GPU options. That is the problem only if this program should run on the GPU (then install or build the CUDA variant of the library); if the program fails, the cause is elsewhere in the log."),
+            0.45,
+        );
+        return;
+    }
     let conf = if configure { 0.4 } else { 0.8 };
     cx.hit_as(
         Code::CudaBackendNotBuilt,
