@@ -107,13 +107,12 @@ pub(crate) fn half_operators(cx: &mut LineCx) {
         return;
     }
     // nvcc writes the operand types on the next line.
-    let types = cx
-        .after
-        .lines()
-        .map(str::trim)
-        .find(|n| !n.is_empty())
-        .filter(|n| n.starts_with("operand types are") || n.starts_with("argument types are"))
-        .unwrap_or("");
+    let next = cx.next_line();
+    let types = if next.starts_with("operand types are") || next.starts_with("argument types are") {
+        next.as_str()
+    } else {
+        ""
+    };
     let atomic = l.contains("atomic");
     let Some((what, needs)) = half_operands(types, atomic).or_else(|| half_operands(l, atomic))
     else {

@@ -170,11 +170,7 @@ pub(crate) fn available_false(cx: &mut LineCx) {
         return;
     };
     let rest = &lower[p + phrase.len()..];
-    let next = cx
-        .after
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
+    let next = cx.next_line();
     if !(answers_false(rest) || answers_false(&next.to_ascii_lowercase())) {
         return;
     }

@@ -454,6 +454,17 @@ impl LineCx<'_> {
         self.offset
     }
 
+    /// The first non-blank line after this one, normalised like the line
+    /// (ANSI colour, CR and cargo's indentation stripped): the second half
+    /// of a message a tool writes over two lines.
+    pub fn next_line(&self) -> String {
+        self.after
+            .lines()
+            .map(normalise)
+            .find(|l| !l.is_empty())
+            .unwrap_or_default()
+    }
+
     /// Whether an earlier rule already gave `code` for this line.
     pub fn gave(&self, code: Code) -> bool {
         self.scan.hits[self.first_hit..]
