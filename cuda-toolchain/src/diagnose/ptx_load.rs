@@ -6,6 +6,7 @@
 //! decides it, naming cuda-unknown-error's causes as the other candidates.
 
 use super::codes::Code;
+use super::rules::has_word;
 use super::scan::{Fact, LineCx};
 
 /// The line talks about loading PTX or a module.
@@ -53,14 +54,4 @@ pub(crate) fn extract(cx: &mut LineCx) {
             0.4,
         );
     }
-}
-
-fn has_word(line: &str, word: &str) -> bool {
-    let b = line.as_bytes();
-    line.match_indices(word).any(|(p, _)| {
-        let before = p.checked_sub(1).map(|i| b[i]);
-        let after = b.get(p + word.len()).copied();
-        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
-            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
-    })
 }

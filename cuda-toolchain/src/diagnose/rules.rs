@@ -365,7 +365,7 @@ fn number_after(line: &str, key: &str) -> Option<u32> {
 }
 
 /// Whether `word` occurs in `line` as a whole word.
-fn has_word(line: &str, word: &str) -> bool {
+pub(crate) fn has_word(line: &str, word: &str) -> bool {
     let b = line.as_bytes();
     line.match_indices(word).any(|(p, _)| {
         let before = p.checked_sub(1).map(|i| b[i]);
