@@ -454,3 +454,62 @@ fn a_decoy_where_nvidias_fixed_list_looks_first_is_flagged_and_overruled() {
     let (_, dirty, _) = build(again, "the second cargo cuda build with the decoy");
     assert!(dirty.is_empty(), "the second build rebuilt {dirty:#?}");
 }
+
+/// `cargo cuda env --target`: a toolkit with the cross target's headers
+/// (`targets/sbsa-linux`) gets CUDA_TOOLKIT_TARGET_DIR, the variable NVIDIA's
+/// crates read for it; one without them gets a warning naming the fix.
+#[test]
+fn env_target_names_the_cross_header_tree_or_warns() {
+    let Some((root, _)) = store_toolkit() else {
+        return;
+    };
+    // A toolkit root of our own: bin/ hard-linked or copied (nvcc's path decides the root),
+    // the rest linked to the store's; plus the cross target's header tree.
+    std::fs::create_dir_all(common::shared_target()).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("env-target")
+        .tempdir_in(common::shared_target())
+        .unwrap();
+    let cross = dir.path().join("cuda");
+    std::fs::create_dir_all(cross.join("bin")).unwrap();
+    for e in std::fs::read_dir(root.join("bin")).unwrap() {
+        let e = e.unwrap();
+        let to = cross.join("bin").join(e.file_name());
+        if std::fs::hard_link(e.path(), &to).is_err() {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+    for d in ["include", "lib", "lib64", "nvvm", "version.json"] {
+        if root.join(d).exists() {
+            std::os::unix::fs::symlink(root.join(d), cross.join(d)).unwrap();
+        }
+    }
+    let env = |toolkit: &Path, triple: &str| {
+        let out = common::without_cuda_settings(cargo_cuda())
+            .args(["env", "--toolkit"])
+            .arg(toolkit)
+            .args(["--target", triple])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = common::text(&out);
+        assert!(out.status.success(), "env --target {triple}:\n{stderr}");
+        (stdout, stderr)
+    };
+
+    std::fs::create_dir_all(cross.join("targets/sbsa-linux/include")).unwrap();
+    std::fs::write(cross.join("targets/sbsa-linux/include/cuda.h"), "").unwrap();
+    let (stdout, stderr) = env(&cross, "aarch64-unknown-linux-gnu");
+    assert!(
+        stdout.contains("export CUDA_TOOLKIT_TARGET_DIR=sbsa-linux"),
+        "the cross header tree is handed on:\n{stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("warning"), "{stderr}");
+
+    let (stdout, stderr) = env(&root, "aarch64-unknown-linux-gnu");
+    assert!(!stdout.contains("CUDA_TOOLKIT_TARGET_DIR"), "{stdout}");
+    assert!(
+        stderr.contains("warning: --target aarch64-unknown-linux-gnu")
+            && stderr.contains("sbsa-linux"),
+        "a toolkit without the target's headers is named, with the fix:\n{stderr}"
+    );
+}

@@ -16,11 +16,16 @@ pub struct Args {
     /// Print POSIX shell `export` lines (the default): `eval "$(cargo cuda env --shell)"`.
     #[arg(long, conflicts_with = "write")]
     pub shell: bool,
-    /// Write CUDA_HOME, CUDA_PATH, CUDARC_CUDA_VERSION (and with --arch, CUDA_ARCHS and
-    /// CUDA_COMPUTE_CAP) into the `[env]` table of the project's .cargo/config.toml, so
-    /// plain `cargo`, rust-analyzer and IDEs use the same toolkit as `cargo cuda`.
+    /// Write CUDA_HOME, CUDA_PATH, CUDA_TOOLKIT_PATH, CUDACXX, CUDARC_CUDA_VERSION (with
+    /// --arch, CUDA_ARCHS and CUDA_COMPUTE_CAP; with --target, CUDA_TOOLKIT_TARGET_DIR) into
+    /// the `[env]` table of the project's .cargo/config.toml, so plain `cargo`,
+    /// rust-analyzer and IDEs use the same toolkit as `cargo cuda`.
     #[arg(long)]
     pub write: bool,
+    /// For a cross build to TRIPLE: also CUDA_TOOLKIT_TARGET_DIR, the toolkit's
+    /// `targets/<dir>` tree whose headers NVIDIA's crates must read for that target.
+    #[arg(long, value_name = "TRIPLE")]
+    pub target: Option<String>,
 }
 
 /// `cargo cuda env`: with `--shell` (the default), `export` lines for the
@@ -30,7 +35,14 @@ pub struct Args {
 /// rust-analyzer and IDEs build with the same toolkit.
 pub fn exec(ctx: &Context, args: &Args) -> i32 {
     let err = ctx.err();
-    match print_or_write(ctx.session(), &args.selection.overrides(), args.write, &err) {
+    let target = args.target.as_deref();
+    match print_or_write(
+        ctx.session(),
+        &args.selection.overrides(),
+        args.write,
+        target,
+        &err,
+    ) {
         Ok(()) => 0,
         Err(e) => {
             errln!("{}", err.cuda_error(&e));
@@ -43,6 +55,7 @@ fn print_or_write(
     session: &Session,
     o: &Overrides,
     write: bool,
+    cross: Option<&str>,
     err: &Style,
 ) -> Result<(), cuda_toolchain::Error> {
     let project = session.project(o.manifest_path.as_deref());
@@ -59,7 +72,10 @@ fn print_or_write(
         toolkit: Some(&t),
         arch: o.arch.as_deref().map(|a| (a, plan.as_ref())),
     };
-    let vars = toolchain::vars(&target, &session.env);
+    let mut vars = toolchain::vars(&target, &session.env);
+    if let Some(triple) = cross {
+        vars.extend(cross_target_dir(&t, triple, err));
+    }
     if !write {
         outln!(
             "# CUDA {} ({})",
@@ -89,6 +105,7 @@ fn print_or_write(
                     | cuda_toolchain::env::Var::CudarcCudaVersion
                     | cuda_toolchain::env::Var::CudaArchs
                     | cuda_toolchain::env::Var::CudaComputeCap
+                    | cuda_toolchain::env::Var::CudaToolkitTargetDir
             )
         })
         .filter_map(|v| match &v.value {
@@ -114,4 +131,42 @@ fn print_or_write(
         )
     );
     Ok(())
+}
+
+/// NVIDIA's crates read the build machine's `include/` unless told which
+/// `targets/<dir>` tree holds the cross target's headers; a toolkit without
+/// that tree gets a warning instead (they would bind the wrong headers).
+fn cross_target_dir(
+    toolkit: &cuda_toolchain::toolkit::Toolkit,
+    triple: &str,
+    err: &Style,
+) -> Option<toolchain::ToolchainVar> {
+    use cuda_toolchain::env::Var;
+    let target = crate::graph::build_target(Some(triple.to_string()));
+    let found = cuda_toolchain::interop::consumers::handoff_all(toolkit, Some(&target))
+        .into_iter()
+        .find(|(v, _)| *v == Var::CudaToolkitTargetDir);
+    match found {
+        Some((var, value)) => Some(toolchain::ToolchainVar {
+            var,
+            value: toolchain::Value::Set(value),
+        }),
+        None => {
+            if triple != target.host {
+                let fix = if triple.starts_with("aarch64") {
+                    "install the toolkit's `sbsa-linux` (servers) or `aarch64-linux` (Jetson) cross-target package"
+                } else {
+                    "install the toolkit's cross-target package for this target"
+                };
+                errln!(
+                    "{}",
+                    err.warning(&format!(
+                        "--target {triple}: the toolkit at {} has no `targets/<dir>/include/cuda.h` for this target, so CUDA_TOOLKIT_TARGET_DIR is not set and NVIDIA's crates would read the build machine's headers; {fix}",
+                        toolkit.root.display()
+                    ))
+                );
+            }
+            None
+        }
+    }
 }
