@@ -93,10 +93,7 @@ impl Tier {
             },
             Err(why) => {
                 // Never echo a password, even from a malformed URL.
-                let shown = match url.rsplit_once('@') {
-                    Some((_, host)) => format!("redis://***@{host}"),
-                    None => url.to_string(),
-                };
+                let shown = cuda_toolchain::redact::mask_credentials(url);
                 Tier {
                     client: None,
                     off: AtomicBool::new(true),
