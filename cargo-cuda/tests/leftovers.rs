@@ -8,44 +8,11 @@
 
 mod common;
 
-use common::{cargo_cuda, plain_cargo, shared_target, workspace_root};
+use common::{cargo_cuda, plain_cargo, shared_target};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A package `name` in `dir/pkg` whose build script compiles `cu/k.cu`
-/// with cuda-build. The kernel holds `dir`'s name, so each run compiles it
-/// (an unchanged source in a current OUT_DIR is rightly never recompiled).
-fn package(dir: &Path, name: &str) -> PathBuf {
-    let pkg = dir.join("pkg");
-    std::fs::create_dir_all(pkg.join("src")).unwrap();
-    std::fs::create_dir_all(pkg.join("cu")).unwrap();
-    std::fs::write(
-        pkg.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-             [build-dependencies]\ncuda-build = {{ path = {:?} }}\n\n[workspace]\n",
-            workspace_root().join("cuda-build")
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        pkg.join("build.rs"),
-        "fn main() { cuda_build::Build::new().file(\"cu/k.cu\").compile(); }\n",
-    )
-    .unwrap();
-    std::fs::write(pkg.join("src/lib.rs"), "").unwrap();
-    std::fs::write(
-        pkg.join("cu/k.cu"),
-        format!(
-            "// {}\nextern \"C\" __global__ void k(float* x) {{ x[threadIdx.x] = 1.0f; }}\n",
-            dir.display()
-        ),
-    )
-    .unwrap();
-    pkg.join("Cargo.toml")
-}
 
 /// A `sleep` argument no other process uses.
 fn token() -> String {
@@ -114,7 +81,7 @@ fn a_failed_or_timed_out_compile_leaves_no_process() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let manifest = package(dir.path(), "leftovers-failed");
+    let manifest = common::kernel_package(dir.path(), "leftovers-failed");
     for (ends, tail, timeout) in [
         (
             "failed",
@@ -159,7 +126,7 @@ fn ctrl_c_of_cargo_build_still_ends_nvcc() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let manifest = package(dir.path(), "leftovers-ctrl-c");
+    let manifest = common::kernel_package(dir.path(), "leftovers-ctrl-c");
     let pid_file = dir.path().join("nvcc.pid");
     let wrapper = dir.path().join("slow-wrapper");
     workspace_tests::write_script(
@@ -210,7 +177,7 @@ fn a_killed_build_leaves_a_job_directory_the_next_build_removes() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let manifest = package(dir.path(), "leftovers-killed");
+    let manifest = common::kernel_package(dir.path(), "leftovers-killed");
     let seen = dir.path().join("nvcc.seen");
     let wrapper = dir.path().join("hanging-wrapper");
     // Its pid, then the job directory it runs in (its TMPDIR).

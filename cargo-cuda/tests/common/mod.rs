@@ -103,3 +103,37 @@ pub fn plain_package(dir: &Path) -> PathBuf {
     std::fs::write(dir.join("src/lib.rs"), "").unwrap();
     dir.join("Cargo.toml")
 }
+
+/// A package `name` in `dir/pkg` whose build script compiles `cu/k.cu` with
+/// this checkout's cuda-build. The kernel holds `dir`'s name, so each new
+/// `dir` compiles it (an unchanged source in a current OUT_DIR is rightly
+/// never recompiled). Returns its manifest.
+pub fn kernel_package(dir: &Path, name: &str) -> PathBuf {
+    let pkg = dir.join("pkg");
+    std::fs::create_dir_all(pkg.join("src")).unwrap();
+    std::fs::create_dir_all(pkg.join("cu")).unwrap();
+    std::fs::write(
+        pkg.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [build-dependencies]\ncuda-build = {{ path = {:?} }}\n\n[workspace]\n",
+            workspace_root().join("cuda-build")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("build.rs"),
+        "fn main() { cuda_build::Build::new().file(\"cu/k.cu\").compile(); }\n",
+    )
+    .unwrap();
+    std::fs::write(pkg.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        pkg.join("cu/k.cu"),
+        format!(
+            "// {}\nextern \"C\" __global__ void k(float* x) {{ x[threadIdx.x] = 1.0f; }}\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    pkg.join("Cargo.toml")
+}

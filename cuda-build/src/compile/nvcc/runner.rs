@@ -119,6 +119,7 @@ impl Runner {
         let why = match crate::compile::nvcc::sccache::probe(&w, Duration::from_secs(30)) {
             Ok(p) if p.caches_nvcc() => match crate::compile::nvcc::sccache::server_answers(&w) {
                 Ok(()) => {
+                    crate::compile::nvcc::sccache::start_server(&w);
                     self.sccache = true;
                     return;
                 }

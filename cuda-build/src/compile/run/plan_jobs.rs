@@ -54,6 +54,11 @@ impl Run<'_> {
             self.spec.cache_dir.as_deref(),
             self.spec.no_cache,
         )
+        .and_then(|d| {
+            cache::usable_dir(d, self.spec.cache_dir.is_some())
+                .map_err(|w| self.warn(w))
+                .ok()
+        })
         .map(|d| Cache::new(&d).with_remote(&self.env));
         let default_plan = self.default_plan(&tk, &mut manifest, cache.as_ref())?;
         let jobs = self.make_jobs(&tk, &inputs, &default_plan, &mut manifest, cache.as_ref())?;
