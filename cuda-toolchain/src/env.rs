@@ -69,6 +69,8 @@ pub enum Kind {
     program,
     /// An arch list (`80;90`, `sm_90a`, `native`).
     archs,
+    /// PyTorch's arch list (`8.0;8.6+PTX`, `Ampere`).
+    torch_archs,
     /// A switch: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`.
     flag,
     /// A duration: seconds (`600`), or with a unit (`90s`, `500ms`, `10m`, `1h`).
@@ -86,6 +88,10 @@ vars! {
     CudaHome = "CUDA_HOME", input, path;
     /// Root of the CUDA toolkit (the Windows installer's name; also read on Linux).
     CudaPath = "CUDA_PATH", input, path;
+    /// Root of the CUDA toolkit (NVIDIA's Rust crates' name: cuda-bindings and cuda-core read it before CUDA_HOME).
+    CudaToolkitPath = "CUDA_TOOLKIT_PATH", input, path;
+    /// CMake's CUDA compiler: the path of nvcc (arguments after it are CMake's, not read here); ignored with a warning when it names another compiler.
+    Cudacxx = "CUDACXX", input, program;
     /// Root of the CUDA toolkit (older build systems' name).
     CudaRoot = "CUDA_ROOT", input, path;
     /// Root of the CUDA toolkit (FindCUDA.cmake's name).
@@ -102,8 +108,12 @@ vars! {
     CudaBuildPython = "CUDA_BUILD_PYTHON", input, program;
     /// This project's arch list, e.g. `80;90` or `sm_86,sm_90a` or `native`.
     CudaArchs = "CUDA_ARCHS", input, archs;
+    /// CMake's arch list as -sys crates forward it to CMake (`80;90`, `80-real`, `80-virtual`, `native`, `all`, `all-major`); after CUDA_ARCHS, before CUDAARCHS. A value that is not an arch list is ignored with a warning.
+    CmakeCudaArchitectures = "CMAKE_CUDA_ARCHITECTURES", input, archs;
     /// CMake's arch list variable, honoured for projects that already set it.
     CmakeCudaArchs = "CUDAARCHS", input, archs;
+    /// PyTorch's arch list (`8.0;8.6+PTX`, `;` or spaces, names such as `Ampere`): `X.Y` is SASS only, `+PTX` adds PTX; after CUDAARCHS. A value that is not one is ignored with a warning.
+    TorchCudaArchList = "TORCH_CUDA_ARCH_LIST", input, torch_archs;
     /// The compute capability read by candle-style crates, e.g. `90`.
     CudaComputeCap = "CUDA_COMPUTE_CAP", input, archs;
     /// Which GPUs the driver shows; detection honours it.
@@ -114,6 +124,8 @@ vars! {
     NvccPrependFlags = "NVCC_PREPEND_FLAGS", input, free;
     /// Flags nvcc itself appends to every command line; part of the cache key.
     NvccAppendFlags = "NVCC_APPEND_FLAGS", input, free;
+    /// Extra nvcc flags for every kernel (FindCUDA's and mistral.rs's name), split at spaces; an arch flag in it is dropped (the arch plan decides), with a warning when it contradicts the plan.
+    CudaNvccFlags = "CUDA_NVCC_FLAGS", input, free;
     /// Where the persistent kernel cache lives (default: the user cache dir).
     CudaBuildCacheDir = "CUDA_BUILD_CACHE_DIR", side, path;
     /// Set to 1 to turn the persistent kernel cache off.
@@ -183,6 +195,8 @@ vars! {
     CargoHome = "CARGO_HOME", side, path;
     /// cudarc's build-time CUDA version, e.g. `13000`; `cargo cuda` sets it.
     CudarcCudaVersion = "CUDARC_CUDA_VERSION", side, free;
+    /// NVIDIA's Rust crates: the `targets/<dir>` tree of the toolkit to take headers from (`sbsa-linux`); `cargo cuda build --target` sets it for cross builds.
+    CudaToolkitTargetDir = "CUDA_TOOLKIT_TARGET_DIR", side, free;
     /// Library search path; `cargo cuda env` extends it.
     LdLibraryPath = "LD_LIBRARY_PATH", side, free;
     /// Set on CI systems; detection then never guesses an arch silently.
@@ -283,13 +297,16 @@ pub fn target_names(base: &str, target: &str, host: &str) -> Vec<String> {
 
 /// Every variable read, as the Markdown table in the crate's front page
 /// (cuda-build's `src/env_vars.md`, checked against this list by a unit test).
+/// Intra-doc links in the docs name this crate, so they work from cuda-build.
 pub fn doc_table() -> String {
     let mut out = String::from("| variable | what it does |\n|---|---|\n");
     for v in Var::ALL {
         out.push_str(&format!(
             "| `{}` | {} |\n",
             v.name(),
-            v.doc().replace('|', "\\|")
+            v.doc()
+                .replace('|', "\\|")
+                .replace("(crate::", "(cuda_toolchain::")
         ));
     }
     for p in PATTERNS {
@@ -300,6 +317,19 @@ pub fn doc_table() -> String {
         ));
     }
     out
+}
+
+/// The triple this code was compiled for, as far as `cfg` tells: the build
+/// machine's, for callers that have no `TARGET`/`HOST` (cargo sets those
+/// only for build scripts).
+pub fn native_triple() -> String {
+    let arch = std::env::consts::ARCH;
+    match std::env::consts::OS {
+        "windows" => format!("{arch}-pc-windows-msvc"),
+        "macos" => format!("{arch}-apple-darwin"),
+        "linux" => format!("{arch}-unknown-linux-gnu"),
+        os => format!("{arch}-unknown-{os}"),
+    }
 }
 
 /// Prints `cargo:rerun-if-env-changed=NAME` for every build input.
@@ -500,262 +530,12 @@ impl Env {
     pub fn iter(&self) -> impl Iterator<Item = (Var, &OsStr)> {
         self.vars.iter().map(|(k, v)| (*k, v.as_os_str()))
     }
-
-    /// Every set variable whose value does not have the shape its [`Kind`]
-    /// asks for, as one warning each that names the variable, shows the value
-    /// (shortened), says what was expected and what happens instead.
-    ///
-    /// Arch lists are checked here only when a higher-precedence arch
-    /// variable shadows them (the one in use fails the plan with its own error).
-    ///
-    /// ```
-    /// use cuda_toolchain::env::{Env, Var};
-    /// let env = Env::empty().set(Var::CudaBuildTimeout, "ten");
-    /// let w = env.check();
-    /// assert!(w[0].starts_with("CUDA_BUILD_TIMEOUT=`ten` is not a duration"), "{w:?}");
-    /// assert!(Env::empty().set(Var::CudaBuildTimeout, "10s").check().is_empty());
-    /// ```
-    pub fn check(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut arch_in_use: Option<Var> = None;
-        for &var in self.vars.keys() {
-            if let Some(w) = self.check_one(var, &mut arch_in_use) {
-                out.push(w);
-            }
-        }
-        out
-    }
-
-    fn check_one(&self, var: Var, arch_in_use: &mut Option<Var>) -> Option<String> {
-        let kind = var.kind();
-        let raw = self.get_os(var)?;
-        let name = var.name();
-        let Some(value) = raw.to_str() else {
-            if used_as_given(var) {
-                return None;
-            }
-            return Some(format!(
-                "{name} is not valid UTF-8, so it is ignored; set it to {}",
-                expected(var)
-            ));
-        };
-        if kind == Kind::free {
-            return check_text(var, value);
-        }
-        let shown = show_value(value);
-        if value.trim().is_empty() {
-            return Some(format!(
-                "{name} is set but empty, so it is ignored; unset it, or set it to {}",
-                kind.expected()
-            ));
-        }
-        match kind {
-            Kind::flag => parse_flag(value).is_none().then(|| {
-                format!(
-                    "{name}={shown} is not a switch, so it counts as off; expected {}",
-                    kind.expected()
-                )
-            }),
-            Kind::seconds => parse_seconds(value).is_none().then(|| {
-                format!(
-                    "{name}={shown} is not a duration, so the default applies; expected {}",
-                    kind.expected()
-                )
-            }),
-            Kind::count => (value.trim().parse::<usize>().ok().filter(|&n| n > 0))
-                .is_none()
-                .then(|| {
-                    format!(
-                        "{name}={shown} is not a positive whole number, so it is ignored; expected {}",
-                        kind.expected()
-                    )
-                }),
-            Kind::archs => {
-                // Precedence order of the arch variables (see crate::plan).
-                let order = [Var::CudaArchs, Var::CmakeCudaArchs, Var::CudaComputeCap];
-                let winner = order
-                    .iter()
-                    .copied()
-                    .find(|v| self.get_nonempty(*v).is_some());
-                *arch_in_use = winner;
-                match winner {
-                    Some(w) if w != var => value
-                        .parse::<crate::arch::ArchSpec>()
-                        .err()
-                        .map(|e| {
-                            format!(
-                                "{name}={shown} is not an arch list ({}); it is ignored because {} is set",
-                                e.message,
-                                w.name()
-                            )
-                        }),
-                    _ => None,
-                }
-            }
-            Kind::path | Kind::program => value
-                .chars()
-                .any(char::is_control)
-                .then(|| format!("{name}={shown} holds control characters; expected {}", kind.expected())),
-            Kind::free => None,
-        }
-    }
 }
 
-/// Variables whose value is only ever used as the bytes the OS gave (a
-/// search path, a program to run, "set at all"): any bytes are fine, UTF-8
-/// or not. Every other variable is read as text, so a value that is not
-/// UTF-8 is ignored, and [`Env::check`] says so.
-fn used_as_given(var: Var) -> bool {
-    matches!(
-        var,
-        Var::Path
-            | Var::LdLibraryPath
-            | Var::XdgCacheHome
-            | Var::NoColor
-            | Var::DocsRs
-            | Var::Cargo
-            | Var::CargoCudaProgress
-    )
-}
-
-/// What a valid value of `var` looks like, in words: its [`Kind`]'s, or for
-/// free text with a shape of its own (a URL, a switch, a level), that shape.
-fn expected(var: Var) -> &'static str {
-    match var {
-        Var::CudaBuildCacheRedis => "a URL such as `redis://host:6379/0`",
-        Var::SccacheRedisEndpoint => "a Redis URL such as `redis://host:6379`",
-        Var::UvIndexUrl | Var::PipIndexUrl => "an index URL such as `https://pypi.org/simple`",
-        Var::HttpsProxy | Var::HttpsProxyLower | Var::HttpProxy | Var::HttpProxyLower => {
-            "a proxy such as `http://proxy.example:3128`"
-        }
-        Var::CudaVisibleDevices => "device indices or GPU UUIDs such as `0,1` or `GPU-8f3a`",
-        Var::CargoNetOffline => "`true` or `false`",
-        Var::CargoTermColor => "`always`, `never` or `auto`",
-        Var::CudarcCudaVersion => "a CUDA version as a number, such as `13000`",
-        Var::CargoCudaPlan => "the JSON plan `cargo cuda` hands build scripts (set by `cargo cuda`)",
-        Var::Target | Var::Host => "a target triple such as `x86_64-unknown-linux-gnu`",
-        Var::Debug => "cargo's debug setting: `true`, `false`, `0`, `1`, `2`, `none`, `limited`, `full`, `line-tables-only`",
-        Var::OptLevel => "cargo's opt-level: `0`, `1`, `2`, `3`, `s` or `z`",
-        Var::Path | Var::LdLibraryPath => "directories separated by `:`",
-        Var::Home | Var::OutDir | Var::CargoManifestDir | Var::CargoCudaProgress => {
-            Kind::path.expected()
-        }
-        Var::XdgCacheHome => "an absolute path",
-        Var::Cargo | Var::CargoCudaProbe | Var::RustcWrapper => Kind::program.expected(),
-        _ => var.kind().expected(),
-    }
-}
-
-/// The check of a variable whose [`Kind`] is `free`: most free text has a
-/// shape after all. `None` when the value fits it (or anything goes).
-/// `CUDA_BUILD_CACHE_REDIS` is parsed where it is used: the kernel cache
-/// says what is wrong with it, once.
-fn check_text(var: Var, value: &str) -> Option<String> {
-    let name = var.name();
-    let shown = show_value(value);
-    let v = value.trim();
-    let bad = |what: &str| Some(format!("{name}={shown} {what}; expected {}", expected(var)));
-    let has_control = value.chars().any(char::is_control);
-    match var {
-        Var::Path | Var::LdLibraryPath | Var::Home | Var::OutDir | Var::CargoManifestDir
-        | Var::CargoCudaProgress | Var::Cargo | Var::CargoCudaProbe | Var::RustcWrapper
-            if has_control =>
-        {
-            bad("holds control characters")
-        }
-        Var::XdgCacheHome if has_control || !Path::new(value).is_absolute() => {
-            bad("is not an absolute path, so it is ignored (the XDG base directory rule)")
-        }
-        Var::SccacheRedisEndpoint
-            if !["redis://", "rediss://", "redis+unix://", "unix://", "tcp://"]
-                .iter()
-                .any(|s| v.starts_with(s)) =>
-        {
-            bad("is not a Redis URL, so sccache cannot use it")
-        }
-        Var::UvIndexUrl | Var::PipIndexUrl
-            if has_control || !["https://", "http://", "file://"].iter().any(|s| v.starts_with(s)) =>
-        {
-            bad("is not an index URL, so `cargo cuda toolkit install` cannot use it")
-        }
-        Var::HttpsProxy | Var::HttpsProxyLower | Var::HttpProxy | Var::HttpProxyLower
-            if !v.is_empty() && !is_proxy(v) =>
-        {
-            bad("is not a proxy URL, so downloads fail")
-        }
-        Var::CudaVisibleDevices => crate::probe::visible::parse(value)
-            .problem
-            .and_then(|why| bad(&format!("stops early: {why}; the driver shows only the devices before it"))),
-        Var::CargoNetOffline if !v.is_empty() && parse_flag(v).is_none() => {
-            bad("is not a switch, so it counts as off")
-        }
-        Var::CargoTermColor if !v.is_empty() && !matches!(v, "always" | "never" | "auto") => {
-            bad("is not a colour choice, so colour follows the terminal")
-        }
-        Var::CudarcCudaVersion if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) => {
-            bad("is not a version number")
-        }
-        Var::CargoCudaPlan
-            if !v.is_empty()
-                && serde_json::from_str::<crate::plan::HandedPlan>(v).is_err() =>
-        {
-            Some(format!(
-                "{name} does not hold a plan `cargo cuda` made, so build scripts plan on their own; unset it (`cargo cuda` sets it)"
-            ))
-        }
-        Var::Target | Var::Host if !is_triple(v) => bad("is not a target triple"),
-        Var::Debug
-            if !v.is_empty()
-                && !matches!(
-                    v.to_ascii_lowercase().as_str(),
-                    "true" | "false" | "0" | "1" | "2" | "none" | "limited" | "full"
-                        | "line-tables-only" | "line-directives-only"
-                ) =>
-        {
-            bad("is not a debug setting, so no line info is added")
-        }
-        Var::OptLevel if !v.is_empty() && !matches!(v, "0" | "1" | "2" | "3" | "s" | "z") => {
-            bad("is not an opt-level")
-        }
-        _ => None,
-    }
-}
-
-/// `[scheme://][user:password@]host[:port]` with a proxy scheme.
-fn is_proxy(v: &str) -> bool {
-    let rest = match v.split_once("://") {
-        Some((scheme, rest)) => {
-            if !matches!(
-                scheme.to_ascii_lowercase().as_str(),
-                "http" | "https" | "socks4" | "socks4a" | "socks5" | "socks5h"
-            ) {
-                return false;
-            }
-            rest
-        }
-        None => v,
-    };
-    let hostport = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
-    let hostport = hostport.trim_end_matches('/');
-    let (host, port) = match hostport.rsplit_once(':') {
-        Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (h, Some(p)),
-        _ => (hostport, None),
-    };
-    !host.is_empty()
-        && !host.contains(|c: char| c.is_whitespace() || c.is_control() || c == '/')
-        && port.is_none_or(|p| p.parse::<u16>().is_ok())
-}
-
-/// `arch-vendor-os[-env]`: two to four `-`, letters, digits, `_` and `.`.
-fn is_triple(v: &str) -> bool {
-    let parts: Vec<&str> = v.split('-').collect();
-    (2..=5).contains(&parts.len())
-        && parts.iter().all(|p| {
-            !p.is_empty()
-                && p.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
-        })
-}
+/// What a `TORCH_CUDA_ARCH_LIST` value looks like (read by `interop::torch`).
+pub const TORCH_ARCHS_EXPECTED: &str =
+    "PyTorch's form: `X.Y` items (SASS only) or `X.Y+PTX` (SASS and PTX), separated by `;` or spaces, \
+    or names such as `Ampere` or `Hopper`, e.g. `8.0;8.6+PTX`";
 
 impl Kind {
     /// What a valid value looks like, in words.
@@ -764,6 +544,7 @@ impl Kind {
             Kind::path => "a path",
             Kind::program => "a program path or a name on PATH",
             Kind::archs => "an arch list such as `80;90`, `sm_90a` or `native`",
+            Kind::torch_archs => TORCH_ARCHS_EXPECTED,
             Kind::flag => "`1` or `0` (also true/false, yes/no, on/off)",
             Kind::seconds => {
                 "seconds such as `600`, or a number with a unit: `90s`, `500ms`, `10m`, `1h`"
@@ -954,13 +735,21 @@ mod tests {
             "HOME",
             "CI",
             "CUDA_BUILD_TIMEOUT",
+            // Read only to judge what cudarc and NVIDIA's crates see.
+            "CUDARC_CUDA_VERSION",
+            "CUDA_TOOLKIT_TARGET_DIR",
         ] {
             assert!(!inputs.contains(&side), "{side} is not a build input");
         }
         for input in [
             "NVCC",
             "CUDA_HOME",
+            "CUDA_TOOLKIT_PATH",
+            "CUDACXX",
             "CUDA_ARCHS",
+            "CMAKE_CUDA_ARCHITECTURES",
+            "TORCH_CUDA_ARCH_LIST",
+            "CUDA_NVCC_FLAGS",
             "PATH",
             "NVCC_PREPEND_FLAGS",
         ] {
