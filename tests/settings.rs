@@ -34,6 +34,7 @@ const ANY_TEXT: &[&str] = &[
     "CI",
     "NVCC_PREPEND_FLAGS",
     "NVCC_APPEND_FLAGS",
+    "CUDA_NVCC_FLAGS",
     "NO_PROXY",
     "no_proxy",
 ];

@@ -157,6 +157,7 @@ fn expected(var: Var) -> &'static str {
             Kind::path.expected()
         }
         Var::XdgCacheHome => "an absolute path",
+        Var::CudaToolkitTargetDir => "a toolkit `targets/` directory name such as `sbsa-linux`",
         Var::Cargo | Var::CargoCudaProbe | Var::RustcWrapper => Kind::program.expected(),
         _ => var.kind().expected(),
     }
@@ -175,6 +176,7 @@ fn check_text(var: Var, value: &str) -> Option<String> {
     match var {
         Var::Path | Var::LdLibraryPath | Var::Home | Var::OutDir | Var::CargoManifestDir
         | Var::CargoCudaProgress | Var::Cargo | Var::CargoCudaProbe | Var::RustcWrapper
+        | Var::CudaToolkitTargetDir
             if has_control =>
         {
             bad("holds control characters")
