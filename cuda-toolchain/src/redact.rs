@@ -25,6 +25,7 @@ pub const MASK: &str = "***";
 /// assert_eq!(mask_credentials("CUDA_BUILD_CACHE_REDIS=`redis://user:pw`"), "CUDA_BUILD_CACHE_REDIS=`redis://user:***`");
 /// assert_eq!(mask_credentials("redis://cache:6379/0?password=pw"), "redis://cache:6379/0?password=***");
 /// assert_eq!(mask_credentials("see redis://cache:6379/0"), "see redis://cache:6379/0");
+/// assert_eq!(mask_credentials("(redis://host:port[/db])"), "(redis://host:port[/db])");
 /// ```
 pub fn mask_credentials(text: &str) -> Cow<'_, str> {
     if !text.contains("://") && !text.contains('@') {
@@ -100,6 +101,14 @@ fn mask_after_scheme(rest: &str) -> String {
         // `host:port`: nothing secret (an empty host or a number that is no
         // port is a password).
         Some(p) if !host.is_empty() && (p.is_empty() || p.parse::<u16>().is_ok()) => {
+            mask_query(rest)
+        }
+        // The template help texts show (`redis://host:port[/db]`).
+        Some(p)
+            if !host.is_empty()
+                && p.trim_end_matches(['[', ']', ')', ',', ';', '.'])
+                    .eq_ignore_ascii_case("port") =>
+        {
             mask_query(rest)
         }
         // `user:pw` or `:pw` with no `@host`: all after the first `:` may be
