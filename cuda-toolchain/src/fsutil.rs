@@ -118,7 +118,7 @@ pub fn remove_abandoned(dir: &Path, marker: &str) -> usize {
             .ok()
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age > DAY);
-        if !old && !owner.is_some_and(|p| !process_alive(p)) {
+        if !old && owner.is_none_or(process_alive) {
             continue;
         }
         let gone = if meta.is_dir() {

@@ -10,7 +10,7 @@
 //! process that was double-forked (`( sleep 300 & )`) is reparented to init
 //! and no /proc parent link leads to it any more, but it still carries the
 //! mark. When the child times out, or exits with a failure, every process
-//! that is below it or carries its mark is ended ([`end_job`]). Not ended: a
+//! that is below it or carries its mark is ended (`end_job`). Not ended: a
 //! marked process that started a session of its own (`setsid`), which is
 //! how a daemon such as sccache's server leaves the job on purpose.
 //!
