@@ -2016,6 +2016,70 @@ fn outputs_are_identical_across_checkout_paths() {
     assert_eq!(bytes(&b), bytes(&fresh));
 }
 
+/// The dev profile's `-lineinfo` puts absolute paths into every output
+/// (PTX `.file` lines, the cubin's `.debug_line`). Two checkouts at
+/// different paths share one kernel cache: each one's outputs name only its
+/// own paths. Without line info they still share every entry.
+#[test]
+fn line_info_never_names_another_checkout() {
+    let Some(fx) = fixture(&["vector_add.cu"]) else {
+        return;
+    };
+    let a_pkg = fx.root().join("a/pkg");
+    let b_pkg = fx.root().join("b-somewhere-else/pkg");
+    workspace_tests::copy_dir(&fx.pkg(), &a_pkg);
+    workspace_tests::copy_dir(&fx.pkg(), &b_pkg);
+    let build = |pkg: &Path, out: &str, kind: OutputKind, debug: &str| {
+        let mut b = fx.build();
+        b.env(
+            Env::empty()
+                .set(Var::CargoManifestDir, pkg)
+                .set(Var::Debug, debug),
+        )
+        .out_dir(fx.root().join(out))
+        .output(kind)
+        .module_name(kind.as_str())
+        .dir("cu");
+        b.try_compile().unwrap()
+    };
+    let holds = |a: &Artifacts, needle: &Path| -> bool {
+        let needle = needle.to_string_lossy().into_owned().into_bytes();
+        a.kernels.iter().flat_map(|k| k.outputs.iter()).any(|p| {
+            std::fs::read(p)
+                .unwrap()
+                .windows(needle.len())
+                .any(|w| w == needle)
+        })
+    };
+    for kind in [OutputKind::Ptx, OutputKind::Cubin, OutputKind::Fatbin] {
+        let a = build(&a_pkg, &format!("dev-a-{}", kind.as_str()), kind, "true");
+        let b = build(&b_pkg, &format!("dev-b-{}", kind.as_str()), kind, "true");
+        assert_eq!(
+            b.stats.compiled, 1,
+            "{kind:?}: the second checkout compiles its own"
+        );
+        assert!(
+            !holds(&b, &a_pkg),
+            "{kind:?}: the second checkout's output names the first's path"
+        );
+        assert!(!holds(&a, &b_pkg), "{kind:?}");
+        if kind == OutputKind::Ptx {
+            assert!(
+                holds(&a, &a_pkg) && holds(&b, &b_pkg),
+                "{kind:?}: line info is there"
+            );
+        }
+        // Each checkout's own rebuild is served from the cache.
+        let again = build(&b_pkg, &format!("dev-b2-{}", kind.as_str()), kind, "true");
+        assert_eq!(again.stats.from_cache, 1, "{kind:?}");
+    }
+    // Release builds (no line info) share across checkouts as before.
+    let a = build(&a_pkg, "rel-a", OutputKind::Fatbin, "false");
+    assert_eq!(a.stats.compiled, 1);
+    let b = build(&b_pkg, "rel-b", OutputKind::Fatbin, "false");
+    assert_eq!(b.stats.from_cache, 1);
+}
+
 #[test]
 fn a_noop_rerun_is_quiet_and_the_manifest_small() {
     let Some(fx) = fixture(&["vector_add.cu", "nbody.cu", "stencil.cu"]) else {

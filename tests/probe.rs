@@ -206,7 +206,7 @@ fn hanging_nvidia_smi_is_killed_and_proc_answers() {
     let smi = attempt(&report, ProbeMethod::NvidiaSmi);
     assert!(!smi.ok);
     assert!(
-        smi.outcome.contains("did not finish within 0.5 s"),
+        smi.outcome.contains("did not finish within 500 ms"),
         "{}",
         smi.outcome
     );
@@ -592,7 +592,7 @@ fn driver_probe_child_failures_fall_back() {
     let fake = Fake::new();
     fake.smi_printing(THREE_GPUS, OLD_BANNER);
     let cases = [
-        ("sleep 30", "did not finish within 0.5 s"),
+        ("sleep 30", "did not finish within 500 ms"),
         (
             "echo 'not json at all'; exit 3",
             "exited with status 3, and it printed no JSON line (stdout: `not json at all`)",

@@ -57,6 +57,15 @@ struct Server {
 impl Server {
     /// Starts a server with these extra variables (its storage settings).
     fn start(bin: &Path, dir: &Path, storage: &[(&str, String)]) -> Server {
+        let s = Server::configure(bin, dir, storage);
+        let out = s.run(&["--start-server"]);
+        assert!(out.status.success(), "sccache --start-server: {out:?}");
+        s
+    }
+
+    /// A server's settings and wrapper, not started: the first sccache
+    /// call starts it (and the drop stops it).
+    fn configure(bin: &Path, dir: &Path, storage: &[(&str, String)]) -> Server {
         let port = free_port();
         let mut env: Vec<(String, String)> = vec![
             ("SCCACHE_SERVER_PORT".into(), port.to_string()),
@@ -77,14 +86,11 @@ impl Server {
             &wrapper,
             &format!("{exports}exec '{}' \"$@\"", bin.display()),
         );
-        let s = Server {
+        Server {
             bin: bin.to_path_buf(),
             env,
             wrapper,
-        };
-        let out = s.run(&["--start-server"]);
-        assert!(out.status.success(), "sccache --start-server: {out:?}");
-        s
+        }
     }
 
     fn run(&self, args: &[&str]) -> std::process::Output {
@@ -289,6 +295,44 @@ fn a_fresh_build_is_all_sccache_hits() {
     );
     assert_eq!(outputs(&second), outputs(&plain));
     assert_eq!(second.kernels[1].entries, plain.kernels[1].entries);
+}
+
+/// The usual case: no sccache server runs, so the build's first sccache
+/// call starts it. With OUT_DIR as deep as real target dirs (over 100
+/// characters), the server's start-up socket used to go in the job's
+/// directory: "path must be shorter than SUN_LEN", and every kernel was
+/// compiled with plain nvcc, uncached. Now the build is cached.
+#[test]
+fn sccache_that_must_start_its_own_server_caches_with_a_deep_out_dir() {
+    let (Some(bin), Some(pkg)) = (
+        sccache_bin("CARGO_CUDA_TEST_SCCACHE"),
+        Pkg::new(&["vector_add.cu"]),
+    ) else {
+        return;
+    };
+    let server = Server::configure(
+        &bin,
+        pkg.root(),
+        &[(
+            "SCCACHE_DIR",
+            pkg.root().join("sccache").display().to_string(),
+        )],
+    );
+    let deep = format!(
+        "target-of-a-project-with-a-long-name/debug/build/{}-0123456789abcdef",
+        "some-crate".repeat(4)
+    );
+    let out_dir = pkg.root().join(&deep).join("out");
+    assert!(out_dir.as_os_str().len() >= 100, "{}", out_dir.display());
+    let a = pkg.build(server.env(pkg.env()), &deep).unwrap();
+    no_sccache_notice(&a);
+    let stats = server.stats();
+    assert!(
+        stats.misses() > 0,
+        "the compile went through sccache: {:?}",
+        stats.0
+    );
+    assert_eq!(stats.fails(), 0, "{:?}", stats.0);
 }
 
 /// The header-macro rename: every kernel's name comes from a macro in a

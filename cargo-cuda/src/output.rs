@@ -57,9 +57,15 @@ pub fn write_bytes(stream: Stream, bytes: &[u8]) {
     }
 }
 
-/// [`write_bytes`] for text (what the macros call).
+/// [`write_bytes`] for text (what the macros call). Every line a command
+/// prints passes here, so none can show a credential: a URL's password is
+/// masked ([`cuda_toolchain::redact`]). cargo's own bytes, passed through
+/// [`write_bytes`], are cargo's.
 pub fn write_str(stream: Stream, s: &str) {
-    write_bytes(stream, s.as_bytes());
+    write_bytes(
+        stream,
+        cuda_toolchain::redact::mask_credentials(s).as_bytes(),
+    );
 }
 
 /// Whether `stream` is a terminal (for colour and the in-place progress line).

@@ -9,8 +9,11 @@
 //! wait loop then sends SIGTERM to cargo *and every process under it*
 //! (found through /proc). We are the child subreaper of that tree, so a
 //! build script or nvcc that outlives cargo is reparented to us, not lost:
-//! after either signal we wait until no process below us is left (SIGKILL
-//! after a grace period), and only then exit 130 / 143.
+//! after either signal, and after a build that failed, we wait until no
+//! process below us is left (SIGKILL after a grace period), and only then
+//! exit. A process that started a session of its own (sccache's server,
+//! started by the build's first compile) has left the build on purpose and
+//! is not waited for.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -54,11 +57,13 @@ pub fn become_subreaper() {
     }
 }
 
-/// Waits until no process below us is left: each one still running gets
-/// SIGTERM once, and SIGKILL after `grace`; orphans reparented to us are
-/// reaped. Returns the number of processes that had to be killed.
+/// Waits until no process below us is left: each one still running in our
+/// session gets SIGTERM once, and SIGKILL after `grace`; orphans reparented
+/// to us are reaped. Returns the number of processes that had to be killed.
 pub fn end_descendants(grace: std::time::Duration) -> usize {
     let me = std::process::id();
+    // SAFETY: getsid(0) only reads our own session id.
+    let session = unsafe { libc::getsid(0) };
     let start = std::time::Instant::now();
     let mut termed: Vec<u32> = Vec::new();
     let mut killed = 0;
@@ -68,7 +73,7 @@ pub fn end_descendants(grace: std::time::Duration) -> usize {
         let live: Vec<u32> = process_tree(me)
             .into_iter()
             .skip(1)
-            .filter(|&p| running(p))
+            .filter(|&p| running_in_session(p, session))
             .collect();
         if live.is_empty() {
             return killed;
@@ -92,13 +97,16 @@ pub fn end_descendants(grace: std::time::Duration) -> usize {
     }
 }
 
-/// Alive and not a zombie.
-fn running(pid: u32) -> bool {
+/// Alive, not a zombie, and in session `session` (fields after the
+/// `(comm)` of /proc/PID/stat: state, ppid, pgrp, session).
+fn running_in_session(pid: u32, session: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
         .and_then(|stat| {
-            let rest = &stat[stat.rfind(')')? + 1..];
-            rest.split_whitespace().next().map(|s| s != "Z" && s != "X")
+            let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+            let state = fields.next()?;
+            let sid: i32 = fields.nth(2)?.parse().ok()?;
+            Some(state != "Z" && state != "X" && sid == session)
         })
         .unwrap_or(false)
 }

@@ -257,6 +257,35 @@ fn env_shell_exports_a_working_environment() {
     );
 }
 
+/// Every child a test starts has the test process's private home: the
+/// toolkit store and the kernel cache it sees are there, never the user's
+/// (after the README's first command, the user's store holds a toolkit, and
+/// tests that expect none must still pass).
+#[test]
+fn children_see_a_private_home_never_the_users() {
+    let home = workspace_tests::private_home();
+    let out = cargo_cuda().args(["toolkit", "list"]).output().unwrap();
+    let (_, stderr) = text(&out);
+    let store = home.join(".local/share/cargo-cuda");
+    assert!(
+        stderr.contains(&format!("no toolkits in `{}`", store.display())),
+        "{stderr}"
+    );
+    let v = json(&cargo_cuda().args(["info", "--json"]).output().unwrap());
+    assert_eq!(
+        v["cache"]["dir"],
+        home.join(".cache/cuda-build").to_str().unwrap(),
+        "{v:#}"
+    );
+    for cmd in [cargo_cuda(), common::plain_cargo()] {
+        let envs: Vec<_> = cmd.get_envs().collect();
+        assert!(
+            envs.contains(&(std::ffi::OsStr::new("HOME"), Some(home.as_os_str()))),
+            "{envs:?}"
+        );
+    }
+}
+
 #[test]
 fn env_without_a_toolkit_fails_clearly() {
     let empty = tempfile::tempdir().unwrap();

@@ -9,9 +9,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::{cargo_cuda, real_cargo, text, workspace_root};
+use common::{cargo_cuda, text, workspace_root};
 
 use workspace_tests::git;
 
@@ -168,12 +167,7 @@ fn two_crates_share_cutlass_and_a_git_dep_from_one_store() {
     // cuda-build cache per crate), and no header lands in OUT_DIR.
     let target = common::shared_target();
     for (manifest, name) in [(&a, "crate-a"), (&b, "crate-b")] {
-        let mut cmd = Command::new(real_cargo());
-        for var in cuda_toolchain::env::Var::ALL {
-            if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
-                cmd.env_remove(var.name());
-            }
-        }
+        let mut cmd = common::plain_cargo();
         let out = cmd
             .args(["build", "--offline", "--manifest-path"])
             .arg(manifest)

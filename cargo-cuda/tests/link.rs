@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{real_cargo, shared_target, text, workspace_root};
+use common::{shared_target, text, workspace_root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -74,12 +74,7 @@ fn build_script(dir: &Path, extra: &str) {
 /// cargo in the workspace, with the real nvcc and nothing from the host's
 /// CUDA settings.
 fn cargo_in(dir: &Path, root: &Path, cache: &Path) -> Command {
-    let mut cmd = Command::new(real_cargo());
-    for var in cuda_toolchain::env::Var::ALL {
-        if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
-            cmd.env_remove(var.name());
-        }
-    }
+    let mut cmd = common::plain_cargo();
     cmd.current_dir(dir)
         .env("CUDA_HOME", root)
         .env("CUDA_ARCHS", "80")

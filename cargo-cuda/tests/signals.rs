@@ -180,3 +180,39 @@ fn sigterm_is_passed_to_cargo_and_everything_under_it() {
     assert!(!alive(cargo), "cargo (pid {cargo}) was left running");
     assert!(!alive(nvcc), "cargo's child (pid {nvcc}) was left running");
 }
+
+/// A build that fails with no signal at all: what it double-forked
+/// (`( sleep & )`, reparented to us as the subreaper) is ended before we
+/// exit with cargo's code; a daemon that started its own session (as
+/// sccache's server does) is left running.
+#[test]
+fn a_failed_build_leaves_no_double_forked_process_but_keeps_daemons() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut child = start(
+        d,
+        "( sleep 1000.1 & echo $! > \"$D/orphan.pid\" )\n\
+         setsid sleep 1000.2 </dev/null >/dev/null 2>&1 &\n\
+         echo $! > \"$D/daemon.pid\"\n\
+         sleep 0.2\n\
+         exit 101",
+    );
+    let status = wait_exit(&mut child, Duration::from_secs(20));
+    let orphan = wait_for_pid(&d.join("orphan.pid"), Duration::from_secs(5));
+    let daemon = wait_for_pid(&d.join("daemon.pid"), Duration::from_secs(5));
+    let (orphan_left, daemon_left) = (alive(orphan), alive(daemon));
+    for pid in [orphan, daemon] {
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    assert_eq!(status.code(), Some(101));
+    assert!(
+        !orphan_left,
+        "the double-forked sleep (pid {orphan}) outlived the build"
+    );
+    assert!(
+        daemon_left,
+        "the daemon (pid {daemon}) in its own session was ended"
+    );
+}

@@ -377,10 +377,12 @@ pub fn fetch_verified(
             s as f64 / 1e6
         ))
     ));
+    // What a killed download left (its owner's pid is in its name).
+    cuda_toolchain::fsutil::remove_abandoned(&dir, ".part-");
     let (mut body, announced) = source.open(a)?;
     let expected = a.size.or(announced);
     let mut tmp = tempfile::Builder::new()
-        .prefix(".part-")
+        .prefix(&format!(".part-{}-", std::process::id()))
         .tempfile_in(&dir)
         .map_err(|e| store_error(store_dir, "create a download file in", &dir, &e))?;
     let mut hasher = Sha256::new();

@@ -454,6 +454,76 @@ fn killed_install_is_never_used_and_the_next_one_cleans_up() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// A download killed half-way (SIGKILL: no handler, no cleanup) leaves its
+/// `wheels/.part-<pid>-*` file; the next install removes it.
+#[test]
+fn a_killed_download_leaves_a_part_file_the_next_install_removes() {
+    let server = Server::start();
+    publish_release(&server, "13.0.88", 400_000);
+    // Every wheel slow (2 ms per KB): the first download is killed inside it.
+    let wheels_served: Vec<(String, Vec<u8>)> = release("13.0.88", 400_000)
+        .into_iter()
+        .map(|(p, v, body)| (Server::file_path(p, &v), body))
+        .collect();
+    for (path, body) in &wheels_served {
+        server.set(path, Reply::Slow(body.clone()));
+    }
+    let store = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_install_for_kill_test", "--nocapture"])
+        .env("KILL_TEST_STORE", store.path())
+        .env("KILL_TEST_URL", &server.url)
+        .spawn()
+        .unwrap();
+    let wheels = store.path().join("wheels");
+    let parts = || -> Vec<String> {
+        std::fs::read_dir(&wheels)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".part-"))
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut killed = false;
+    while std::time::Instant::now() < deadline {
+        let started = std::fs::read_dir(&wheels)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                e.file_name().to_string_lossy().starts_with(".part-")
+                    && e.metadata().is_ok_and(|m| m.len() > 0)
+            });
+        if started {
+            unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+            killed = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        killed,
+        "the child finished before it could be killed ({status})"
+    );
+    let left = parts();
+    assert_eq!(left.len(), 1, "the killed download's file: {left:?}");
+    assert!(
+        left[0].starts_with(&format!(".part-{}-", child.id())),
+        "named by its owner: {left:?}"
+    );
+    for (path, body) in wheels_served {
+        server.set(&path, Reply::Ok("application/octet-stream", body));
+    }
+    assert!(install(store.path(), &server.url, "13.0").unwrap().changed);
+    assert_eq!(parts(), Vec::<String>::new(), "the next install removed it");
+}
+
 #[test]
 fn unchecked_sets_keep_pips_layout() {
     let server = Server::start();

@@ -32,10 +32,13 @@ impl Error {
     ///     .with_help("set CUDA_HOME to the toolkit's root directory");
     /// assert!(e.to_string().contains("help: set CUDA_HOME"));
     /// ```
+    ///
+    /// The message, help and detail never hold a credential: a URL's
+    /// password is masked as they are made ([`crate::redact`]).
     pub fn new(code: &'static str, message: impl Into<String>) -> Self {
         Error {
             code,
-            message: message.into(),
+            message: masked(message.into()),
             detail: None,
             help: Vec::new(),
         }
@@ -43,13 +46,13 @@ impl Error {
 
     /// Adds a `help:` line.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help.push(help.into());
+        self.help.push(masked(help.into()));
         self
     }
 
     /// Adds a block of detail (shown indented under the message).
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
-        let detail = detail.into();
+        let detail = masked(detail.into());
         self.detail = match self.detail.take() {
             Some(old) => Some(format!("{old}\n{detail}")),
             None => Some(detail),
@@ -143,14 +146,16 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "error[{}]: {}", self.code, self.message)?;
+        // Masked again: the fields are public and may have changed since.
+        let mask = crate::redact::mask_credentials;
+        write!(f, "error[{}]: {}", self.code, mask(&self.message))?;
         if let Some(detail) = &self.detail {
             for line in detail.lines() {
-                write!(f, "\n  | {line}")?;
+                write!(f, "\n  | {}", mask(line))?;
             }
         }
         for help in &self.help {
-            write!(f, "\n  = help: {help}")?;
+            write!(f, "\n  = help: {}", mask(help))?;
         }
         Ok(())
     }
@@ -161,10 +166,25 @@ impl std::error::Error for Error {}
 /// Shorthand for results in this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// A value for a message: quoted, control characters escaped, and cut after
-/// 60 characters (a 10 kB value must not fill the terminal).
+/// `text` with its credentials masked, owned.
+fn masked(text: String) -> String {
+    match crate::redact::mask_credentials(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(m) => m,
+    }
+}
+
+/// A value for a message: credentials masked ([`crate::redact`]), quoted,
+/// control characters escaped, and cut after 60 characters (a 10 kB value
+/// must not fill the terminal).
+///
+/// ```
+/// use cuda_toolchain::env::show_value;
+/// assert_eq!(show_value("redis://:pw"), "`redis://:***`");
+/// ```
 pub fn show_value(value: &str) -> String {
     const MAX: usize = 60;
+    let value = crate::redact::mask_credentials(value);
     let escaped: String = value.escape_debug().collect();
     if escaped.chars().count() <= MAX {
         format!("`{escaped}`")

@@ -71,6 +71,91 @@ pub fn copy_atomic(from: &Path, to: &Path) -> std::io::Result<()> {
     result
 }
 
+/// Removes what interrupted operations left in `dir`: entries whose name
+/// holds `marker` followed by the pid of the process that made them
+/// (`.tmp-<pid>-…` job directories, `.<file>.tmp-<pid>-…` from
+/// [`temp_path_for`], `.part-<pid>-…` downloads), when that process is gone
+/// (SIGKILLed, crashed), and any such entry older than a day whoever made it
+/// (a pid reused since, a name without one). Returns how many were removed;
+/// an error leaves an entry for the next run.
+///
+/// The owner is looked up in this machine's pid namespace: a directory
+/// written at the same moment from another container is not this
+/// function's to clean.
+///
+/// ```
+/// use cuda_toolchain::fsutil::remove_abandoned;
+/// let dir = tempfile::tempdir().unwrap();
+/// let dead = dir.path().join(format!(".tmp-{}-0-k", i32::MAX));
+/// let ours = dir.path().join(format!(".tmp-{}-0-k", std::process::id()));
+/// std::fs::create_dir(&dead).unwrap();
+/// std::fs::create_dir(&ours).unwrap();
+/// assert_eq!(remove_abandoned(dir.path(), ".tmp-"), 1);
+/// assert!(!dead.exists() && ours.exists());
+/// ```
+pub fn remove_abandoned(dir: &Path, marker: &str) -> usize {
+    const DAY: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(at) = name.find(marker) else {
+            continue;
+        };
+        let owner = name[at + marker.len()..]
+            .split('-')
+            .next()
+            .and_then(|p| p.parse::<u32>().ok());
+        // symlink_metadata: a link is removed as a link, never followed.
+        let Ok(meta) = e.path().symlink_metadata() else {
+            continue;
+        };
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > DAY);
+        if !old && owner.is_none_or(process_alive) {
+            continue;
+        }
+        let gone = if meta.is_dir() {
+            std::fs::remove_dir_all(e.path())
+        } else {
+            std::fs::remove_file(e.path())
+        };
+        removed += usize::from(gone.is_ok());
+    }
+    removed
+}
+
+/// Whether a process with this pid exists (on this machine, in this pid
+/// namespace). Outside Unix every pid counts as alive.
+pub fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        if pid <= 0 {
+            return false;
+        }
+        // SAFETY: signal 0 only checks that the process exists.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
 /// Removes `.` and resolves `name/..` lexically, without touching the file
 /// system (`/cu13/bin/../include` → `/cu13/include`).
 pub fn normalize(path: &Path) -> PathBuf {

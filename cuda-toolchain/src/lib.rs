@@ -56,6 +56,7 @@ pub mod metadata;
 pub mod plan;
 pub mod probe;
 pub mod process;
+pub mod redact;
 mod tool_version;
 pub mod toolkit;
 

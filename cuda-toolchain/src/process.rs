@@ -4,6 +4,19 @@
 //! A hung nvcc or a wedged driver must not hang a build, so every child runs
 //! under a deadline and is killed when it passes. Arguments are always a
 //! vector; nothing here goes through `sh -c`.
+//!
+//! **Which processes are a child's.** Every child gets a mark of its own in
+//! its environment ([`JOB_MARK`]), which everything it starts inherits. A
+//! process that was double-forked (`( sleep 300 & )`) is reparented to init
+//! and no /proc parent link leads to it any more, but it still carries the
+//! mark. When the child times out, or exits with a failure, every process
+//! that is below it or carries its mark is ended (`end_job`). Not ended: a
+//! marked process that started a session of its own (`setsid`), which is
+//! how a daemon such as sccache's server leaves the job on purpose.
+//!
+//! Children stay in the caller's process group, so a terminal's Ctrl-C (sent
+//! to the foreground group: cargo, its build scripts and their nvcc alike)
+//! still reaches every one of them directly.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -66,9 +79,9 @@ impl std::fmt::Display for RunError {
             RunError::Spawn(p, e) => write!(f, "`{}` could not be started: {e}", p.display()),
             RunError::TimedOut { program, after, .. } => write!(
                 f,
-                "`{}` did not finish within {:.1} s and was killed",
+                "`{}` did not finish within {} and was killed",
                 program.display(),
-                after.as_secs_f64()
+                show_duration(*after)
             ),
         }
     }
@@ -94,11 +107,17 @@ where
 }
 
 /// Runs a prepared [`Command`] under a deadline; stdin is closed, stdout and stderr captured.
+///
+/// When the child passes its deadline, or exits with a failure, every
+/// process it started is ended too, double-forked ones included (see the
+/// module docs); a successful child's daemons are left alone.
 pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunError> {
     let program = PathBuf::from(cmd.get_program());
+    let mark = new_mark();
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .env(JOB_MARK, &mark);
     let start = Instant::now();
     let mut child = spawn_retrying_busy(cmd).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => RunError::NotFound(program.clone()),
@@ -120,8 +139,8 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
         }
         let left = timeout.saturating_sub(start.elapsed());
         if left.is_zero() {
-            // nvcc's cicc and ptxas are grandchildren: the whole tree goes, not just nvcc.
-            kill_tree(child.id());
+            // nvcc's cicc and ptxas are grandchildren: the whole job goes, not just nvcc.
+            end_job(Some(child.id()), &mark);
             let _ = child.kill();
             let _ = child.wait();
             // A grandchild may still hold the pipes open: collect what is there, briefly.
@@ -147,6 +166,10 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
         }
     };
     let elapsed = start.elapsed();
+    if !status.success() {
+        // A failed compile's leftovers (reparented, so found by the mark only).
+        end_job(None, &mark);
+    }
     // Grandchildren that outlive the child (and keep the pipe open) must not hang us.
     let grace = Duration::from_secs(2);
     Ok(Output {
@@ -253,25 +276,100 @@ fn collect(rx: &mpsc::Receiver<Vec<u8>>, wait: Duration) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Kills a process and every descendant it has started.
+/// The environment variable that marks every process one child started
+/// (see the module docs); its value is unique to that child.
+pub const JOB_MARK: &str = "CUDA_TOOLCHAIN_JOB";
+
+/// A mark no other child of any process has: our pid, a counter, the time.
+fn new_mark() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{}-{}-{nanos}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Kills a process and every descendant it has started that /proc's parent
+/// links still lead to; [`run_command`] also ends the double-forked ones.
 ///
 /// Each process is stopped first (SIGSTOP), so nothing in the tree can fork a
 /// new child between the listing and the kill; then all get SIGKILL. The tree
 /// stays in the caller's process group, so a terminal's Ctrl-C still reaches
 /// every member on its own. Outside Linux only `root` itself is killed.
 pub fn kill_tree(root: u32) {
+    stop_then_kill(|| descendants(root), Some(root));
+}
+
+/// Ends one child's job: `root` (while it is still running) and everything
+/// below it, and every process of our session that carries `mark` in its
+/// environment, however it was reparented. Stopped first, then killed, like
+/// [`kill_tree`].
+fn end_job(root: Option<u32>, mark: &str) {
+    let entry = format!("{JOB_MARK}={mark}");
+    stop_then_kill(
+        || {
+            let mut found = root.map(descendants).unwrap_or_default();
+            for p in marked(entry.as_bytes()) {
+                if !found.contains(&p) {
+                    found.push(p);
+                }
+            }
+            found
+        },
+        root,
+    );
+}
+
+/// Every live descendant of `root` (Linux: from /proc; elsewhere none).
+fn descendants(root: u32) -> Vec<u32> {
     #[cfg(target_os = "linux")]
+    return linux::descendants(root);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = root;
+        Vec::new()
+    }
+}
+
+/// Every process of our session whose environment holds `entry` (Linux:
+/// from /proc; elsewhere none).
+fn marked(entry: &[u8]) -> Vec<u32> {
+    #[cfg(target_os = "linux")]
+    return linux::marked(entry);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = entry;
+        Vec::new()
+    }
+}
+
+/// SIGSTOPs `root` and whatever `members` lists, again until the listing
+/// finds no one new, then SIGKILLs them all.
+fn stop_then_kill(members: impl Fn() -> Vec<u32>, root: Option<u32>) {
+    #[cfg(unix)]
     {
         let signal = |pid: u32, sig: libc::c_int| {
-            // SAFETY: kill(2) with a pid read from /proc and a constant signal.
-            unsafe { libc::kill(pid as libc::pid_t, sig) };
+            if let Ok(pid) = libc::pid_t::try_from(pid) {
+                // SAFETY: kill(2) with a positive pid read from /proc (or our
+                // unreaped child's) and a constant signal.
+                unsafe { libc::kill(pid, sig) };
+            }
         };
-        signal(root, libc::SIGSTOP);
-        let mut stopped = vec![root];
+        let mut stopped: Vec<u32> = Vec::new();
+        if let Some(r) = root {
+            signal(r, libc::SIGSTOP);
+            stopped.push(r);
+        }
         loop {
-            let fresh: Vec<u32> = linux::descendants(root)
+            let fresh: Vec<u32> = members()
                 .into_iter()
-                .filter(|p| !stopped.contains(p))
+                .filter(|p| !stopped.contains(p) && *p != std::process::id())
                 .collect();
             if fresh.is_empty() {
                 break;
@@ -285,29 +383,29 @@ pub fn kill_tree(root: u32) {
             signal(pid, libc::SIGKILL);
         }
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = root;
+    #[cfg(not(unix))]
+    let _ = (members, root);
 }
 
 #[cfg(target_os = "linux")]
 mod linux {
     use std::collections::HashMap;
 
-    /// Every live descendant of `root`, from the parent links in /proc.
-    pub(super) fn descendants(root: u32) -> Vec<u32> {
-        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    /// The pids listed in /proc.
+    fn pids() -> Vec<u32> {
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
-        for entry in dir.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            if let Some(ppid) = parent_of(pid) {
+        dir.flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+            .collect()
+    }
+
+    /// Every live descendant of `root`, from the parent links in /proc.
+    pub(super) fn descendants(root: u32) -> Vec<u32> {
+        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        for pid in pids() {
+            if let Some((ppid, _)) = parent_and_session(pid) {
                 children.entry(ppid).or_default().push(pid);
             }
         }
@@ -324,11 +422,31 @@ mod linux {
         out
     }
 
-    /// The parent pid from /proc/PID/stat (the field after the `(comm)`, which may hold spaces).
-    fn parent_of(pid: u32) -> Option<u32> {
+    /// Every process of our session whose environment holds `entry`
+    /// (`NAME=value`, whole). A process in a session of its own has left
+    /// the job on purpose (a daemon) and is not listed.
+    pub(super) fn marked(entry: &[u8]) -> Vec<u32> {
+        // SAFETY: getsid(0) only reads our own session id.
+        let ours = unsafe { libc::getsid(0) };
+        pids()
+            .into_iter()
+            .filter(|&pid| {
+                parent_and_session(pid).is_some_and(|(_, sid)| sid == ours)
+                    && std::fs::read(format!("/proc/{pid}/environ"))
+                        .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry))
+            })
+            .collect()
+    }
+
+    /// The parent pid and session id from /proc/PID/stat (the fields after
+    /// the `(comm)`, which may hold spaces: state, ppid, pgrp, session).
+    fn parent_and_session(pid: u32) -> Option<(u32, i32)> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         let rest = &stat[stat.rfind(')')? + 1..];
-        rest.split_whitespace().nth(1)?.parse().ok()
+        let mut fields = rest.split_whitespace().skip(1);
+        let ppid = fields.next()?.parse().ok()?;
+        let session = fields.nth(1)?.parse().ok()?;
+        Some((ppid, session))
     }
 }
 
@@ -358,6 +476,31 @@ pub fn shell_quote(s: &str) -> String {
     }
 }
 
+/// A duration as a message shows it: `300 ms`, `2.5 s`, `3600 s`. A limit
+/// below a second never reads as `0 s`.
+///
+/// ```
+/// use cuda_toolchain::process::show_duration;
+/// use std::time::Duration;
+/// assert_eq!(show_duration(Duration::from_millis(300)), "300 ms");
+/// assert_eq!(show_duration(Duration::from_millis(2500)), "2.5 s");
+/// assert_eq!(show_duration(Duration::from_secs(2)), "2 s");
+/// assert_eq!(show_duration(Duration::from_secs(3600)), "3600 s");
+/// ```
+pub fn show_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        // Under a millisecond (a `1us` limit) still reads as more than nothing.
+        return format!("{} ms", ms.max(u128::from(!d.is_zero())));
+    }
+    let tenths = (d.as_secs_f64() * 10.0).round() / 10.0;
+    if tenths >= 10.0 || tenths.fract() == 0.0 {
+        format!("{} s", tenths.round())
+    } else {
+        format!("{tenths:.1} s")
+    }
+}
+
 /// Reads a timeout override from `CUDA_BUILD_TIMEOUT` (seconds, or `90s`,
 /// `10m`: [`crate::env::parse_seconds`]), else `default`. A value that does
 /// not parse is reported by [`crate::env::Env::check`].
@@ -384,7 +527,7 @@ mod tests {
         let err = run("/bin/sleep", ["30"], Duration::from_millis(200)).unwrap_err();
         assert!(matches!(err, RunError::TimedOut { .. }), "{err:?}");
         assert!(start.elapsed() < Duration::from_secs(5));
-        assert!(err.to_string().contains("did not finish within 0.2 s"));
+        assert!(err.to_string().contains("did not finish within 200 ms"));
     }
 
     #[test]
@@ -506,6 +649,100 @@ mod tests {
             Vec::<String>::new(),
             "processes of the tree survived"
         );
+    }
+
+    /// The pids and command lines of the running (not zombie: their
+    /// command line is empty) processes that hold `token`.
+    #[cfg(target_os = "linux")]
+    fn running_with(token: &str) -> Vec<(i32, String)> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let pid = e.file_name().to_str()?.parse().ok()?;
+                let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+                Some((pid, String::from_utf8_lossy(&cmdline).replace('\0', " ")))
+            })
+            .filter(|(_, c)| c.contains(token))
+            .collect()
+    }
+
+    /// A `sleep` argument no other process uses.
+    #[cfg(target_os = "linux")]
+    fn unique_sleep() -> String {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        format!("1000.{}{nanos}", std::process::id())
+    }
+
+    /// Waits up to 5 s for the processes holding `token` to be gone.
+    #[cfg(target_os = "linux")]
+    fn survivors(token: &str) -> Vec<(i32, String)> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !running_with(token).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        running_with(token)
+    }
+
+    /// `( sleep & )` is reparented to init at once: no parent link leads to
+    /// it. It is ended all the same when its job fails or times out.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_failed_or_timed_out_child_leaves_no_double_forked_process() {
+        for (ends, tail, limit) in [
+            ("failed", "exit 3", Duration::from_secs(20)),
+            ("timed out", "exec sleep 30", Duration::from_millis(500)),
+        ] {
+            let token = unique_sleep();
+            let start = Instant::now();
+            let r = run(
+                "/bin/sh",
+                ["-c", &format!("( sleep {token} & ); {tail}")],
+                limit,
+            );
+            match ends {
+                "failed" => assert_eq!(r.unwrap().status.code(), Some(3)),
+                _ => assert!(matches!(r, Err(RunError::TimedOut { .. })), "{r:?}"),
+            }
+            // Not held up by the grandchild's copy of the pipes either.
+            assert!(start.elapsed() < Duration::from_secs(5), "{ends}");
+            assert_eq!(survivors(&token), [], "{ends}");
+        }
+    }
+
+    /// A process that starts a session of its own has left the job on
+    /// purpose, as sccache's server does: a failing client does not end it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_daemon_in_its_own_session_outlives_its_failed_starter() {
+        if !Path::new("/usr/bin/setsid").exists() {
+            eprintln!("skipped: no /usr/bin/setsid");
+            return;
+        }
+        let token = unique_sleep();
+        let out = run(
+            "/bin/sh",
+            [
+                "-c",
+                &format!(
+                    "/usr/bin/setsid sleep {token} </dev/null >/dev/null 2>&1 & sleep 0.2; exit 3"
+                ),
+            ],
+            Duration::from_secs(20),
+        )
+        .unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        std::thread::sleep(Duration::from_millis(200));
+        let alive = running_with(&token);
+        // Stop it before asserting, so a failure leaves nothing behind.
+        for (pid, _) in &alive {
+            // SAFETY: kill(2) of the daemon this test started.
+            unsafe { libc::kill(*pid, libc::SIGKILL) };
+        }
+        assert_eq!(alive.len(), 1, "the daemon was ended: {alive:?}");
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! plain `cargo test` (nothing promised) such a test prints one line saying
 //! why it skipped and returns.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
 
 pub mod imports;
 pub mod redis;
@@ -127,4 +129,63 @@ pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
             std::fs::copy(e.path(), &target).unwrap();
         }
     }
+}
+
+/// A home directory of this test process's own, empty at its first use, for
+/// every child a test starts: a toolkit in the user's store, a kernel cache
+/// in `~/.cache` or a `~/.config` must never change what a test sees.
+///
+/// It lives in the temp dir as `cargo-cuda-test-homes/<pid>`; the homes of
+/// test processes that have ended are removed when the next one starts.
+pub fn private_home() -> &'static Path {
+    static HOME: OnceLock<PathBuf> = OnceLock::new();
+    HOME.get_or_init(|| {
+        let all = std::env::temp_dir().join("cargo-cuda-test-homes");
+        if let Ok(entries) = std::fs::read_dir(&all) {
+            for e in entries.flatten() {
+                let owner = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok());
+                if owner.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let home = all.join(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&home);
+        std::fs::create_dir_all(&home).unwrap();
+        home
+    })
+}
+
+/// Gives `cmd` the [`private_home`]: `HOME` and the XDG data, cache and
+/// config dirs point into it, and `CARGO_CUDA_HOME` and
+/// `CUDA_BUILD_CACHE_DIR` are unset, so the toolkit store and the kernel
+/// cache are the private home's (a test that wants its own sets them after
+/// this). cargo's and rustup's homes stay the user's, so cargo still finds
+/// its toolchain and the crates it has downloaded.
+pub fn use_private_home(cmd: &mut Command) -> &mut Command {
+    let real_home = std::env::var_os("HOME").map(PathBuf::from);
+    let tool_home = |var: &str, dir: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .or_else(|| real_home.as_ref().map(|h| h.join(dir)))
+            .filter(|p| p.exists())
+    };
+    let (cargo_home, rustup_home) = (
+        tool_home("CARGO_HOME", ".cargo"),
+        tool_home("RUSTUP_HOME", ".rustup"),
+    );
+    let home = private_home();
+    cmd.env("HOME", home)
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env_remove("CARGO_CUDA_HOME")
+        .env_remove("CUDA_BUILD_CACHE_DIR");
+    if let Some(h) = cargo_home {
+        cmd.env("CARGO_HOME", h);
+    }
+    if let Some(h) = rustup_home {
+        cmd.env("RUSTUP_HOME", h);
+    }
+    cmd
 }

@@ -393,9 +393,10 @@ fn spawn_cargo(
         }
         std::thread::sleep(std::time::Duration::from_millis(25));
     };
-    if signals::exit_code().is_some() {
+    if signals::exit_code().is_some() || !status.success() {
         // cargo is gone; its build scripts, nvcc and cicc may not be yet (and
-        // they hold the pipes the tee threads read).
+        // they hold the pipes the tee threads read). After a failed build,
+        // what a compiler double-forked is reparented to us: it goes too.
         signals::end_descendants(std::time::Duration::from_secs(5));
     }
     if let Some(t) = tail {

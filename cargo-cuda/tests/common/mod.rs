@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The binary under test, with every variable cuda-build reads removed
-/// (except PATH, HOME and CARGO), so the host's settings cannot leak in.
+/// (except PATH and CARGO) and a private home, so neither the host's
+/// settings nor the user's toolkit store, cache or config can leak in.
 pub fn cargo_cuda() -> Command {
     let mut cmd = without_cuda_settings(Command::new(env!("CARGO_BIN_EXE_cargo-cuda")));
     cmd.env_remove("CARGO_TARGET_DIR");
@@ -21,13 +22,16 @@ pub fn plain_cargo() -> Command {
     without_cuda_settings(Command::new(real_cargo()))
 }
 
-/// `cmd` without any variable cuda-build reads (PATH, HOME and CARGO kept).
+/// `cmd` without any variable cuda-build reads (PATH and CARGO kept), in
+/// the test process's private home ([`workspace_tests::use_private_home`]:
+/// its own store, kernel cache and config; the user's cargo and rustup).
 pub fn without_cuda_settings(mut cmd: Command) -> Command {
     for var in cuda_toolchain::env::Var::ALL {
-        if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
+        if !matches!(var.name(), "PATH" | "CARGO") {
             cmd.env_remove(var.name());
         }
     }
+    workspace_tests::use_private_home(&mut cmd);
     cmd
 }
 
@@ -98,4 +102,38 @@ pub fn plain_package(dir: &Path) -> PathBuf {
     .unwrap();
     std::fs::write(dir.join("src/lib.rs"), "").unwrap();
     dir.join("Cargo.toml")
+}
+
+/// A package `name` in `dir/pkg` whose build script compiles `cu/k.cu` with
+/// this checkout's cuda-build. The kernel holds `dir`'s name, so each new
+/// `dir` compiles it (an unchanged source in a current OUT_DIR is rightly
+/// never recompiled). Returns its manifest.
+pub fn kernel_package(dir: &Path, name: &str) -> PathBuf {
+    let pkg = dir.join("pkg");
+    std::fs::create_dir_all(pkg.join("src")).unwrap();
+    std::fs::create_dir_all(pkg.join("cu")).unwrap();
+    std::fs::write(
+        pkg.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [build-dependencies]\ncuda-build = {{ path = {:?} }}\n\n[workspace]\n",
+            workspace_root().join("cuda-build")
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("build.rs"),
+        "fn main() { cuda_build::Build::new().file(\"cu/k.cu\").compile(); }\n",
+    )
+    .unwrap();
+    std::fs::write(pkg.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        pkg.join("cu/k.cu"),
+        format!(
+            "// {}\nextern \"C\" __global__ void k(float* x) {{ x[threadIdx.x] = 1.0f; }}\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    pkg.join("Cargo.toml")
 }

@@ -118,7 +118,14 @@ fn print_cargo(b: &Build, lines: &[String]) {
         }
         if printed.insert(l.clone()) {
             text.push_str("cargo:");
-            text.push_str(l);
+            // A warning may quote a setting's value: never its password.
+            match l.strip_prefix("warning=") {
+                Some(w) => {
+                    text.push_str("warning=");
+                    text.push_str(&cuda_toolchain::redact::mask_credentials(w));
+                }
+                None => text.push_str(l),
+            }
             text.push('\n');
         }
     }

@@ -541,8 +541,8 @@ fn run_guarded(
                 stuck.store(false, Ordering::SeqCst);
             }
             Err(format!(
-                "the driver did not answer within {:.1} s (the driver may be hung: check `dmesg` for NVRM errors)",
-                timeout.as_secs_f64()
+                "the driver did not answer within {} (the driver may be hung: check `dmesg` for NVRM errors)",
+                crate::process::show_duration(timeout)
             ))
         }
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
@@ -648,7 +648,7 @@ mod tests {
             DriverProbe::default()
         })
         .unwrap_err();
-        assert!(e.contains("did not answer within 0.1 s"), "{e}");
+        assert!(e.contains("did not answer within 100 ms"), "{e}");
         assert!(start.elapsed() < Duration::from_millis(500));
         let again =
             run_guarded(&STUCK, Duration::from_millis(100), DriverProbe::default).unwrap_err();

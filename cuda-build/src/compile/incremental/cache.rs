@@ -93,10 +93,7 @@ impl Tier {
             },
             Err(why) => {
                 // Never echo a password, even from a malformed URL.
-                let shown = match url.rsplit_once('@') {
-                    Some((_, host)) => format!("redis://***@{host}"),
-                    None => url.to_string(),
-                };
+                let shown = cuda_toolchain::redact::mask_credentials(url);
                 Tier {
                     client: None,
                     off: AtomicBool::new(true),
@@ -426,9 +423,55 @@ pub(crate) fn dir_for(
     explicit.map(Path::to_path_buf).or_else(|| default_dir(env))
 }
 
+/// `dir` when the kernel cache can live there, else the warning that says
+/// why not and what to change: a cache dir that is a regular file (or sits
+/// below one, or cannot be made) turns the cache off for this build, named
+/// by where it came from (`Build::cache_dir` or `CUDA_BUILD_CACHE_DIR`).
+pub(crate) fn usable_dir(dir: PathBuf, explicit: bool) -> Result<PathBuf, String> {
+    let why = match std::fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => match std::fs::create_dir_all(dir.join("v1")) {
+            Ok(()) => return Ok(dir),
+            Err(e) => format!("cannot be written ({e})"),
+        },
+        Ok(_) => "is not a directory".to_string(),
+        Err(_) => match std::fs::create_dir_all(dir.join("v1")) {
+            Ok(()) => return Ok(dir),
+            Err(e) => format!("cannot be created ({e})"),
+        },
+    };
+    Err(format!(
+        "cuda-build: the kernel cache `{}` {why}, so this build runs without it; set {} to a writable directory (or CUDA_BUILD_NO_CACHE=1)",
+        dir.display(),
+        if explicit { "Build::cache_dir" } else { "CUDA_BUILD_CACHE_DIR" },
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cache dir that is a regular file names the setting to change,
+    /// not some record inside it.
+    #[test]
+    fn a_cache_dir_that_is_a_file_names_its_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cache");
+        std::fs::write(&file, "").unwrap();
+        let w = usable_dir(file.clone(), false).unwrap_err();
+        assert!(
+            w.contains(&format!("`{}` is not a directory", file.display()))
+                && w.contains("set CUDA_BUILD_CACHE_DIR"),
+            "{w}"
+        );
+        let w = usable_dir(file.join("below"), true).unwrap_err();
+        assert!(
+            w.contains("cannot be created") && w.contains("Build::cache_dir"),
+            "{w}"
+        );
+        let ok = dir.path().join("fresh");
+        assert_eq!(usable_dir(ok.clone(), false).unwrap(), ok);
+        assert!(ok.join("v1").is_dir());
+    }
 
     #[test]
     fn round_trip_and_corruption_is_a_miss() {
@@ -509,7 +552,7 @@ mod tests {
         assert!(cache.get("abcdef").is_none());
         let note = cache.take_remote_note().unwrap();
         assert!(
-            note.contains("CUDA_BUILD_CACHE_REDIS=`redis://***@h:1`")
+            note.contains("CUDA_BUILD_CACHE_REDIS=`http://:***@h:1`")
                 && note.contains("redis://host:port[/db]"),
             "{note}"
         );

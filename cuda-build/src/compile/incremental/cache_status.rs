@@ -28,11 +28,26 @@ pub fn cache_status(env: &cuda_toolchain::env::Env) -> CacheStatus {
         .flag(Var::CudaBuildNoCache)
         .then(|| Var::CudaBuildNoCache.name().to_string());
     let dir = cache::dir_for(env, None, false);
-    let (remote, remote_problem) = match env.get_nonempty(Var::CudaBuildCacheRedis) {
+    let var = Var::CudaBuildCacheRedis;
+    let not_utf8 = env.get_os(var).is_some_and(|v| v.to_str().is_none());
+    let (remote, remote_problem) = match env.get_nonempty(var) {
+        None if not_utf8 => (
+            Some("(not valid UTF-8)".into()),
+            Some(format!(
+                "{} is not valid UTF-8, so it is ignored; expected {EXPECTED}",
+                var.name()
+            )),
+        ),
         None => (None, None),
         Some(url) => match Endpoint::parse(url) {
             Err(why) => (
-                Some(url.chars().take(60).collect()),
+                // Never a password, in any shape the URL has.
+                Some(
+                    cuda_toolchain::redact::mask_credentials(url)
+                        .chars()
+                        .take(60)
+                        .collect(),
+                ),
                 Some(format!("{why}; expected {EXPECTED}")),
             ),
             Ok(ep) => {

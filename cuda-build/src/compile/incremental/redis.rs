@@ -34,7 +34,9 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
-    /// Parses the URL, or says what is wrong with it.
+    /// Parses the URL, or says what is wrong with it. The reason never
+    /// quotes a part of the URL: in a malformed one, any part may be the
+    /// password (`redis://user:pw` reads as host `user`, port `pw`).
     pub(crate) fn parse(url: &str) -> Result<Endpoint, String> {
         let rest = url
             .strip_prefix("redis://")
@@ -47,8 +49,9 @@ impl Endpoint {
             Some((hp, "")) => (hp, 0),
             Some((hp, db)) => (
                 hp,
-                db.parse::<u32>()
-                    .map_err(|_| format!("the database `{db}` is not a number"))?,
+                db.parse::<u32>().map_err(|_| {
+                    "what follows the first `/` is not a database number".to_string()
+                })?,
             ),
             None => (hostpart, 0),
         };
@@ -58,7 +61,10 @@ impl Endpoint {
                 p.parse::<u16>()
                     .ok()
                     .filter(|p| *p != 0)
-                    .ok_or_else(|| format!("the port `{p}` is not a port number"))?,
+                    .ok_or_else(|| {
+                        "what follows the last `:` is not a port number (a password needs `@host` after it)"
+                            .to_string()
+                    })?,
             ),
             None => (hostport, 6379),
         };

@@ -119,6 +119,7 @@ impl Runner {
         let why = match crate::compile::nvcc::sccache::probe(&w, Duration::from_secs(30)) {
             Ok(p) if p.caches_nvcc() => match crate::compile::nvcc::sccache::server_answers(&w) {
                 Ok(()) => {
+                    crate::compile::nvcc::sccache::start_server(&w);
                     self.sccache = true;
                     return;
                 }
@@ -247,8 +248,8 @@ impl Runner {
             // sccache wait (60 s per step for a dead Redis): stop using it.
             self.sccache_off.store(true, Ordering::Relaxed);
             self.notice(format!(
-                "cuda-build: sccache did not finish `{source}` within {} s (a cache backend or sccache-dist scheduler that stopped answering?); it was compiled with plain nvcc, and the rest of this build runs without sccache (CUDA_BUILD_TIMEOUT sets this limit)",
-                self.sccache_deadline.as_secs()
+                "cuda-build: sccache did not finish `{source}` within {} (a cache backend or sccache-dist scheduler that stopped answering?); it was compiled with plain nvcc, and the rest of this build runs without sccache (CUDA_BUILD_TIMEOUT sets this limit)",
+                cuda_toolchain::process::show_duration(self.sccache_deadline)
             ));
             return plain.run_once(args);
         }
@@ -282,7 +283,10 @@ impl Runner {
             Ok(out) if out.status.success() => Ok(out.combined()),
             Ok(out) => Err(fail(out.status.to_string(), out.combined(), false, None)),
             Err(cuda_toolchain::process::RunError::TimedOut { partial_output, .. }) => Err(fail(
-                format!("killed after {:.0} s", self.timeout.as_secs_f64()),
+                format!(
+                    "killed after {}",
+                    cuda_toolchain::process::show_duration(self.timeout)
+                ),
                 partial_output,
                 true,
                 None,
@@ -344,6 +348,17 @@ mod tests {
         assert_eq!(wrapper(&env), None);
         let env = env.set(Var::CudaBuildWrapper, "ccache");
         assert_eq!(wrapper(&env), Some(PathBuf::from("ccache")));
+    }
+
+    /// A limit under a second is reported as set, not as "0 s".
+    #[cfg(unix)]
+    #[test]
+    fn a_sub_second_limit_is_reported_as_set() {
+        let env = Env::empty().set(Var::CudaBuildTimeout, "300ms");
+        let runner = Runner::new(&env, Path::new("/bin/sleep"), Path::new(""));
+        let f = runner.run(&["30".into()]).unwrap_err();
+        assert!(f.timed_out, "{f:?}");
+        assert_eq!(f.status, "killed after 300 ms");
     }
 
     #[test]

@@ -119,6 +119,51 @@ pub fn server_answers(sccache: &Path) -> Result<(), String> {
     }
 }
 
+/// Starts the sccache server unless one listens already, with a short,
+/// stable temporary directory.
+///
+/// sccache starts its server on the first compile otherwise, from that
+/// compile's environment: nvcc's TMPDIR is the job's own directory deep in
+/// OUT_DIR, where the start-up socket's path is longer than a Unix socket
+/// path may be ("path must be shorter than SUN_LEN", so every kernel fell
+/// back to plain nvcc), and the server would keep a TMPDIR that is removed
+/// with the job.
+///
+/// Best effort, so it returns nothing: `--start-server` with a server up
+/// fails ("Address in use", or a timeout when its storage does not answer),
+/// and whatever stops a real start also stops each compile, which then
+/// says so and falls back to plain nvcc. A server seen listening on
+/// 127.0.0.1:SCCACHE_SERVER_PORT (4226 by default) is left alone; one
+/// whose port only a wrapper script sets costs one failed start.
+pub fn start_server(sccache: &Path) {
+    let port = std::env::var("SCCACHE_SERVER_PORT")
+        .ok()
+        .and_then(|p| p.trim().parse::<u16>().ok())
+        .unwrap_or(4226);
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    if std::env::var_os("SCCACHE_SERVER_UDS").is_none()
+        && std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_ok()
+    {
+        return;
+    }
+    let mut cmd = std::process::Command::new(sccache);
+    cmd.arg("--start-server").env("TMPDIR", short_temp_dir());
+    let _ = cuda_toolchain::process::run_command(&mut cmd, SERVER_TIMEOUT);
+}
+
+/// The temporary directory sccache's server gets: this process's own when
+/// its path is short enough for a socket inside it, else `/tmp`.
+fn short_temp_dir() -> std::path::PathBuf {
+    // sun_path holds 108 bytes; sccache adds a directory and a file name.
+    const MAX: usize = 64;
+    let own = std::env::temp_dir();
+    if own.as_os_str().len() <= MAX && own.is_dir() {
+        own
+    } else {
+        std::path::PathBuf::from("/tmp")
+    }
+}
+
 /// `sccache 0.16.0` → 0.16.0 (the first line naming sccache).
 pub fn parse_version(text: &str) -> Option<semver::Version> {
     text.lines().find_map(|l| {

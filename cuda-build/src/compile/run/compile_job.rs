@@ -44,7 +44,9 @@ struct Compiling<'a, 'b> {
 impl Run<'_> {
     /// Compiles one job in its own temporary directory (created
     /// exclusively: a leftover of the same name is never reused), removed
-    /// afterwards whether nvcc finished, failed or was killed.
+    /// afterwards whether nvcc finished, failed or was killed. Its name
+    /// carries our pid, so what a killed build script left is removed by the
+    /// next build (`plan_jobs.rs`, `fsutil::remove_abandoned`).
     pub(crate) fn compile_job(
         &self,
         tools: &Tools,
@@ -55,7 +57,7 @@ impl Run<'_> {
             let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
             let tmp = self
                 .out_root
-                .join(format!(".tmp-{}-{}-{n}", job.name, std::process::id()));
+                .join(format!(".tmp-{}-{n}-{}", std::process::id(), job.name));
             match std::fs::create_dir(&tmp) {
                 Ok(()) => break tmp,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,

@@ -169,6 +169,8 @@ impl<'b> Run<'b> {
 
     /// Queues a warning, once however many jobs give it.
     pub(crate) fn warn(&self, w: String) {
+        // A warning may quote a setting's value: never its password.
+        let w = cuda_toolchain::redact::mask_credentials(&w).into_owned();
         if let Ok(mut ws) = self.warnings.lock() {
             if !ws.contains(&w) {
                 ws.push(w);

@@ -216,6 +216,30 @@ impl Run<'_> {
         }
         // The source's place is part of the key: nvcc sees its relative path.
         k.str(&source_arg.to_string_lossy());
+        // Line info and debug info hold absolute paths (cicc's PTX `.file`
+        // lines, a cubin's `.debug_line`, a host object's DWARF), which no
+        // prefix map of nvcc 13 changes: such an output is keyed by where
+        // the package and the toolkit are, so a checkout elsewhere (or
+        // another machine, through Redis) never gets paths not its own.
+        let nvcc_vars = [Var::NvccPrependFlags, Var::NvccAppendFlags]
+            .map(|v| self.env.get(v).unwrap_or("").to_string());
+        let flags = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .chain(
+                calls
+                    .iter()
+                    .flat_map(|(extra, _)| extra.iter().map(|a| a.to_string_lossy().into_owned())),
+            )
+            .chain(
+                nvcc_vars
+                    .iter()
+                    .flat_map(|v| v.split_whitespace().map(str::to_string)),
+            );
+        if flags.into_iter().any(|a| embeds_paths(&a)) {
+            k.str(&self.base.to_string_lossy());
+            k.str(&tk.root.to_string_lossy());
+        }
         k.finish()
     }
 
@@ -228,4 +252,25 @@ impl Run<'_> {
             a.to_string()
         }
     }
+}
+
+/// Whether an nvcc argument (or one of the values of an `-Xcompiler=…`
+/// style argument) asks for line or debug info, which embeds absolute
+/// source paths in the output.
+fn embeds_paths(arg: &str) -> bool {
+    arg.split(['=', ',']).any(|a| {
+        matches!(
+            a,
+            "-lineinfo"
+                | "--generate-line-info"
+                | "-G"
+                | "--device-debug"
+                | "-g"
+                | "--debug"
+                | "/Zi"
+                | "/Z7"
+        ) || ["-ggdb", "-gdwarf", "-g1", "-g2", "-g3"]
+            .iter()
+            .any(|p| a.starts_with(p))
+    })
 }

@@ -54,6 +54,11 @@ impl Run<'_> {
             self.spec.cache_dir.as_deref(),
             self.spec.no_cache,
         )
+        .and_then(|d| {
+            cache::usable_dir(d, self.spec.cache_dir.is_some())
+                .map_err(|w| self.warn(w))
+                .ok()
+        })
         .map(|d| Cache::new(&d).with_remote(&self.env));
         let default_plan = self.default_plan(&tk, &mut manifest, cache.as_ref())?;
         let jobs = self.make_jobs(&tk, &inputs, &default_plan, &mut manifest, cache.as_ref())?;
@@ -132,14 +137,17 @@ impl Run<'_> {
         })
     }
 
-    /// Creates the output directories and loads the last build's manifest
-    /// (its hashes seed this build's): the manifest to update, the one
-    /// loaded, and its path.
+    /// Creates the output directories, removes what a killed build left in
+    /// them (job directories, half-written files: their owner's pid is in
+    /// their name, and cargo builds one OUT_DIR at a time), and loads the
+    /// last build's manifest (its hashes seed this build's): the manifest
+    /// to update, the one loaded, and its path.
     fn open_manifest(&self) -> Result<(Manifest, Arc<Manifest>, PathBuf), Error> {
         for dir in [&self.out_root, &self.kernel_dir] {
             if let Err(e) = std::fs::create_dir_all(dir) {
                 return Err(write_error(dir, &e));
             }
+            cuda_toolchain::fsutil::remove_abandoned(dir, ".tmp-");
         }
         let manifest_path = self.out_root.join("manifest.json");
         let manifest = Manifest::load(&manifest_path, &self.base);

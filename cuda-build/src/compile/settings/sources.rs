@@ -7,6 +7,12 @@
 //! name alone. Directories are walked with walkdir, following symlinks: a
 //! link back to an ancestor (a loop) is skipped with a note, and a file
 //! reached twice through links is compiled once.
+//!
+//! A source must be a regular file. A FIFO, a device (a link to
+//! `/dev/zero` would feed nvcc forever), a socket or a directory that a
+//! walk would have taken (named `*.cu`, or matching the glob) is skipped
+//! with a note that says what it is; given to `Build::file`, it is an
+//! error that says the same.
 
 use cuda_toolchain::Error;
 use globset::{Glob, GlobMatcher};
@@ -52,17 +58,12 @@ pub(crate) fn collect(
     for f in files {
         let p = base.join(f);
         if !p.is_file() {
-            let what = if p.is_dir() {
-                "is a directory"
-            } else {
-                "does not exist"
-            };
             return Err(Error::new(
                 "source-not-found",
-                format!("CUDA source `{}` {what}", p.display()),
+                format!("CUDA source `{}` {}", p.display(), not_a_file(&p)),
             )
             .with_help(format!(
-                "check the path given to Build::file (relative paths are taken from {})",
+                "give Build::file a regular .cu file (relative paths are taken from {})",
                 base.display()
             )));
         }
@@ -78,10 +79,8 @@ pub(crate) fn collect(
             .with_help("check the path given to Build::dir"));
         }
         let before = out.len();
-        walk(&p, &mut notes, &mut |f| {
-            if has_source_ext(f) {
-                out.push(f.to_path_buf());
-            }
+        walk(&p, &mut notes, &mut |f| has_source_ext(f), &mut |f| {
+            out.push(f.to_path_buf())
         });
         if out.len() == before {
             return Err(Error::new(
@@ -103,14 +102,17 @@ pub(crate) fn collect(
         if rest.is_empty() {
             if root.is_file() {
                 out.push(root.clone());
+            } else if root.symlink_metadata().is_ok() {
+                skipped(&mut notes, &root);
             }
         } else if root.is_dir() {
             let m = matcher(&rest, "Build::glob")?;
-            walk(&root, &mut notes, &mut |f| {
-                if f.strip_prefix(&root).is_ok_and(|rel| m.is_match(rel)) {
-                    out.push(f.to_path_buf());
-                }
-            });
+            walk(
+                &root,
+                &mut notes,
+                &mut |f| f.strip_prefix(&root).is_ok_and(|rel| m.is_match(rel)),
+                &mut |f| out.push(f.to_path_buf()),
+            );
             watch_dirs.push(root.clone());
         }
         if out.len() == before {
@@ -152,9 +154,16 @@ fn has_source_ext(p: &Path) -> bool {
         .is_some_and(|e| SOURCE_EXTS.contains(&e))
 }
 
-/// Every file under `dir` in sorted order, hidden entries (editors' and our
-/// own temporary files) skipped; symlink loops are skipped with a note.
-fn walk(dir: &Path, notes: &mut Vec<String>, f: &mut dyn FnMut(&Path)) {
+/// Every regular file under `dir` that `wanted`, in sorted order, handed to
+/// `take`; hidden entries (editors' and our own temporary files) skipped.
+/// What is wanted but no regular file (a FIFO, a device, a directory named
+/// `x.cu`), and symlink loops, are skipped with a note.
+fn walk(
+    dir: &Path,
+    notes: &mut Vec<String>,
+    wanted: &mut dyn FnMut(&Path) -> bool,
+    take: &mut dyn FnMut(&Path),
+) {
     let it = walkdir::WalkDir::new(dir)
         .follow_links(true)
         .sort_by_file_name()
@@ -162,8 +171,22 @@ fn walk(dir: &Path, notes: &mut Vec<String>, f: &mut dyn FnMut(&Path)) {
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
     for entry in it {
         match entry {
-            Ok(e) if e.file_type().is_file() => f(e.path()),
+            Ok(e) if e.file_type().is_file() => {
+                if wanted(e.path()) {
+                    take(e.path());
+                }
+            }
+            Ok(e) if e.depth() > 0 && wanted(e.path()) => skipped(notes, e.path()),
             Ok(_) => {}
+            // A link to nothing: wanted by its name, it is named like the rest.
+            Err(e)
+                if e.loop_ancestor().is_none()
+                    && e.path().is_some_and(|p| {
+                        p.symlink_metadata().is_ok() && !p.exists() && wanted(p)
+                    }) =>
+            {
+                skipped(notes, e.path().unwrap_or(dir));
+            }
             Err(e) => {
                 let path = e
                     .path()
@@ -181,6 +204,61 @@ fn walk(dir: &Path, notes: &mut Vec<String>, f: &mut dyn FnMut(&Path)) {
                 }
             }
         }
+    }
+}
+
+/// Notes a wanted source that is not a regular file.
+fn skipped(notes: &mut Vec<String>, path: &Path) {
+    let note = format!(
+        "cuda-build: skipped `{}`: it {}; a CUDA source must be a regular file",
+        path.display(),
+        not_a_file(path)
+    );
+    if !notes.contains(&note) {
+        notes.push(note);
+    }
+}
+
+/// What `path` is, when it is not a regular file: `is a FIFO (named pipe)`,
+/// `is a symlink to `/dev/zero`, a character device`, `does not exist`.
+fn not_a_file(path: &Path) -> String {
+    let Ok(link) = path.symlink_metadata() else {
+        return "does not exist".into();
+    };
+    let kind = |t: std::fs::FileType| -> &'static str {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if t.is_fifo() {
+                return "a FIFO (named pipe)";
+            }
+            if t.is_char_device() {
+                return "a character device";
+            }
+            if t.is_block_device() {
+                return "a block device";
+            }
+            if t.is_socket() {
+                return "a socket";
+            }
+        }
+        if t.is_dir() {
+            "a directory"
+        } else if t.is_file() {
+            "a file"
+        } else {
+            "not a regular file"
+        }
+    };
+    if !link.file_type().is_symlink() {
+        return format!("is {}", kind(link.file_type()));
+    }
+    let target = std::fs::read_link(path)
+        .map(|t| t.display().to_string())
+        .unwrap_or_default();
+    match std::fs::metadata(path) {
+        Ok(m) => format!("is a symlink to `{target}`, {}", kind(m.file_type())),
+        Err(_) => format!("is a symlink to `{target}`, which does not exist"),
     }
 }
 
@@ -237,6 +315,64 @@ mod tests {
         assert!(s.notes[0].contains("symlink loop"), "{:?}", s.notes);
         let s = collect(b, &[], &[], &["cu/**/*.cu".into()], &[]).unwrap();
         assert_eq!(s.files.len(), 1);
+    }
+
+    /// A FIFO, a link to /dev/zero and a directory named `x.cu` are no
+    /// sources: `.dir()` and `.glob()` skip each with a note saying what it
+    /// is, and `.file()` refuses each, saying the same.
+    #[cfg(unix)]
+    #[test]
+    fn sources_that_are_not_regular_files_are_named() {
+        let d = tempfile::tempdir().unwrap();
+        let b = d.path();
+        std::fs::create_dir_all(b.join("cu/dir.cu")).unwrap();
+        std::fs::write(b.join("cu/a.cu"), "").unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(b.join("cu/fifo.cu"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        std::os::unix::fs::symlink("/dev/zero", b.join("cu/zero.cu")).unwrap();
+        std::os::unix::fs::symlink("gone.cu", b.join("cu/dangling.cu")).unwrap();
+        let says = [
+            ("cu/dir.cu", "is a directory"),
+            ("cu/fifo.cu", "is a FIFO (named pipe)"),
+            (
+                "cu/zero.cu",
+                "is a symlink to `/dev/zero`, a character device",
+            ),
+            (
+                "cu/dangling.cu",
+                "is a symlink to `gone.cu`, which does not exist",
+            ),
+        ];
+        for s in [
+            collect(b, &[], &[PathBuf::from("cu")], &[], &[]).unwrap(),
+            collect(b, &[], &[], &["cu/*.cu".into()], &[]).unwrap(),
+        ] {
+            assert_eq!(s.files, [b.join("cu/a.cu")]);
+            for (path, what) in says {
+                assert!(
+                    s.notes
+                        .iter()
+                        .any(|n| n
+                            .contains(&format!("skipped `{}`: it {what}", b.join(path).display()))),
+                    "{path}: {:?}",
+                    s.notes
+                );
+            }
+        }
+        for (path, what) in says {
+            let e = collect(b, &[PathBuf::from(path)], &[], &[], &[])
+                .err()
+                .unwrap();
+            assert_eq!(e.code, "source-not-found");
+            assert!(e.message.ends_with(what), "{path}: {e}");
+        }
+        let e = collect(b, &[PathBuf::from("cu/none.cu")], &[], &[], &[])
+            .err()
+            .unwrap();
+        assert!(e.message.ends_with("does not exist"), "{e}");
     }
 
     #[test]

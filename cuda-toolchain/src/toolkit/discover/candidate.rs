@@ -248,9 +248,9 @@ fn run_problem(nvcc: &Path, e: &ToolRunError) -> Problem {
             code: "nvcc-timeout",
             severity: Severity::Error,
             message: format!(
-                "`{} --version` did not answer within {:.1} s and was killed",
+                "`{} --version` did not answer within {} and was killed",
                 nvcc.display(),
-                after.as_secs_f64()
+                crate::process::show_duration(*after)
             ),
             fix: Some("this nvcc hangs (a wrapper waiting on input or a license/network check?): fix or replace it, or raise CUDA_BUILD_TIMEOUT (seconds)".into()),
         },
