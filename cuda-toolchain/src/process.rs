@@ -11,6 +11,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+pub mod tree_memory;
+
 /// What a finished child printed and how it ended.
 #[derive(Debug, Clone)]
 pub struct Output {
@@ -22,6 +24,9 @@ pub struct Output {
     pub stderr: String,
     /// How long the child ran.
     pub elapsed: Duration,
+    /// The peak resident memory of the child's whole process tree, in bytes
+    /// ([`run_command_measured`], Linux only; None otherwise).
+    pub peak_memory: Option<u64>,
 }
 
 impl Output {
@@ -95,6 +100,16 @@ where
 
 /// Runs a prepared [`Command`] under a deadline; stdin is closed, stdout and stderr captured.
 pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunError> {
+    run_inner(cmd, timeout, false)
+}
+
+/// [`run_command`], also measuring the peak resident memory of the child's
+/// whole process tree ([`Output::peak_memory`]; how: [`tree_memory`]).
+pub fn run_command_measured(cmd: &mut Command, timeout: Duration) -> Result<Output, RunError> {
+    run_inner(cmd, timeout, true)
+}
+
+fn run_inner(cmd: &mut Command, timeout: Duration, measure: bool) -> Result<Output, RunError> {
     let program = PathBuf::from(cmd.get_program());
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -111,15 +126,17 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
     let stderr_rx = spawn_reader(child.stderr.take());
 
     let mut exited = exit_signal(child.id());
+    let mut sampler = measure.then(|| tree_memory::Sampler::start(child.id()));
     let mut sleep = Duration::from_millis(1);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
+    let (status, single_peak) = loop {
+        match tree_memory::try_wait(&mut child, measure) {
+            Ok(Some(done)) => break done,
             Ok(None) => {}
             Err(e) => return Err(RunError::Spawn(program, e.to_string())),
         }
         let left = timeout.saturating_sub(start.elapsed());
         if left.is_zero() {
+            drop(sampler.take());
             // nvcc's cicc and ptxas are grandchildren: the whole tree goes, not just nvcc.
             kill_tree(child.id());
             let _ = child.kill();
@@ -147,6 +164,9 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
         }
     };
     let elapsed = start.elapsed();
+    let peak_memory = sampler
+        .map(|s| s.stop())
+        .map(|tree| tree.max(single_peak.unwrap_or(0)));
     // Grandchildren that outlive the child (and keep the pipe open) must not hang us.
     let grace = Duration::from_secs(2);
     Ok(Output {
@@ -154,6 +174,7 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
         stdout: collect(&stdout_rx, grace),
         stderr: collect(&stderr_rx, grace),
         elapsed,
+        peak_memory,
     })
 }
 

@@ -225,6 +225,7 @@ pub use nvcc::progress::{Event as ProgressKind, ProgressEvent};
 pub use nvcc::sccache;
 pub use output::artifacts::{Artifacts, BuildStats, KernelArtifact, OutputKind};
 pub use output::inspect;
+pub use output::timings;
 pub use settings::builder::Build;
 pub use settings::header_deps::HeaderSource;
 pub use settings::host_toolchain::{check_host_compiler, host_compiler, HostTool};
