@@ -29,6 +29,10 @@ use std::time::{Duration, Instant};
 /// pool runs (so no slot of its own will come back).
 pub(crate) const GRACE: Duration = Duration::from_secs(2);
 
+/// How long the last task waits for tokens it could use as extra threads
+/// (a jobserver answers in microseconds when it has them to give).
+pub(crate) const EXTRA_WAIT: Duration = Duration::from_millis(50);
+
 /// What a task needs before it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Demand {
@@ -179,6 +183,8 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
         let mut panicked = None;
         // Set while the head waits for slots with nothing of the pool running.
         let mut short_since: Option<Instant> = None;
+        // Set while the last task waits briefly for tokens to use as extra threads.
+        let mut extra_since: Option<Instant> = None;
         // The task whose end this round of starts follows.
         let mut after: Option<usize> = None;
         loop {
@@ -200,6 +206,15 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                         }
                         break;
                     }
+                }
+                // The last task asks cargo for tokens it could use as threads.
+                let extra_wanted = queue.len() == 1 && d.extra_slots > 0 && !tokens_dry;
+                if extra_wanted
+                    && have < need + d.extra_slots
+                    && extra_since.is_none_or(|t| t.elapsed() < EXTRA_WAIT)
+                {
+                    extra_since.get_or_insert_with(Instant::now);
+                    break;
                 }
                 let (idx, d, task) = queue.pop_front().expect("queue is not empty");
                 let mut slots = hand.take(need);
@@ -225,6 +240,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 running += 1;
                 running_memory = running_memory.saturating_add(memory);
                 short_since = None;
+                extra_since = None;
                 started[idx] = Some(Started {
                     start: Instant::now(),
                     grant,
@@ -242,8 +258,12 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
             after = None;
             if let Some(h) = &helper {
                 // Tokens for what could start now: the head and the tasks
-                // after it that fit in memory beside it.
-                let want = startable_slots(&queue, running, running_memory, budget, cap);
+                // after it that fit in memory beside it; and the last
+                // task's extra threads while it waits for them.
+                let mut want = startable_slots(&queue, running, running_memory, budget, cap);
+                if extra_since.is_some() {
+                    want += queue.front().map_or(0, |(_, d, _)| d.extra_slots);
+                }
                 let short = want.saturating_sub(hand.count());
                 while requested < short {
                     h.request_token();
@@ -257,15 +277,20 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
             if running == 0 && queue.is_empty() {
                 break;
             }
-            let msg = match short_since {
-                Some(t) if running == 0 => {
-                    match rx.recv_timeout(GRACE.saturating_sub(t.elapsed())) {
-                        Ok(m) => m,
-                        Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                    }
-                }
-                _ => match rx.recv() {
+            let deadline = [
+                short_since.filter(|_| running == 0).map(|t| t + GRACE),
+                extra_since.map(|t| t + EXTRA_WAIT),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let msg = match deadline {
+                Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                    Ok(m) => m,
+                    Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                },
+                None => match rx.recv() {
                     Ok(m) => m,
                     Err(_) => break,
                 },
@@ -500,6 +525,30 @@ mod tests {
         // A budget that allows only one more copy of its memory.
         let (_, _, r) = peaks(&Limiter::Fixed(4), 25, &[one(5), threads], 50);
         assert!(r[1].1.grant.extra <= 1, "{:?}", r[1].1.grant);
+    }
+
+    #[test]
+    fn the_last_task_takes_free_jobserver_tokens_as_threads() {
+        // One multi-target task alone (a one-file edit): cargo's free tokens
+        // become its threads, and go back.
+        let client = jobserver::Client::new(3).unwrap();
+        let threads = Demand {
+            slots: 1,
+            extra_slots: 2,
+            memory: 0,
+        };
+        let (max, _, r) = peaks(
+            &Limiter::Jobserver(client.clone()),
+            u64::MAX,
+            &[threads],
+            20,
+        );
+        assert_eq!((max, r[0].1.grant.extra), (3, 2));
+        assert_eq!(client.available().unwrap(), 3);
+        // None free: it starts after the short wait with its own slot.
+        let client = jobserver::Client::new(0).unwrap();
+        let (_, _, r) = peaks(&Limiter::Jobserver(client), u64::MAX, &[threads], 5);
+        assert_eq!(r[0].1.grant.extra, 0);
     }
 
     #[test]
