@@ -350,14 +350,12 @@ fn startable_slots<T>(
 ) -> usize {
     let mut slots = 0usize;
     let mut memory = running_memory;
-    let mut count = running;
-    for (_, d, _) in queue {
+    for (count, (_, d, _)) in (running..).zip(queue) {
         if count > 0 && memory.saturating_add(d.memory) > budget {
             break;
         }
         slots += d.slots.clamp(1, cap);
         memory = memory.saturating_add(d.memory);
-        count += 1;
     }
     slots
 }
