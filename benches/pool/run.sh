@@ -14,6 +14,7 @@
 #
 #   CUDA_HOME=<store>/toolkits/13.0.88 benches/pool/run.sh
 #   CASES="flash" FLASH_FILES="flash_fwd_hdim64_fp16_sm80" benches/pool/run.sh
+#   CASES=tiny EDITS=1 benches/pool/run.sh   # the script's own check, minutes
 #
 # Environment: CUDA_HOME; CASES (default "candle paged-attn flash"); JOBS
 # (default: all cores); BENCH_DIR (default target/bench-pool); EDITS
@@ -127,6 +128,35 @@ run_case() {
     } | tee -a "$results"
 }
 
+# Fetches candle-flash-attn 0.11.1 and cudaforge 0.1.6 into cargo's
+# registry (network once); prints candle-flash-attn's source directory.
+fetch_flash_attn() {
+    rm -rf "$work"
+    mkdir -p "$work/fetch/src"
+    printf '[package]\nname = "flash-bench-fetch"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n[dependencies]\ncandle-flash-attn = "=0.11.1"\ncudaforge = "=0.1.6"\n[workspace]\n' > "$work/fetch/Cargo.toml"
+    : > "$work/fetch/src/lib.rs"
+    (cd "$work/fetch" && cargo generate-lockfile -q && cargo fetch -q) >&2 || true
+    ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/candle-flash-attn-0.11.1 | head -1
+}
+
+# two_crates <kernel dir> <stems>: $work/cudaforge and $work/cuda-build, the
+# same kernels (with every header of <kernel dir>) built by
+# benches/flash/build-cudaforge.rs and benches/flash/build.rs.
+two_crates() {
+    for v in cudaforge cuda-build; do
+        mkdir -p "$work/$v/src"
+        cp -r "$1" "$work/$v/kernels"
+        chmod -R u+w "$work/$v"
+        rm "$work/$v"/kernels/*.cu
+        for f in $2; do cp "$1/$f.cu" "$work/$v/kernels/"; done
+        : > "$work/$v/src/lib.rs"
+    done
+    printf '[package]\nname = "flash-bench"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n[build-dependencies]\ncudaforge = "=0.1.6"\n[workspace]\n' > "$work/cudaforge/Cargo.toml"
+    printf '[package]\nname = "flash-bench"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n[build-dependencies]\ncuda-build = { path = "%s/cuda-build" }\n[workspace]\n' "$repo" > "$work/cuda-build/Cargo.toml"
+    cp "$repo/benches/flash/build-cudaforge.rs" "$work/cudaforge/build.rs"
+    cp "$repo/benches/flash/build.rs" "$work/cuda-build/build.rs"
+}
+
 for c in $cases; do
     case $c in
     candle)
@@ -150,27 +180,22 @@ for c in $cases; do
         [ -d "$cutlass/include/cute" ] || { echo "run.sh: no CUTLASS (set BENCH_CUTLASS, or cargo cuda deps fetch --cutlass 4.2)" >&2; exit 1; }
         export BENCH_CUTLASS="$cutlass"
         files=${FLASH_FILES:-flash_fwd_hdim64_fp16_sm80 flash_fwd_hdim128_fp16_sm80 flash_fwd_hdim64_bf16_causal_sm80}
-        rm -rf "$work"
-        mkdir -p "$work/fetch/src"
-        printf '[package]\nname = "flash-bench-fetch"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n[dependencies]\ncandle-flash-attn = "=0.11.1"\ncudaforge = "=0.1.6"\n[workspace]\n' > "$work/fetch/Cargo.toml"
-        : > "$work/fetch/src/lib.rs"
-        (cd "$work/fetch" && cargo generate-lockfile -q && cargo fetch -q) || true
-        reg=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/candle-flash-attn-0.11.1 | head -1)
-        for v in cudaforge cuda-build; do
-            mkdir -p "$work/$v/src"
-            cp -r "$reg/kernels" "$work/$v/kernels"
-            chmod -R u+w "$work/$v"
-            rm "$work/$v"/kernels/*.cu
-            for f in $files; do cp "$reg/kernels/$f.cu" "$work/$v/kernels/"; done
-            : > "$work/$v/src/lib.rs"
-        done
-        printf '[package]\nname = "flash-bench"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n[build-dependencies]\ncudaforge = "=0.1.6"\n[workspace]\n' > "$work/cudaforge/Cargo.toml"
-        printf '[package]\nname = "flash-bench"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n[build-dependencies]\ncuda-build = { path = "%s/cuda-build" }\n[workspace]\n' "$repo" > "$work/cuda-build/Cargo.toml"
-        cp "$repo/benches/flash/build-cudaforge.rs" "$work/cudaforge/build.rs"
-        cp "$repo/benches/flash/build.rs" "$work/cuda-build/build.rs"
+        reg=$(fetch_flash_attn)
+        two_crates "$reg/kernels" "$files"
         export CUDA_ARCHS=80 CUDA_COMPUTE_CAP=80
         first=$(echo "$files" | cut -d' ' -f1)
         run_case "FlashAttention-2 instances ($files), CUTLASS 4.2, sm_80" flash-bench "kernels/$first.cu" "all" 8G 1
+        ;;
+    tiny)
+        # The script's own check, in minutes: the workspace's small kernels
+        # in the flash case's two crates (no CUTLASS needed).
+        work=$root/tiny
+        export BENCH_CUTLASS="$work/no-cutlass"
+        mkdir -p "$BENCH_CUTLASS"
+        fetch_flash_attn > /dev/null
+        two_crates "$repo/kernels/cu" "saxpy vector_add reduce"
+        export CUDA_ARCHS=80 CUDA_COMPUTE_CAP=80
+        run_case "tiny: the workspace's saxpy, vector_add, reduce, sm_80" flash-bench kernels/saxpy.cu "all" "" 1
         ;;
     *) echo "run.sh: unknown case $c" >&2; exit 1 ;;
     esac

@@ -208,8 +208,15 @@ mod tests {
             (b.bytes, b.source.as_str()),
             (8 << 30, "CUDA_BUILD_MEMORY_BUDGET")
         );
-        let b = Budget::from_env(&env.clone().set(Var::CudaBuildMemoryBudget, "lots"));
-        assert_eq!(b.bytes, (2u64 << 30) * 4 / 5);
+        let lots = env.clone().set(Var::CudaBuildMemoryBudget, "lots");
+        assert_eq!(Budget::from_env(&lots).bytes, (2u64 << 30) * 4 / 5);
+        let w = lots.check();
+        assert!(
+            w.iter().any(|w| w.starts_with(
+                "CUDA_BUILD_MEMORY_BUDGET=`lots` is not an amount of memory, so the default applies; expected bytes"
+            )),
+            "{w:?}"
+        );
     }
 
     #[test]

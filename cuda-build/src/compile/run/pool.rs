@@ -145,7 +145,10 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
             ));
         }
         let targets = job.plan.sass.len() + usize::from(job.plan.ptx.is_some());
-        let extra_slots = if job.split == 1 && job.calls.len() == 1 {
+        // Not under a wrapper (sccache, ccache): `--threads` would enter its
+        // key, and a changing thread count would miss its cache.
+        let wrapped = p.tools.runner.wrapper.is_some();
+        let extra_slots = if job.split == 1 && job.calls.len() == 1 && !wrapped {
             targets.saturating_sub(1)
         } else {
             0
