@@ -81,7 +81,12 @@ run_case() {
     export CUDA_BUILD_CACHE_DIR="$work/cuda-build-cache"
     if [ -n "$budget" ]; then export CUDA_BUILD_MEMORY_BUDGET="$budget"; else unset CUDA_BUILD_MEMORY_BUDGET 2>/dev/null || true; fi
     unset BENCH_SPLIT BENCH_SPLIT_FILES 2>/dev/null || true
-    for v in cudaforge cuda-build; do warm_up "$work/$v"; done
+    # The package itself always builds anew (a kept target dir of an
+    # earlier run would make the cold build a no-op); its dependencies not.
+    for v in cudaforge cuda-build; do
+        (cd "$work/$v" && cargo clean -q -p "$pkg" 2>/dev/null) || true
+        warm_up "$work/$v"
+    done
     rm -rf "$CUDA_BUILD_CACHE_DIR"
     cold_cf=$(measure "$work/cudaforge" "$work/cf-cold.log")
     cold_cb=$(export CUDA_BUILD_TIMINGS="$work/timings-plain"; measure "$work/cuda-build" "$work/cb-cold.log")
@@ -131,7 +136,7 @@ run_case() {
 # Fetches candle-flash-attn 0.11.1 and cudaforge 0.1.6 into cargo's
 # registry (network once); prints candle-flash-attn's source directory.
 fetch_flash_attn() {
-    rm -rf "$work"
+    rm -rf "$work/fetch"
     mkdir -p "$work/fetch/src"
     printf '[package]\nname = "flash-bench-fetch"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n[dependencies]\ncandle-flash-attn = "=0.11.1"\ncudaforge = "=0.1.6"\n[workspace]\n' > "$work/fetch/Cargo.toml"
     : > "$work/fetch/src/lib.rs"
@@ -144,6 +149,7 @@ fetch_flash_attn() {
 # benches/flash/build-cudaforge.rs and benches/flash/build.rs.
 two_crates() {
     for v in cudaforge cuda-build; do
+        rm -rf "$work/$v/kernels"
         mkdir -p "$work/$v/src"
         cp -r "$1" "$work/$v/kernels"
         chmod -R u+w "$work/$v"
@@ -191,7 +197,7 @@ for c in $cases; do
         # in the flash case's two crates (no CUTLASS needed).
         work=$root/tiny
         export BENCH_CUTLASS="$work/no-cutlass"
-        mkdir -p "$BENCH_CUTLASS"
+        mkdir -p "$BENCH_CUTLASS/include" "$BENCH_CUTLASS/tools/util/include"
         fetch_flash_attn > /dev/null
         two_crates "$repo/kernels/cu" "saxpy vector_add reduce"
         export CUDA_ARCHS=80 CUDA_COMPUTE_CAP=80
