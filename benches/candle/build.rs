@@ -73,6 +73,8 @@ fn main() {
         lib.define("_USE_MATH_DEFINES", None);
     }
 
+    bench_split(&mut ptx, &|f| !moe_sources.contains(&f) && Path::new(f).is_file());
+    bench_split(&mut lib, &|f| moe_sources.contains(&f));
     let [ptx, _lib]: [_; 2] = cuda_build::compile_all([&ptx, &lib])
         .try_into()
         .expect("two builds");
@@ -88,5 +90,19 @@ fn main() {
     let path = out_dir.join("ptx.rs");
     if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
         std::fs::write(&path, text).unwrap();
+    }
+}
+
+/// Bench only (benches/pool/run.sh): `BENCH_SPLIT=n` compiles the files
+/// named in `BENCH_SPLIT_FILES` that are sources of `b` with `--split-compile n`.
+fn bench_split(b: &mut Build, of_this_build: &dyn Fn(&str) -> bool) {
+    println!("cargo::rerun-if-env-changed=BENCH_SPLIT");
+    println!("cargo::rerun-if-env-changed=BENCH_SPLIT_FILES");
+    let Some(n) = std::env::var("BENCH_SPLIT").ok().and_then(|n| n.parse().ok()) else {
+        return;
+    };
+    let named = std::env::var("BENCH_SPLIT_FILES").unwrap_or_default();
+    for f in named.split_whitespace().filter(|f| of_this_build(f)) {
+        b.file_split_compile(f, n);
     }
 }

@@ -34,5 +34,14 @@ fn main() {
         lib.define("ENABLE_FP8", None);
         println!("cargo::rustc-cfg=has_fp8");
     }
+    // Bench only (benches/pool/run.sh): `BENCH_SPLIT=n` compiles the files
+    // named in `BENCH_SPLIT_FILES` with `--split-compile n`.
+    println!("cargo::rerun-if-env-changed=BENCH_SPLIT");
+    println!("cargo::rerun-if-env-changed=BENCH_SPLIT_FILES");
+    if let Some(n) = std::env::var("BENCH_SPLIT").ok().and_then(|n| n.parse().ok()) {
+        for f in std::env::var("BENCH_SPLIT_FILES").unwrap_or_default().split_whitespace() {
+            lib.file_split_compile(f, n);
+        }
+    }
     lib.compile();
 }

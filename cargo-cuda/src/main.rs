@@ -15,6 +15,7 @@ mod cli;
 mod commands;
 mod config;
 mod graph;
+mod kernel_timings;
 mod progress;
 mod sccache;
 mod session;

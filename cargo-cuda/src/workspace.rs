@@ -52,6 +52,8 @@ pub struct Workspace {
     pub members: Vec<String>,
     /// Members that depend (directly, any kind) on cuda-build or cudarc.
     pub cuda_packages: Vec<CudaPackage>,
+    /// Where cargo builds (`CARGO_TARGET_DIR` and config included).
+    pub target_dir: PathBuf,
 }
 
 impl Workspace {
@@ -111,6 +113,7 @@ pub fn load(env: &Env, cargo: &Path, manifest_path: Option<&Path>) -> Result<Wor
         .collect();
     Ok(Workspace {
         root: meta.workspace_root.clone().into(),
+        target_dir: meta.target_directory.clone().into(),
         members: packages.iter().map(|p| p.name.to_string()).collect(),
         cuda_packages,
     })

@@ -321,6 +321,57 @@ fn cargo_cuda_build_builds_examples_vector_add() {
     assert!(target.join("debug/vector-add").exists(), "{stderr}");
 }
 
+/// `--timings`: cargo's report and, beside it, the kernel compiles'
+/// (every file with its peak memory from the real nvcc); the last line
+/// names the costliest file. A unique NVCC_APPEND_FLAGS (a build input)
+/// makes the build script compile again in the shared target.
+#[test]
+fn build_timings_report_every_kernel_compile_beside_cargos() {
+    let Some(root) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let target = common::shared_target();
+    let cache = tempfile::tempdir().unwrap();
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let out = cargo_cuda()
+        .args(["build", "--timings", "--arch", "80;90", "--manifest-path"])
+        .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
+        .env("CUDA_HOME", &root)
+        .env("CARGO_TARGET_DIR", &target)
+        .env("CUDA_BUILD_CACHE_DIR", cache.path())
+        .env(
+            "NVCC_APPEND_FLAGS",
+            format!("-DCARGO_CUDA_TIMINGS_TEST={stamp}"),
+        )
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let timings = target.join("cargo-timings");
+    assert!(
+        timings.join("cargo-timing.html").is_file(),
+        "cargo's own report: {stderr}"
+    );
+    let report =
+        cuda_build::compile::timings::Report::read(&timings.join("cuda-timing.json")).unwrap();
+    let c = report
+        .compiles
+        .iter()
+        .find(|c| c.file.ends_with("vector_add.cu"))
+        .unwrap_or_else(|| panic!("{report:?}"));
+    assert_eq!(c.outcome, cuda_build::compile::timings::Outcome::Compiled);
+    assert!(c.peak_bytes.unwrap_or(0) > 10 << 20, "{c:?}");
+    assert!(timings.join("cuda-timing.html").is_file());
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(
+        last.contains("Timings") && last.contains("costliest kernels: vector_add.cu"),
+        "{stderr}"
+    );
+}
+
 /// A kernel build slower than 2 s shows files done/total and the current
 /// file with its archs on stderr, from cuda-build's progress side channel.
 #[test]

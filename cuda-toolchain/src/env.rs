@@ -77,6 +77,8 @@ pub enum Kind {
     seconds,
     /// A positive whole number.
     count,
+    /// An amount of memory: bytes, or with a unit (`8G`, `8GiB`, `8GB`, `512M`), or `unlimited`.
+    bytes,
     /// Free text, not checked.
     free,
 }
@@ -144,6 +146,10 @@ vars! {
     CudaBuildTimeout = "CUDA_BUILD_TIMEOUT", side, seconds;
     /// File that cuda-build appends progress events to, read by `cargo cuda build`.
     CargoCudaProgress = "CARGO_CUDA_PROGRESS", side, free;
+    /// The memory a build script's nvcc processes may use at once (`8G`, `16GiB`, `unlimited`); default: 80% of the smaller of MemAvailable and the cgroup's limit. Not a build input: it changes when compiles run, never what they produce.
+    CudaBuildMemoryBudget = "CUDA_BUILD_MEMORY_BUDGET", side, bytes;
+    /// A directory: each build script writes a report of its kernel compiles there (`cuda-timing-<package>.html` and `.json`); `cargo cuda build --timings` sets it to cargo's `cargo-timings` directory and merges them.
+    CudaBuildTimings = "CUDA_BUILD_TIMINGS", side, path;
     /// Executable that answers the driver probe in a child process (set by `cargo cuda`).
     CargoCudaProbe = "CARGO_CUDA_PROBE", side, free;
     /// The arch plan `cargo cuda` resolved, handed to build scripts ([`HandedPlan`](crate::plan::HandedPlan));
@@ -159,6 +165,8 @@ vars! {
     OutDir = "OUT_DIR", side, free;
     /// The build script's package directory.
     CargoManifestDir = "CARGO_MANIFEST_DIR", side, free;
+    /// The build script's package name (names its timings report).
+    CargoPkgName = "CARGO_PKG_NAME", side, free;
     /// Home directory, for the default cache location.
     Home = "HOME", side, free;
     /// XDG cache directory, for the default cache location.
@@ -550,6 +558,9 @@ impl Kind {
                 "seconds such as `600`, or a number with a unit: `90s`, `500ms`, `10m`, `1h`"
             }
             Kind::count => "a whole number above 0, such as `4`",
+            Kind::bytes => {
+                "bytes such as `8589934592`, or a number with a unit: `8G` or `8GiB` (2^30), `8GB` (10^9), `512M`, or `unlimited`"
+            }
             Kind::free => "any text",
         }
     }
@@ -596,6 +607,45 @@ pub fn parse_seconds(value: &str) -> Option<std::time::Duration> {
     }
     // `try_`: `1e30` or `inf` must not panic.
     std::time::Duration::try_from_secs_f64(secs).ok()
+}
+
+/// Reads an amount of memory in bytes: a whole number of bytes, or a
+/// number with a unit: `K`/`M`/`G`/`T` and `KiB`…`TiB` are powers of 1024,
+/// `KB`…`TB` powers of 1000 (any case); `unlimited` is `u64::MAX`. Zero is
+/// not an amount.
+///
+/// ```
+/// use cuda_toolchain::env::parse_bytes;
+/// assert_eq!(parse_bytes("8G"), Some(8 << 30));
+/// assert_eq!(parse_bytes("1.5GiB"), Some(3 << 29));
+/// assert_eq!(parse_bytes("8GB"), Some(8_000_000_000));
+/// assert_eq!(parse_bytes("unlimited"), Some(u64::MAX));
+/// assert_eq!(parse_bytes("0"), None);
+/// ```
+pub fn parse_bytes(value: &str) -> Option<u64> {
+    let v = value.trim().to_ascii_lowercase();
+    if v == "unlimited" {
+        return Some(u64::MAX);
+    }
+    let split = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let (number, unit) = v.split_at(split);
+    let scale: f64 = match unit.trim() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024f64.powi(2),
+        "g" | "gib" => 1024f64.powi(3),
+        "t" | "tib" => 1024f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        _ => return None,
+    };
+    let n: f64 = number.parse().ok()?;
+    let bytes = n * scale;
+    (bytes.is_finite() && bytes >= 1.0 && bytes < u64::MAX as f64).then(|| bytes.round() as u64)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! its kind asks for, one warning each. Apart from `env.rs` because arch
 //! lists are checked by the plan's parser, which itself reads the `Env`.
 
-use crate::env::{parse_flag, parse_seconds, show_value, Env, Kind, Var};
+use crate::env::{parse_bytes, parse_flag, parse_seconds, show_value, Env, Kind, Var};
 use std::path::Path;
 
 impl Env {
@@ -108,6 +108,12 @@ impl Env {
                     _ => None,
                 }
             }
+            Kind::bytes => parse_bytes(value).is_none().then(|| {
+                format!(
+                    "{name}={shown} is not an amount of memory, so the default applies; expected {}",
+                    kind.expected()
+                )
+            }),
             Kind::path | Kind::program => value
                 .chars()
                 .any(char::is_control)

@@ -24,6 +24,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+pub mod tree_memory;
+
 /// What a finished child printed and how it ended.
 #[derive(Debug, Clone)]
 pub struct Output {
@@ -35,6 +37,9 @@ pub struct Output {
     pub stderr: String,
     /// How long the child ran.
     pub elapsed: Duration,
+    /// The peak resident memory of the child's whole process tree, in bytes
+    /// ([`run_command_measured`], Linux only; None otherwise).
+    pub peak_memory: Option<u64>,
 }
 
 impl Output {
@@ -112,6 +117,16 @@ where
 /// process it started is ended too, double-forked ones included (see the
 /// module docs); a successful child's daemons are left alone.
 pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunError> {
+    run_inner(cmd, timeout, false)
+}
+
+/// [`run_command`], also measuring the peak resident memory of the child's
+/// whole process tree ([`Output::peak_memory`]; how: [`tree_memory`]).
+pub fn run_command_measured(cmd: &mut Command, timeout: Duration) -> Result<Output, RunError> {
+    run_inner(cmd, timeout, true)
+}
+
+fn run_inner(cmd: &mut Command, timeout: Duration, measure: bool) -> Result<Output, RunError> {
     let program = PathBuf::from(cmd.get_program());
     let mark = new_mark();
     cmd.stdin(Stdio::null())
@@ -130,15 +145,17 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
     let stderr_rx = spawn_reader(child.stderr.take());
 
     let mut exited = exit_signal(child.id());
+    let mut sampler = measure.then(|| tree_memory::Sampler::start(child.id()));
     let mut sleep = Duration::from_millis(1);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
+    let (status, single_peak) = loop {
+        match tree_memory::try_wait(&mut child, measure) {
+            Ok(Some(done)) => break done,
             Ok(None) => {}
             Err(e) => return Err(RunError::Spawn(program, e.to_string())),
         }
         let left = timeout.saturating_sub(start.elapsed());
         if left.is_zero() {
+            drop(sampler.take());
             // nvcc's cicc and ptxas are grandchildren: the whole job goes, not just nvcc.
             end_job(Some(child.id()), &mark);
             let _ = child.kill();
@@ -166,6 +183,9 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
         }
     };
     let elapsed = start.elapsed();
+    let peak_memory = sampler
+        .map(|s| s.stop())
+        .map(|tree| tree.max(single_peak.unwrap_or(0)));
     if !status.success() {
         // A failed compile's leftovers (reparented, so found by the mark only).
         end_job(None, &mark);
@@ -177,6 +197,7 @@ pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunEr
         stdout: collect(&stdout_rx, grace),
         stderr: collect(&stderr_rx, grace),
         elapsed,
+        peak_memory,
     })
 }
 

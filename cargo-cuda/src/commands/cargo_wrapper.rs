@@ -40,6 +40,9 @@ pub struct Args {
     /// Install the project's pinned toolkit (`[package.metadata.cuda] toolkit`) first when none matches.
     #[arg(long)]
     pub install: bool,
+    /// Also report every kernel compile (start, end, threads, peak memory, cache hit, critical path) in cuda-timing.html and .json beside cargo's report; passed on to cargo as `--timings`.
+    #[arg(long)]
+    pub timings: bool,
     /// Arguments passed to cargo unchanged.
     #[arg(
         trailing_var_arg = true,
@@ -156,7 +159,11 @@ fn prepare_and_run(
     color: Option<ColorChoice>,
     style: &Style,
 ) -> Result<i32, Error> {
-    let (sccache, cargo_args) = crate::sccache::take_flag(args.sccache, &args.cargo_args);
+    let (sccache, mut cargo_args) = crate::sccache::take_flag(args.sccache, &args.cargo_args);
+    let timings = args.timings || crate::kernel_timings::asked(&cargo_args);
+    if args.timings && !crate::kernel_timings::asked(&cargo_args) {
+        cargo_args.insert(0, "--timings".into());
+    }
     let split = split_args(&cargo_args)?;
     let overrides = Overrides {
         arch: args.arch.clone().or(split.arch.clone()),
@@ -255,7 +262,27 @@ fn prepare_and_run(
         let c = if style.colored() { "always" } else { "never" };
         vars.push(("CARGO_TERM_COLOR", c.into()));
     }
-    spawn_cargo(
+    let timings = timings.then(|| {
+        let target = project.workspace.as_ref().map(|w| w.target_dir.as_path());
+        crate::kernel_timings::target_dir(&split.cargo_args, target).join("cargo-timings")
+    });
+    let reports = match &timings {
+        Some(t) => Some(crate::kernel_timings::prepare(t).map_err(|e| {
+            Error::new(
+                "timings-not-writable",
+                format!(
+                    "could not prepare `{}` for the kernel timings: {e}",
+                    t.display()
+                ),
+            )
+            .with_help("check that the target directory is writable, or pass --target-dir")
+        })?),
+        None => None,
+    };
+    if let Some(d) = &reports {
+        vars.push((Var::CudaBuildTimings.name(), d.clone().into_os_string()));
+    }
+    let code = spawn_cargo(
         &cargo,
         sub,
         &split.cargo_args,
@@ -263,7 +290,25 @@ fn prepare_and_run(
         session,
         progress_file.map(|p| (p, context)),
         style,
-    )
+    )?;
+    if let (Some(t), Some(d)) = (&timings, &reports) {
+        match crate::kernel_timings::finish(t, d) {
+            Ok(Some(line)) => errln!("{}", style.status(Tone::Good, "Timings", &line)),
+            Ok(None) => errln!(
+                "{}",
+                style.status(
+                    Tone::Note,
+                    "Timings",
+                    "no build script compiled kernels in this build"
+                )
+            ),
+            Err(e) => errln!(
+                "{}",
+                style.warning(&format!("the kernel timings could not be merged: {e}"))
+            ),
+        }
+    }
+    Ok(code)
 }
 
 /// Discovery, integrity and plan: everything that must be right before cargo

@@ -142,20 +142,44 @@
 //! nvcc's warnings are printed when a source compiles (or its cached copy is
 //! restored), not again on a rerun that finds it current.
 //!
-//! # Parallelism
+//! # Parallelism, memory and the long poles
 //!
-//! One nvcc per source runs at once, bounded by cargo's jobserver (the build
-//! script's implicit token plus one token per extra nvcc), or by `NUM_JOBS`
-//! (else the CPU count) when there is no jobserver. When there are fewer
-//! sources than free slots, multi-arch sources get nvcc's `--threads N`.
+//! Every nvcc thread holds one of cargo's job slots: the build script's
+//! implicit token plus one jobserver token per extra thread, or `NUM_JOBS`
+//! (else the CPU count) without a jobserver. Several builds of one build
+//! script share one pool when given together to [`compile_all`]
+//! (`cuda_build::compile_all([&ptx, &lib])`): a static library's objects
+//! compile while PTX files still do. Two builds that would write the same
+//! module are refused, naming both.
 //!
-//! Several builds of one build script share one pool when given together to
-//! [`compile_all`] (`cuda_build::compile_all([&ptx, &lib])`): a static
-//! library's objects compile while PTX files still do. Jobs start longest
-//! first: each compile's duration is recorded in the cache, jobs never
-//! measured start first (biggest source first), then the others by their
-//! last duration. A corrupt record is ignored with a warning. Two builds
-//! that would write the same module are refused, naming both.
+//! - **Order.** Split jobs first (see below), then jobs never compiled here
+//!   (biggest first: the source plus every header it reaches through the
+//!   include dirs nvcc is given, header-only dependencies such as CUTLASS
+//!   included), then the others by their last duration, longest first.
+//! - **Cost.** Each compile's wall time and the peak resident memory of
+//!   nvcc's whole process tree are recorded in the cache's `durations`
+//!   records (see `cuda_toolchain::process::tree_memory` for how it is
+//!   measured). A corrupt record is ignored with a warning.
+//! - **Memory.** The pool never starts a job whose predicted peak (its
+//!   recorded one, else one estimated from its size with headers) would take
+//!   the sum of the running jobs' peaks past the budget:
+//!   `CUDA_BUILD_MEMORY_BUDGET` (`8G`, `16GiB`, `unlimited`), else 80% of the
+//!   smaller of `MemAvailable` and the cgroup's memory limit. Jobs start in
+//!   order; one predicted above the whole budget runs alone, with a warning
+//!   naming it. The budget changes when compiles run, never what they
+//!   produce: it is not a build input.
+//! - **Long poles.** [`Build::split_compile`] / [`Build::file_split_compile`]
+//!   give nvcc `--split-compile n` (cicc and ptxas work on `n` parts of one
+//!   source at once), and the job takes `n` slots. The split count changes
+//!   the output's bytes, so it is a setting (in the flags, hence every cache
+//!   key and the manifest), never derived from the machine. nvcc's
+//!   `--threads` (several arch targets of one call at once) gives the same
+//!   bytes, so a multi-target job started when nothing else waits takes the
+//!   free slots as threads.
+//! - **Timings.** With `CUDA_BUILD_TIMINGS=<dir>` (set by `cargo cuda build
+//!   --timings`) the build script writes [`timings`]'s report of every
+//!   source: arch targets, start and end, threads, peak memory, cache hit or
+//!   miss, critical path; HTML with a timeline, and JSON.
 //!
 //! # Reproducible outputs
 //!
@@ -225,6 +249,7 @@ pub use nvcc::progress::{Event as ProgressKind, ProgressEvent};
 pub use nvcc::sccache;
 pub use output::artifacts::{Artifacts, BuildStats, KernelArtifact, OutputKind};
 pub use output::inspect;
+pub use output::timings;
 pub use settings::builder::Build;
 pub use settings::header_deps::HeaderSource;
 pub use settings::host_toolchain::{check_host_compiler, host_compiler, HostTool};

@@ -6,6 +6,7 @@
 //! and info show (`cache_status.rs`). Nothing here knows the engine's stages.
 pub(crate) mod cache;
 pub(crate) mod cache_status;
+pub(crate) mod cost;
 pub(crate) mod depfile;
 pub(crate) mod hash;
 pub(crate) mod line_markers;

@@ -58,6 +58,17 @@ pub(crate) fn wrapper(env: &Env) -> Option<PathBuf> {
     (stem == "sccache").then_some(p)
 }
 
+/// A finished nvcc run.
+#[derive(Debug, Clone)]
+pub(crate) struct Ran {
+    /// What it printed (stdout, then stderr).
+    pub output: String,
+    /// The peak resident memory of its process tree, in bytes
+    /// (`cuda_toolchain::process::tree_memory`); None when it ran under
+    /// sccache, whose server, not this tree, runs the compile.
+    pub peak_memory: Option<u64>,
+}
+
 /// A failed nvcc run.
 #[derive(Debug, Clone)]
 pub(crate) struct Failure {
@@ -221,9 +232,10 @@ impl Runner {
         }
     }
 
-    /// Runs nvcc; Ok(stderr) on success. Under sccache, a failure that is
-    /// sccache's own (not a compile error) is retried once with plain nvcc.
-    pub(crate) fn run(&self, args: &[OsString]) -> Result<String, Failure> {
+    /// Runs nvcc; what it printed and its tree's peak memory on success.
+    /// Under sccache, a failure that is sccache's own (not a compile error)
+    /// is retried once with plain nvcc.
+    pub(crate) fn run(&self, args: &[OsString]) -> Result<Ran, Failure> {
         if !self.sccache || self.wrapper.is_none() {
             // No wrapper, or another one (ccache, a script): run as set.
             return self.run_once(args);
@@ -269,7 +281,7 @@ impl Runner {
         r
     }
 
-    fn run_once(&self, args: &[OsString]) -> Result<String, Failure> {
+    fn run_once(&self, args: &[OsString]) -> Result<Ran, Failure> {
         let mut cmd = self.command(args);
         let fail = |status: String, stderr: String, timed_out, spawn_error| Failure {
             command: self.display(args),
@@ -279,8 +291,13 @@ impl Runner {
             spawn_error,
             plain: self.wrapper.is_none(),
         };
-        match cuda_toolchain::process::run_command(&mut cmd, self.timeout) {
-            Ok(out) if out.status.success() => Ok(out.combined()),
+        // Under sccache the compile runs in its server, outside this tree.
+        let measured = !(self.sccache && self.wrapper.is_some());
+        match cuda_toolchain::process::run_command_measured(&mut cmd, self.timeout) {
+            Ok(out) if out.status.success() => Ok(Ran {
+                output: out.combined(),
+                peak_memory: out.peak_memory.filter(|_| measured),
+            }),
             Ok(out) => Err(fail(out.status.to_string(), out.combined(), false, None)),
             Err(cuda_toolchain::process::RunError::TimedOut { partial_output, .. }) => Err(fail(
                 format!(

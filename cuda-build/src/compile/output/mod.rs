@@ -6,5 +6,6 @@
 pub(crate) mod artifacts;
 pub(crate) mod generated_module;
 pub mod inspect;
+pub mod timings;
 pub(crate) mod validate;
 pub(crate) mod write_error;

@@ -6,7 +6,7 @@ use crate::compile::incremental::cache::ObjectMeta;
 use crate::compile::incremental::depfile;
 use crate::compile::incremental::line_markers;
 use crate::compile::incremental::manifest::{Entry, Stamp};
-use crate::compile::nvcc::runner::{self, Runner};
+use crate::compile::nvcc::runner::{self, Ran, Runner};
 use crate::compile::output::artifacts::OutputKind;
 use crate::compile::output::write_error::write_error;
 use crate::compile::output::{inspect, validate};
@@ -100,6 +100,8 @@ impl Compiling<'_, '_> {
         };
         let mut kept_deps: Option<Vec<PathBuf>> = None;
         let mut stderr_all = String::new();
+        // The job's calls run one after another: its peak is theirs.
+        let mut peak: Option<u64> = None;
         let mut i = 0;
         while i < job.calls.len() {
             let (extra, role) = &job.calls[i];
@@ -110,7 +112,9 @@ impl Compiling<'_, '_> {
             args.push("-o".into());
             args.push(tmp.join(role).into());
             args.push(job.source_arg.clone().into());
-            stderr_all.push_str(&self.run_nvcc(&args)?);
+            let ran = self.run_nvcc(&args)?;
+            stderr_all.push_str(&ran.output);
+            peak = peak.max(ran.peak_memory);
             self.validate_output(role, &args)?;
             if i == 0 && deps_by == DepsBy::Kept {
                 kept_deps = line_markers::files_in(&kept)
@@ -138,22 +142,35 @@ impl Compiling<'_, '_> {
                 self.dep_paths(depfile::parse(&text)).0
             }
         };
-        self.finish_compiled(deps, stderr_all)
+        self.finish_compiled(deps, stderr_all).map(|mut d| {
+            d.peak_memory = peak;
+            d.threads = self.nvcc_threads().unwrap_or(1);
+            d
+        })
     }
 
     /// One call's arguments before the bookkeeping and the output: the
     /// job's shared ones, the call's own, and `--threads` for a multi-arch
     /// source when there are fewer sources than free slots.
     fn call_args(&self, extra: &[OsString]) -> Vec<OsString> {
-        let job = self.job;
-        let mut args = job.args.clone();
+        let mut args = self.job.args.clone();
         args.extend(extra.iter().cloned());
-        let targets = job.plan.sass.len() + usize::from(job.plan.ptx.is_some());
-        if self.threads > 1 && targets > 1 && job.calls.len() == 1 {
+        if let Some(n) = self.nvcc_threads() {
             args.push("--threads".into());
-            args.push(self.threads.min(targets).to_string().into());
+            args.push(n.to_string().into());
         }
         args
+    }
+
+    /// nvcc's `--threads` for this job: the targets compiled at once, when
+    /// the pool lent it more than one slot and it has several targets in
+    /// one call. It does not change the output (checked with nvcc 13.0 on
+    /// fatbins and objects), so it may follow what is free.
+    fn nvcc_threads(&self) -> Option<u32> {
+        let job = self.job;
+        let targets = job.plan.sass.len() + usize::from(job.plan.ptx.is_some());
+        (self.threads > 1 && targets > 1 && job.calls.len() == 1)
+            .then(|| self.threads.min(targets) as u32)
     }
 
     /// The first call also lists the headers it reads: with `--keep` into
@@ -183,8 +200,8 @@ impl Compiling<'_, '_> {
         Ok(())
     }
 
-    /// Runs one nvcc call; its stderr, or the explained failure.
-    fn run_nvcc(&self, args: &[OsString]) -> Result<String, Error> {
+    /// Runs one nvcc call; what it printed and its peak memory, or the explained failure.
+    fn run_nvcc(&self, args: &[OsString]) -> Result<Ran, Error> {
         let runner = &self.tools.runner;
         // nvcc's own intermediates (tmpxft_*) go to the job's directory,
         // removed with it whether nvcc finished, failed or was killed.
@@ -268,6 +285,8 @@ impl Compiling<'_, '_> {
             entry,
             outcome: Outcome::Compiled,
             took: None,
+            peak_memory: None,
+            threads: 1,
         })
     }
 

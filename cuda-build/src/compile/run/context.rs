@@ -62,6 +62,10 @@ pub(crate) struct JobDone {
     pub(crate) warnings: Vec<String>,
     /// How long nvcc took (compiled jobs only), for the next build's ordering.
     pub(crate) took: Option<Duration>,
+    /// The peak memory of nvcc's process tree, in bytes (compiled jobs, when measured).
+    pub(crate) peak_memory: Option<u64>,
+    /// nvcc's `--threads` (targets compiled at once; 1 without).
+    pub(crate) threads: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -28,4 +28,6 @@ pub(crate) struct Job {
     pub flags_key: String,
     /// The build's include dirs (absolute), for the pool's work estimate.
     pub includes: Vec<PathBuf>,
+    /// nvcc's `--split-compile` count (1: not split): the job slots it takes.
+    pub split: u32,
 }

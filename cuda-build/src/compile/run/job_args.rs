@@ -34,6 +34,7 @@ impl Run<'_> {
         let (calls, outputs, archs) = self.calls_and_outputs(&plan, file_name)?;
         let source_arg = self.nvcc_path(source);
         let flags_key = self.flags_key(tk, &args, &calls, &source_arg);
+        let split = self.split_count(&args, source);
         Ok(Job {
             source: source.to_path_buf(),
             source_arg,
@@ -46,7 +47,33 @@ impl Run<'_> {
             outputs,
             flags_key,
             includes: includes.to_vec(),
+            split,
         })
+    }
+
+    /// The source's `--split-compile` count from its arguments (the last
+    /// one given; 1 when none). A `0` (one part per CPU) makes the output
+    /// depend on the machine: warned, and counted as one slot.
+    fn split_count(&self, args: &[OsString], source: &Path) -> u32 {
+        let mut n = None;
+        let mut it = args.iter().map(|a| a.to_string_lossy());
+        while let Some(a) = it.next() {
+            let value = match a.split_once('=') {
+                Some(("--split-compile" | "-split-compile", v)) => Some(v.to_string()),
+                None if a == "--split-compile" || a == "-split-compile" => {
+                    it.next().map(|v| v.into_owned())
+                }
+                _ => continue,
+            };
+            n = value.and_then(|v| v.trim().parse::<u32>().ok());
+        }
+        if n == Some(0) {
+            self.warn(format!(
+                "cuda-build: `{}` is compiled with nvcc's --split-compile 0 (one part per CPU of the building machine); the split count changes the output, so its kernels differ between machines: use Build::split_compile(n) with a fixed n",
+                self.display_path(source)
+            ));
+        }
+        n.filter(|&n| n > 0).unwrap_or(1)
     }
 
     /// A path as nvcc is given it: relative to the package directory (nvcc
@@ -100,6 +127,18 @@ impl Run<'_> {
                 .filter(|(f, _)| self.base.join(f) == source)
                 .map(|(_, fl)| OsString::from(fl)),
         );
+        // The split count: the source's own, else the build's.
+        let split = spec
+            .file_splits
+            .iter()
+            .rev()
+            .find(|(f, _)| self.base.join(f) == source)
+            .map(|(_, n)| *n)
+            .or(spec.split_compile);
+        if let Some(n) = split.filter(|&n| n > 1) {
+            args.push("--split-compile".into());
+            args.push(n.to_string().into());
+        }
         args
     }
 

@@ -116,13 +116,20 @@ impl Run<'_> {
                 .with_help("fix the path given to Build::include (relative paths are from the package directory)"));
             }
         }
-        for (f, _) in spec.file_flags.iter().chain(&spec.file_archs) {
+        let split_files = spec.file_splits.iter().map(|(f, _)| f);
+        for f in spec
+            .file_flags
+            .iter()
+            .chain(&spec.file_archs)
+            .map(|(f, _)| f)
+            .chain(split_files)
+        {
             let p = self.base.join(f);
             if !srcs.files.contains(&p) {
                 return Err(Error::new(
                     "source-not-found",
                     format!(
-                        "Build::file_flag/file_arch names `{}`, which is not one of the sources",
+                        "Build::file_flag/file_arch/file_split_compile names `{}`, which is not one of the sources",
                         p.display()
                     ),
                 )

@@ -1,43 +1,59 @@
 //! One job pool for every build of a build script, driving the stages: each
 //! prepared build is planned (`plan_jobs.rs`), the jobs left to compile from
-//! all builds run together under cargo's jobserver (`compile_job.rs`),
-//! longest first, then each build is finished (`finish.rs`). A static
-//! library's objects so start while PTX files still compile, and the longest
-//! file does not start last.
+//! all builds run together (`compile_job.rs`) under cargo's jobserver and
+//! the memory budget (`nvcc/schedule.rs`), then each build is finished
+//! (`finish.rs`). A static library's objects so start while PTX files still
+//! compile, and the longest file does not start last.
 //!
-//! Order: jobs whose last compile time is recorded in the cache
-//! (`durations` records) come after new jobs (which may be long), and among
-//! each group the longest (by recorded time, else by the size of the source
-//! and the headers it includes, `work_estimate.rs`) starts first. A corrupt
-//! record is ignored with a note.
+//! Order: split jobs (`--split-compile`, several slots each) first; then
+//! jobs whose cost is not recorded in the cache (`durations` records,
+//! `incremental/cost.rs`), which may be long, biggest estimated work first
+//! (`work_estimate.rs`); then the others, longest recorded time first. A
+//! corrupt record is ignored with a note.
+//!
+//! Memory: each job's predicted peak is its recorded one, else one from
+//! its estimated work; a job predicted above the whole budget is named in a
+//! warning and runs alone. After each compile its wall time, its tree's
+//! peak memory and its threads are recorded for the next build. With
+//! `CUDA_BUILD_TIMINGS` the pool writes its timings report (`output/timings.rs`).
 
-use crate::compile::incremental::cache::Cache;
-use crate::compile::nvcc::jobserver::{self, Limiter, Task};
+use crate::compile::incremental::cost::Cost;
+use crate::compile::nvcc::jobserver::Limiter;
+use crate::compile::nvcc::memory_budget::Budget;
 use crate::compile::nvcc::progress::Event;
+use crate::compile::nvcc::schedule::{self, Demand, Grant, Span, Task};
 use crate::compile::output::artifacts::Artifacts;
+use crate::compile::output::timings::{self, show_bytes, Report};
 use crate::compile::run::collisions::{collisions, shared_output};
-use crate::compile::run::context::{JobDone, Planned, Run, Stage};
+use crate::compile::run::context::{JobDone, Outcome, Planned, Run, Stage};
 use crate::compile::run::job::Job;
-use crate::compile::run::work_estimate::Estimate;
+use crate::compile::run::work_estimate::{include_dirs, predicted_peak, Estimate};
 use crate::compile::settings::package::package_dir;
 use crate::compile::settings::spec::Prepared;
-use cuda_toolchain::env::Env;
+use cuda_toolchain::env::{Env, Var};
 use cuda_toolchain::Error;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-/// One pending compile: which build, which job, and its ordering facts.
+/// One pending compile: which build, which job, and what the pool knows of its cost.
 struct Pending {
     build: usize,
     job: usize,
-    /// Seconds it took last time (None: never recorded).
-    secs: Option<f64>,
-    /// Without `secs`: the estimated work ([`Estimate`]).
-    size: u64,
+    /// What it cost last time (None: never recorded).
+    cost: Option<Cost>,
+    /// Without a record: the estimated work ([`Estimate`]), bytes.
+    work: u64,
+    /// Its predicted peak memory with one target at a time, bytes.
+    memory: u64,
 }
 
-/// A job's last compile time, as stored in the cache.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Duration {
-    secs: f64,
+/// What the pool did: when each compiled job ran, for the timings report.
+struct PoolRun {
+    budget: Budget,
+    fixed_slots: usize,
+    /// When the pool started (wall clock and monotonic).
+    t0: (SystemTime, Instant),
+    /// (build, job, when it ran, on the critical path).
+    spans: Vec<(usize, usize, Span, bool)>,
 }
 
 /// Every build's result and its `cargo:` lines (without the prefix), from
@@ -55,7 +71,8 @@ pub(crate) fn build_all(
         })
         .collect();
     let mut stages = plan_all(&runs);
-    compile_pending(&runs, &mut stages);
+    let pool = compile_pending(&runs, &mut stages);
+    write_timings(&runs, &stages, &pool);
     runs.iter()
         .zip(stages)
         .zip(&prepared)
@@ -88,33 +105,66 @@ fn plan_all(runs: &[Result<Run, Error>]) -> Vec<Result<Stage, Error>> {
 }
 
 /// The compile stage: every job no build could settle, from all builds,
-/// in one pool, longest first; each result (and its duration, for the next
-/// build's order) handed back to its build.
-fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Error>]) {
+/// in one pool (see the module's order); each result and its cost (for the
+/// next build) handed back to its build.
+fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Error>]) -> PoolRun {
     let ready = |bi: usize| match (&runs[bi], &stages[bi]) {
         (Ok(run), Ok(Stage::Ready(p))) => Some((run, &**p)),
         _ => None,
     };
-    let pending = pending_longest_first(&ready, runs.len());
-    let limiter = runs
-        .iter()
-        .flatten()
-        .next()
-        .map(|r| Limiter::from_env(&r.env))
-        .unwrap_or(Limiter::Fixed(1));
-    // nvcc's --threads for multi-arch sources when there are fewer sources than slots.
-    let threads = (limiter.capacity().max(1) / pending.len().max(1)).max(1);
+    let pending = pending_in_order(&ready, runs.len());
+    let env = runs.iter().flatten().next().map(|r| &r.env);
+    let limiter = env.map(Limiter::from_env).unwrap_or(Limiter::Fixed(1));
+    let budget = env.map(Budget::from_env).unwrap_or(Budget {
+        bytes: u64::MAX,
+        source: "no build".into(),
+    });
+    let t0 = (SystemTime::now(), Instant::now());
     let mut order = Vec::with_capacity(pending.len());
-    let mut tasks: Vec<Task<'_, Result<JobDone, Error>>> = Vec::with_capacity(pending.len());
+    let mut tasks: Vec<(Demand, Task<'_, Result<JobDone, Error>>)> =
+        Vec::with_capacity(pending.len());
     for pj in pending {
         let Some((run, p)) = ready(pj.build) else {
             continue;
         };
         let job = &p.jobs[pj.job];
+        if pj.memory > budget.bytes {
+            let basis = match pj.cost {
+                Some(_) => "its last compile's peak".to_string(),
+                None => format!(
+                    "estimated from its {} of source and headers",
+                    show_bytes(pj.work)
+                ),
+            };
+            run.warn(format!(
+                "cuda-build: `{}` is predicted to need {} of memory ({basis}), more than the whole budget of {} ({}); it compiles alone (CUDA_BUILD_MEMORY_BUDGET sets the budget)",
+                job.display,
+                show_bytes(pj.memory),
+                show_bytes(budget.bytes),
+                budget.source
+            ));
+        }
+        let targets = job.plan.sass.len() + usize::from(job.plan.ptx.is_some());
+        // Not under a wrapper (sccache, ccache): `--threads` would enter its
+        // key, and a changing thread count would miss its cache.
+        let wrapped = p.tools.runner.wrapper.is_some();
+        let extra_slots = if job.split == 1 && job.calls.len() == 1 && !wrapped {
+            targets.saturating_sub(1)
+        } else {
+            0
+        };
+        let demand = Demand {
+            slots: job.split as usize,
+            extra_slots,
+            memory: pj.memory,
+        };
         order.push(pj);
-        tasks.push(Box::new(move || compile_one(run, p, job, threads)));
+        tasks.push((
+            demand,
+            Box::new(move |g: Grant| compile_one(run, p, job, 1 + g.extra)),
+        ));
     }
-    let compiled = jobserver::run_all(tasks, &limiter);
+    let compiled = schedule::run_all(tasks, &limiter, budget.bytes);
     // One-line notices of each build's nvcc runner (sccache skipped or bypassed).
     for bi in 0..runs.len() {
         if let Some((run, p)) = ready(bi) {
@@ -124,27 +174,45 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
         }
     }
 
-    for (pj, r) in order.iter().zip(compiled) {
+    let all: Vec<Span> = compiled.iter().map(|(_, s)| *s).collect();
+    let critical = schedule::critical_path(&all);
+    let mut spans = Vec::with_capacity(order.len());
+    for (i, (pj, (r, span))) in order.iter().zip(compiled).enumerate() {
+        spans.push((pj.build, pj.job, span, critical.contains(&i)));
         let (Ok(run), Ok(Stage::Ready(p))) = (&runs[pj.build], &mut stages[pj.build]) else {
             continue;
         };
         if let (Ok(done), Some(cache)) = (&r, &p.tools.cache) {
             if let Some(took) = done.took {
                 let key = run.duration_key(&p.tools.tk, &p.jobs[pj.job]);
-                let _ = cache.put_json(
-                    "durations",
+                // Unmeasured (under sccache): the last measured peak stays.
+                let peak_bytes = done
+                    .peak_memory
+                    .or_else(|| pj.cost.and_then(|c| c.peak_for(done.threads)));
+                let _ = cache.put_cost(
                     &key,
-                    &Duration {
+                    &Cost {
                         secs: took.as_secs_f64(),
+                        peak_bytes,
+                        threads: done.threads,
                     },
                 );
             }
         }
         p.results[pj.job] = Some(r);
     }
+    PoolRun {
+        budget,
+        fixed_slots: match limiter {
+            Limiter::Fixed(n) => n,
+            Limiter::Jobserver(_) => 0,
+        },
+        t0,
+        spans,
+    }
 }
 
-/// One job compiled, with its start and end progress events.
+/// One job compiled with `threads` nvcc threads, with its start and end progress events.
 fn compile_one(run: &Run, p: &Planned, job: &Job, threads: usize) -> Result<JobDone, Error> {
     let archs = job.archs.join(",");
     p.tools.progress.event(Event::Start, &job.display, &archs);
@@ -158,9 +226,10 @@ fn compile_one(run: &Run, p: &Planned, job: &Job, threads: usize) -> Result<JobD
     r
 }
 
-/// Every job still to compile, from every ready build (`ready`), longest
-/// first: never-recorded jobs (by estimated work), then by recorded time.
-fn pending_longest_first<'a, 'b: 'a>(
+/// Every job still to compile, from every ready build (`ready`), in the
+/// pool's order: split jobs, then never-recorded jobs (by estimated work),
+/// then by recorded time, longest first in each group.
+fn pending_in_order<'a, 'b: 'a>(
     ready: &dyn Fn(usize) -> Option<(&'a Run<'b>, &'a Planned)>,
     builds: usize,
 ) -> Vec<Pending> {
@@ -174,43 +243,135 @@ fn pending_longest_first<'a, 'b: 'a>(
             if p.results[ji].is_some() {
                 continue;
             }
-            let secs = p
-                .tools
-                .cache
-                .as_ref()
-                .and_then(|c| recorded_secs(run, c, &run.duration_key(&p.tools.tk, job), job));
-            pending.push(Pending {
-                build: bi,
-                job: ji,
-                secs,
-                size: if secs.is_none() {
-                    estimate.work(&job.source, &job.includes)
-                } else {
-                    0
+            let cost = p.tools.cache.as_ref().and_then(|c| {
+                match c.read_cost(&run.duration_key(&p.tools.tk, job))? {
+                    Ok(cost) => Some(cost),
+                    Err(why) => {
+                        run.warn(format!(
+                            "cuda-build: ignored the corrupt job-duration record for `{}` ({why}); it is ordered by size and recorded again",
+                            job.display
+                        ));
+                        None
+                    }
+                }
+            });
+            // The build's include dirs and every one its flags name (header
+            // dependencies such as CUTLASS, `-isystem`).
+            let work = match cost {
+                Some(_) => 0,
+                None => {
+                    let mut dirs = job.includes.clone();
+                    for d in include_dirs(&job.args, &run.base) {
+                        if !dirs.contains(&d) {
+                            dirs.push(d);
+                        }
+                    }
+                    estimate.work(&job.source, &dirs)
+                }
+            };
+            let memory = cost
+                .and_then(|c| c.peak_for(1))
+                .unwrap_or_else(|| predicted_peak(work));
+            pending.push((
+                job.split,
+                Pending {
+                    build: bi,
+                    job: ji,
+                    cost,
+                    work,
+                    memory,
                 },
+            ));
+        }
+    }
+    pending.sort_by(|(sa, a), (sb, b)| {
+        let time = |p: &Pending| p.cost.map_or(f64::INFINITY, |c| c.secs);
+        (sb > &1)
+            .cmp(&(sa > &1))
+            .then(time(b).total_cmp(&time(a)))
+            .then(b.work.cmp(&a.work))
+    });
+    pending.into_iter().map(|(_, p)| p).collect()
+}
+
+/// With `CUDA_BUILD_TIMINGS` set (the first build's environment): the
+/// report of every job of every build, written there, and one warning
+/// naming it and the three costliest compiles.
+fn write_timings(runs: &[Result<Run, Error>], stages: &[Result<Stage, Error>], pool: &PoolRun) {
+    let Some(first) = runs.iter().flatten().next() else {
+        return;
+    };
+    let Some(dir) = first.env.get_nonempty(Var::CudaBuildTimings) else {
+        return;
+    };
+    let dir = first.base.join(dir);
+    let unix = |t: Instant| {
+        let at = pool.t0.0 + t.saturating_duration_since(pool.t0.1);
+        at.duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+    };
+    let package = first
+        .env
+        .get_nonempty(Var::CargoPkgName)
+        .map(str::to_string)
+        .or_else(|| {
+            package_dir(&first.env)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_default();
+    let mut compiles = Vec::new();
+    for (bi, (run, stage)) in runs.iter().zip(stages).enumerate() {
+        let (Ok(run), Ok(Stage::Ready(p))) = (run, stage) else {
+            continue;
+        };
+        for (ji, job) in p.jobs.iter().enumerate() {
+            let ran = pool.spans.iter().find(|s| s.0 == bi && s.1 == ji);
+            let done = p.results[ji].as_ref().and_then(|r| r.as_ref().ok());
+            let outcome = match (done.map(|d| d.outcome), ran) {
+                (Some(Outcome::Compiled), _) => timings::Outcome::Compiled,
+                (Some(Outcome::Cached), _) => timings::Outcome::Cached,
+                (Some(Outcome::UpToDate), _) => timings::Outcome::UpToDate,
+                (None, _) => timings::Outcome::Failed,
+            };
+            let (start, end) = match ran {
+                Some((_, _, s, _)) => (unix(s.start), unix(s.end)),
+                None => (unix(pool.t0.1), unix(pool.t0.1)),
+            };
+            compiles.push(timings::Compile {
+                package: package.clone(),
+                module: run.spec.module_name.clone(),
+                file: job.display.clone(),
+                archs: job.archs.clone(),
+                start,
+                end,
+                threads: ran.map_or(1, |s| (s.2.grant.slots + s.2.grant.extra) as u32),
+                split: job.split,
+                peak_bytes: done.and_then(|d| d.peak_memory),
+                predicted_bytes: ran.map(|s| s.2.memory),
+                outcome,
+                critical: ran.is_some_and(|s| s.3),
             });
         }
     }
-    pending.sort_by(|a, b| {
-        let time = |p: &Pending| p.secs.unwrap_or(f64::INFINITY);
-        time(b).total_cmp(&time(a)).then(b.size.cmp(&a.size))
-    });
-    pending
-}
-
-/// The recorded compile time of a job; a record that exists but does not
-/// parse is ignored with a note (the job is then ordered by size).
-fn recorded_secs(run: &Run, cache: &Cache, key: &str, job: &Job) -> Option<f64> {
-    match cache.read_json::<Duration>("durations", key)? {
-        Ok(d) if d.secs.is_finite() && d.secs >= 0.0 => Some(d.secs),
-        Ok(_) => None,
-        Err(why) => {
-            run.warn(format!(
-                "cuda-build: ignored the corrupt job-duration record for `{}` ({why}); it is ordered by size and recorded again",
-                job.display
-            ));
-            None
-        }
+    compiles.sort_by(|a, b| a.start.total_cmp(&b.start));
+    let report = Report {
+        version: timings::VERSION,
+        budget_bytes: (pool.budget.bytes != u64::MAX).then_some(pool.budget.bytes),
+        budget_source: pool.budget.source.clone(),
+        fixed_slots: pool.fixed_slots,
+        compiles,
+    };
+    match report.write(&dir, &package) {
+        Ok(html) => first.cargo(&format!(
+            "warning=cuda-build timings: {}; {}",
+            html.display(),
+            report.costliest_line()
+        )),
+        Err(e) => first.warn(format!(
+            "cuda-build: could not write the timings report into {} ({e}); set CUDA_BUILD_TIMINGS to a writable directory",
+            dir.display()
+        )),
     }
 }
 

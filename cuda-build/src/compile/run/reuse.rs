@@ -51,6 +51,8 @@ impl Run<'_> {
             entry,
             outcome: Outcome::UpToDate,
             took: None,
+            peak_memory: None,
+            threads: 1,
         })
     }
 
@@ -103,6 +105,8 @@ impl Run<'_> {
             entry,
             outcome: Outcome::Cached,
             took: None,
+            peak_memory: None,
+            threads: 1,
         }))
     }
 }

@@ -1,6 +1,8 @@
 //! How much work a source is before nvcc has compiled it once (the pool
-//! orders such jobs by it): the source's size plus the sizes of the headers
-//! it pulls in from the package and the build's include dirs, followed
+//! orders such jobs by it, and predicts their memory from it): the source's
+//! size plus the sizes of the headers it pulls in from the package and
+//! every include directory nvcc is given (the build's, its header-only
+//! dependencies' such as CUTLASS, and `-I`/`-isystem` flags), followed
 //! through `#include`. A short file that instantiates a template library
 //! (flashinfer, CUTLASS) then starts before a long plain one, instead of
 //! last, where it would leave the other cores idle at the end of the build.
@@ -8,7 +10,67 @@
 
 use cuda_toolchain::fsutil;
 use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+/// A never-compiled source's predicted peak memory: [`BASE_PEAK`] plus
+/// [`PEAK_PER_SQRT_MB`] times the square root of its work in MB. nvcc's
+/// peak grows far slower than the headers it reads (most of a template
+/// library is declarations never instantiated): measured with nvcc 13.0,
+/// candle's `affine.cu` (22 KB of source and headers) peaks near 130 MB and
+/// a FlashAttention instance over CUTLASS 4.2 (13.6 MB, 173 headers) at
+/// 3.6 GB; this curve passes a little above both, since a first build
+/// should rather start one job too few than run out of memory. Once a
+/// source has compiled, its measured peak replaces the prediction.
+pub(crate) const BASE_PEAK: u64 = 150_000_000;
+/// See [`BASE_PEAK`].
+pub(crate) const PEAK_PER_SQRT_MB: f64 = 1e9;
+
+/// The peak memory predicted for a source of `work` bytes ([`Estimate::work`]).
+pub(crate) fn predicted_peak(work: u64) -> u64 {
+    BASE_PEAK + (PEAK_PER_SQRT_MB * (work as f64 / 1e6).sqrt()) as u64
+}
+
+/// The include directories nvcc is given in `args` (`-I dir`, `-Idir`,
+/// `-isystem dir`, `--include-path[=]dir`, `--system-include[=]dir`,
+/// `-idirafter`), relative ones resolved against `base` (nvcc runs there).
+pub(crate) fn include_dirs(args: &[OsString], base: &Path) -> Vec<PathBuf> {
+    const SEPARATE: &[&str] = &[
+        "-I",
+        "-isystem",
+        "--include-path",
+        "--system-include",
+        "-idirafter",
+    ];
+    const JOINED: &[&str] = &[
+        "--include-path=",
+        "--system-include=",
+        "-isystem=",
+        "-isystem",
+        "-idirafter",
+        "-I",
+    ];
+    let mut out = Vec::new();
+    let mut it = args.iter().map(|a| a.to_string_lossy());
+    while let Some(a) = it.next() {
+        let dir = if SEPARATE.contains(&a.as_ref()) {
+            it.next().map(|d| d.into_owned())
+        } else {
+            JOINED
+                .iter()
+                .find_map(|p| a.strip_prefix(p))
+                .filter(|d| !d.is_empty())
+                .map(str::to_string)
+        };
+        if let Some(d) = dir {
+            let p = base.join(d);
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
 
 /// Headers read at most per source: an estimate, not a dependency scan.
 const MAX_FILES: usize = 2000;
@@ -123,6 +185,47 @@ mod tests {
         assert_eq!(plain, 10_000);
         // Without the include dir the library is not found: only the package.
         assert!(Estimate::default().work(&d.path().join("src/heavy.cu"), &[]) < 200);
+    }
+
+    #[test]
+    fn include_dirs_come_from_every_spelling() {
+        let args: Vec<OsString> = [
+            "-I",
+            "inc",
+            "-Ithird/a",
+            "-isystem",
+            "/store/cutlass/include",
+            "-isystem/x",
+            "--include-path=p",
+            "--system-include",
+            "q",
+            "-DX=1",
+            "-O3",
+            "-I",
+            "inc",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let base = Path::new("/pkg");
+        let dirs = include_dirs(&args, base);
+        let want: Vec<PathBuf> = [
+            "/pkg/inc",
+            "/pkg/third/a",
+            "/store/cutlass/include",
+            "/x",
+            "/pkg/p",
+            "/pkg/q",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(dirs, want);
+        // The two measured points it is fitted above.
+        let fa = predicted_peak(13_600_000);
+        assert!((3_600_000_000..4_500_000_000).contains(&fa), "{fa}");
+        let affine = predicted_peak(22_000);
+        assert!((130_000_000..400_000_000).contains(&affine), "{affine}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::compile::settings::package::package_dir;
 use crate::compile::settings::spec::{Spec, ToolkitChoice};
 use cuda_toolchain::env::Env;
 use cuda_toolchain::toolkit::Toolkit;
+use cuda_toolchain::Error;
 use std::path::Path;
 
 /// Compiles CUDA sources from a build script. See the [module docs](crate::compile).
@@ -164,6 +165,32 @@ impl Build {
         self
     }
 
+    /// Compiles every source with nvcc's `--split-compile n`: cicc's
+    /// optimizer and ptxas work on `n` parts of the source at once, so one
+    /// long file takes less wall time, using `n` of cargo's job slots
+    /// (taken from its jobserver; such jobs start first). The split count
+    /// changes the output's bytes (the same `n` always gives the same
+    /// bytes), so it is a setting and part of every cache key, never chosen
+    /// from the machine's cores or load. `1` turns it off; `0` (nvcc's "as
+    /// many as there are CPUs") is refused.
+    pub fn split_compile(&mut self, n: u32) -> &mut Self {
+        match split_count(n) {
+            Ok(n) => self.spec.split_compile = Some(n),
+            Err(e) => self.spec.setup_errors.push(e),
+        }
+        self
+    }
+
+    /// [`Build::split_compile`] for one source (it wins over the build's):
+    /// for the few long files that end a build on one core.
+    pub fn file_split_compile(&mut self, file: impl AsRef<Path>, n: u32) -> &mut Self {
+        match split_count(n) {
+            Ok(n) => self.spec.file_splits.push((file.as_ref().to_path_buf(), n)),
+            Err(e) => self.spec.setup_errors.push(e),
+        }
+        self
+    }
+
     /// The host compiler for nvcc (`-ccbin`); it wins over `NVCC_CCBIN` and
     /// the `cc` crate's choice (`CXX`, `CXX_<target>`, …; see
     /// [`compile`](crate::compile#the-host-toolchain)).
@@ -257,4 +284,16 @@ impl Build {
         self.spec.write_fault = Some(errno);
         self
     }
+}
+
+/// A split count that makes outputs the same on every machine.
+fn split_count(n: u32) -> Result<u32, Error> {
+    if n == 0 {
+        return Err(Error::new(
+            "split-compile-invalid",
+            "Build::split_compile(0) asks nvcc for one part per CPU of the machine that builds, and the split count changes the output's bytes",
+        )
+        .with_help("give a fixed count, e.g. .split_compile(4), so every machine produces the same kernels; 1 turns splitting off"));
+    }
+    Ok(n)
 }

@@ -33,6 +33,11 @@ pub(crate) struct Spec {
     /// nvcc arguments and arch lists for single sources.
     pub(crate) file_flags: Vec<(PathBuf, String)>,
     pub(crate) file_archs: Vec<(PathBuf, String)>,
+    /// nvcc's `--split-compile` count for every source, and for single
+    /// sources (it changes the output, so it is a setting, never a guess
+    /// from the machine; see `Build::split_compile`).
+    pub(crate) split_compile: Option<u32>,
+    pub(crate) file_splits: Vec<(PathBuf, u32)>,
     /// The host compiler; after preparing, the one chosen (None: nvcc's default).
     pub(crate) ccbin: Option<PathBuf>,
     pub(crate) output: OutputKind,
@@ -89,6 +94,8 @@ impl Default for Spec {
             std: None,
             file_flags: Vec::new(),
             file_archs: Vec::new(),
+            split_compile: None,
+            file_splits: Vec::new(),
             ccbin: None,
             output: OutputKind::Fatbin,
             arch: None,

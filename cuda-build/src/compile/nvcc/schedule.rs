@@ -1,0 +1,572 @@
+//! Running the pool's compiles, in the order given, each once it holds the
+//! job slots it needs and fits in the memory budget.
+//!
+//! - **Slots** are cargo's jobserver tokens (the build script's own
+//!   implicit one, then tokens from cargo's `-j`), else a fixed count
+//!   ([`Limiter`]). A task needs [`Demand::slots`] (its nvcc
+//!   `--split-compile` count: that many threads) and may take up to
+//!   [`Demand::extra_slots`] more when nothing else is waiting (nvcc
+//!   `--threads`, which does not change the output). Tokens are requested
+//!   only for what can start now; any not needed are handed back at once.
+//! - **Memory**: the sum of the running tasks' predicted peaks never goes
+//!   past the budget by starting another task. Tasks start in order: one
+//!   that does not fit waits, and so does everything after it (a short job
+//!   slipping ahead would delay the long one the order put first). A task
+//!   predicted above the whole budget starts only when nothing else runs,
+//!   and nothing starts beside it.
+//! - A task that needs more slots than this process can get (cargo's `-j`
+//!   below its split count, or tokens that other processes keep) would wait
+//!   forever: once nothing of the pool runs and no token has come for
+//!   [`GRACE`], it starts with the slots it holds. The split count, which
+//!   decides the output, never changes; only how many cores it is lent.
+
+use crate::compile::nvcc::jobserver::Limiter;
+use std::collections::VecDeque;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long a task short of slots waits for tokens when nothing of the
+/// pool runs (so no slot of its own will come back).
+pub(crate) const GRACE: Duration = Duration::from_secs(2);
+
+/// How long the last task waits for tokens it could use as extra threads
+/// (a jobserver answers in microseconds when it has them to give).
+pub(crate) const EXTRA_WAIT: Duration = Duration::from_millis(50);
+
+/// What a task needs before it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Demand {
+    /// Job slots it must hold (its threads; at least 1).
+    pub slots: usize,
+    /// More slots it can use when they are free and nothing else waits.
+    pub extra_slots: usize,
+    /// Its predicted peak memory, in bytes, with `slots` (each extra slot
+    /// adds as much again: another target compiled at the same time).
+    pub memory: u64,
+}
+
+/// What a task was given when it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Grant {
+    /// Slots held for its required threads (fewer than asked only after [`GRACE`]).
+    pub slots: usize,
+    /// Extra slots given (nvcc `--threads` beyond 1).
+    pub extra: usize,
+}
+
+/// When a task ran, and what let it start.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span {
+    pub start: Instant,
+    pub end: Instant,
+    pub grant: Grant,
+    /// The memory it was counted for while it ran, in bytes.
+    pub memory: u64,
+    /// The task whose end let this one start (its slots or its memory);
+    /// None for a task started at once or by a token from cargo.
+    pub after: Option<usize>,
+}
+
+pub(crate) type Task<'a, T> = Box<dyn FnOnce(Grant) -> T + Send + 'a>;
+
+enum Slot {
+    Implicit,
+    Fixed,
+    Token(#[allow(dead_code)] jobserver::Acquired),
+}
+
+/// The slots held and not in use.
+struct Hand {
+    implicit: bool,
+    fixed: usize,
+    tokens: Vec<jobserver::Acquired>,
+}
+
+impl Hand {
+    fn count(&self) -> usize {
+        usize::from(self.implicit) + self.fixed + self.tokens.len()
+    }
+
+    fn take(&mut self, n: usize) -> Vec<Slot> {
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            if self.implicit {
+                self.implicit = false;
+                out.push(Slot::Implicit);
+            } else if self.fixed > 0 {
+                self.fixed -= 1;
+                out.push(Slot::Fixed);
+            } else if let Some(t) = self.tokens.pop() {
+                out.push(Slot::Token(t));
+            } else {
+                break;
+            }
+        }
+        out
+    }
+
+    fn put(&mut self, slots: Vec<Slot>) {
+        for s in slots {
+            match s {
+                Slot::Implicit => self.implicit = true,
+                Slot::Fixed => self.fixed += 1,
+                Slot::Token(t) => self.tokens.push(t),
+            }
+        }
+    }
+}
+
+enum Msg<T> {
+    Token(std::io::Result<jobserver::Acquired>),
+    Done(usize, std::thread::Result<T>, Vec<Slot>, Instant),
+}
+
+/// A task started: its slots, memory and when.
+struct Started {
+    start: Instant,
+    grant: Grant,
+    memory: u64,
+    after: Option<usize>,
+}
+
+/// Runs every task in the given order under the limiter's slots and the
+/// memory budget (bytes; `u64::MAX` for none), and returns each result
+/// with when it ran, in task order.
+pub(crate) fn run_all<'a, T: Send + 'static>(
+    tasks: Vec<(Demand, Task<'a, T>)>,
+    limiter: &Limiter,
+    budget: u64,
+) -> Vec<(T, Span)> {
+    let n = tasks.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    let mut spans: Vec<Option<Span>> = vec![None; n];
+    let mut started: Vec<Option<Started>> = (0..n).map(|_| None).collect();
+    let (tx, rx) = mpsc::channel::<Msg<T>>();
+    // A fixed limit below a task's slots can never grow: the task gets all of it.
+    let cap = match limiter {
+        Limiter::Fixed(k) => (*k).max(1),
+        Limiter::Jobserver(_) => usize::MAX,
+    };
+    std::thread::scope(|scope| {
+        let mut queue: VecDeque<(usize, Demand, Task<'a, T>)> = tasks
+            .into_iter()
+            .enumerate()
+            .map(|(i, (d, t))| (i, d, t))
+            .collect();
+        let mut hand = Hand {
+            implicit: true,
+            fixed: match limiter {
+                Limiter::Fixed(k) => k.saturating_sub(1),
+                Limiter::Jobserver(_) => 0,
+            },
+            tokens: Vec::new(),
+        };
+        let helper = match limiter {
+            Limiter::Jobserver(c) => {
+                let tx = tx.clone();
+                c.clone()
+                    .into_helper_thread(move |t| {
+                        let _ = tx.send(Msg::Token(t));
+                    })
+                    .ok()
+            }
+            Limiter::Fixed(_) => None,
+        };
+        // No (more) tokens will come: a broken or absent jobserver.
+        let mut tokens_dry = helper.is_none();
+        let mut requested = 0usize;
+        let mut running = 0usize;
+        let mut running_memory = 0u64;
+        let mut panicked = None;
+        // Set while the head waits for slots with nothing of the pool running.
+        let mut short_since: Option<Instant> = None;
+        // Set while the last task waits briefly for tokens to use as extra threads.
+        let mut extra_since: Option<Instant> = None;
+        // The task whose end this round of starts follows.
+        let mut after: Option<usize> = None;
+        loop {
+            // Start, in order, every task that can start now.
+            while let Some((_, d, _)) = queue.front() {
+                let need = d.slots.clamp(1, cap);
+                let fits = running == 0 || running_memory.saturating_add(d.memory) <= budget;
+                if !fits {
+                    break;
+                }
+                let have = hand.count();
+                if have < need {
+                    let given_up = running == 0
+                        && have >= 1
+                        && (tokens_dry || short_since.is_some_and(|t| t.elapsed() >= GRACE));
+                    if !given_up {
+                        if running == 0 && short_since.is_none() {
+                            short_since = Some(Instant::now());
+                        }
+                        break;
+                    }
+                }
+                // The last task asks cargo for tokens it could use as threads.
+                let extra_wanted = queue.len() == 1 && d.extra_slots > 0 && !tokens_dry;
+                if extra_wanted
+                    && have < need + d.extra_slots
+                    && extra_since.is_none_or(|t| t.elapsed() < EXTRA_WAIT)
+                {
+                    extra_since.get_or_insert_with(Instant::now);
+                    break;
+                }
+                let (idx, d, task) = queue.pop_front().expect("queue is not empty");
+                let mut slots = hand.take(need);
+                // Extra threads only at the end, when nothing else waits for the slots.
+                let mut extra = if queue.is_empty() {
+                    d.extra_slots.min(hand.count())
+                } else {
+                    0
+                };
+                let memory_with = |extra: usize| d.memory.saturating_mul(1 + extra as u64);
+                while extra > 0
+                    && running > 0
+                    && running_memory.saturating_add(memory_with(extra)) > budget
+                {
+                    extra -= 1;
+                }
+                slots.extend(hand.take(extra));
+                let grant = Grant {
+                    slots: slots.len() - extra,
+                    extra,
+                };
+                let memory = memory_with(extra);
+                running += 1;
+                running_memory = running_memory.saturating_add(memory);
+                short_since = None;
+                extra_since = None;
+                started[idx] = Some(Started {
+                    start: Instant::now(),
+                    grant,
+                    memory,
+                    after,
+                });
+                let tx = tx.clone();
+                scope.spawn(move || {
+                    // A panicking task still reports back (and frees its
+                    // slots), or the loop would wait for it forever.
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(grant)));
+                    let _ = tx.send(Msg::Done(idx, r, slots, Instant::now()));
+                });
+            }
+            after = None;
+            if let Some(h) = &helper {
+                // Tokens for what could start now: the head and the tasks
+                // after it that fit in memory beside it; and the last
+                // task's extra threads while it waits for them.
+                let mut want = startable_slots(&queue, running, running_memory, budget, cap);
+                if extra_since.is_some() {
+                    want += queue.front().map_or(0, |(_, d, _)| d.extra_slots);
+                }
+                let short = want.saturating_sub(hand.count());
+                while requested < short {
+                    h.request_token();
+                    requested += 1;
+                }
+                // Tokens nothing can use now go back to cargo.
+                while !hand.tokens.is_empty() && hand.count() > want {
+                    hand.tokens.pop();
+                }
+            }
+            if running == 0 && queue.is_empty() {
+                break;
+            }
+            let deadline = [
+                short_since.filter(|_| running == 0).map(|t| t + GRACE),
+                extra_since.map(|t| t + EXTRA_WAIT),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            let msg = match deadline {
+                Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                    Ok(m) => m,
+                    Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                },
+                None => match rx.recv() {
+                    Ok(m) => m,
+                    Err(_) => break,
+                },
+            };
+            match msg {
+                Msg::Token(Ok(tok)) => {
+                    requested = requested.saturating_sub(1);
+                    hand.tokens.push(tok);
+                }
+                // A broken jobserver: carry on with the slots held.
+                Msg::Token(Err(_)) => {
+                    requested = requested.saturating_sub(1);
+                    tokens_dry = true;
+                }
+                Msg::Done(idx, r, slots, end) => {
+                    running -= 1;
+                    hand.put(slots);
+                    if let Some(s) = started[idx].take() {
+                        running_memory = running_memory.saturating_sub(s.memory);
+                        spans[idx] = Some(Span {
+                            start: s.start,
+                            end,
+                            grant: s.grant,
+                            memory: s.memory,
+                            after: s.after,
+                        });
+                    }
+                    after = Some(idx);
+                    match r {
+                        Ok(r) => results[idx] = Some(r),
+                        Err(payload) => panicked = panicked.or(Some(payload)),
+                    }
+                }
+            }
+        }
+        drop(helper);
+        // The other tasks have finished; the panic goes on as the task's own.
+        if let Some(payload) = panicked {
+            std::panic::resume_unwind(payload);
+        }
+    });
+    results
+        .into_iter()
+        .zip(spans)
+        .map(|(r, s)| (r.expect("every task ran"), s.expect("every task ran")))
+        .collect()
+}
+
+/// The slots the head of the queue and the tasks after it that fit in
+/// memory beside it (in order, stopping at the first that does not) need.
+fn startable_slots<T>(
+    queue: &VecDeque<(usize, Demand, T)>,
+    running: usize,
+    running_memory: u64,
+    budget: u64,
+    cap: usize,
+) -> usize {
+    let mut slots = 0usize;
+    let mut memory = running_memory;
+    for (count, (_, d, _)) in (running..).zip(queue) {
+        if count > 0 && memory.saturating_add(d.memory) > budget {
+            break;
+        }
+        slots += d.slots.clamp(1, cap);
+        memory = memory.saturating_add(d.memory);
+    }
+    slots
+}
+
+/// The tasks on the critical path: the one that ended last, the one whose
+/// end let it start, and so on back to a task that started on its own.
+pub(crate) fn critical_path(spans: &[Span]) -> Vec<usize> {
+    let Some(last) = (0..spans.len()).max_by_key(|&i| spans[i].end) else {
+        return Vec::new();
+    };
+    let mut path = vec![last];
+    let mut at = last;
+    while let Some(prev) = spans[at].after {
+        if path.contains(&prev) {
+            break;
+        }
+        path.push(prev);
+        at = prev;
+    }
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+    /// Runs tasks that each hold their slots and memory for `ms`, and
+    /// returns the most slots and memory ever held at once, and the results.
+    fn peaks(
+        limiter: &Limiter,
+        budget: u64,
+        demands: &[Demand],
+        ms: u64,
+    ) -> (usize, u64, Vec<(usize, Span)>) {
+        let slots_now = AtomicUsize::new(0);
+        let slots_max = AtomicUsize::new(0);
+        let mem_now = AtomicU64::new(0);
+        let mem_max = AtomicU64::new(0);
+        let tasks: Vec<(Demand, Task<'_, usize>)> = demands
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let (slots_now, slots_max, mem_now, mem_max) =
+                    (&slots_now, &slots_max, &mem_now, &mem_max);
+                let d = *d;
+                let task: Task<'_, usize> = Box::new(move |g: Grant| {
+                    let held = g.slots + g.extra;
+                    let mem = d.memory * (1 + g.extra as u64);
+                    slots_max.fetch_max(
+                        slots_now.fetch_add(held, Ordering::SeqCst) + held,
+                        Ordering::SeqCst,
+                    );
+                    mem_max.fetch_max(
+                        mem_now.fetch_add(mem, Ordering::SeqCst) + mem,
+                        Ordering::SeqCst,
+                    );
+                    std::thread::sleep(Duration::from_millis(ms));
+                    slots_now.fetch_sub(held, Ordering::SeqCst);
+                    mem_now.fetch_sub(mem, Ordering::SeqCst);
+                    i * 10
+                });
+                (d, task)
+            })
+            .collect();
+        let r = run_all(tasks, limiter, budget);
+        (
+            slots_max.load(Ordering::SeqCst),
+            mem_max.load(Ordering::SeqCst),
+            r,
+        )
+    }
+
+    fn one(memory: u64) -> Demand {
+        Demand {
+            slots: 1,
+            extra_slots: 0,
+            memory,
+        }
+    }
+
+    #[test]
+    fn fixed_slots_are_respected_and_order_kept() {
+        let (max, _, r) = peaks(&Limiter::Fixed(2), u64::MAX, &[one(0); 6], 30);
+        assert_eq!(max, 2);
+        let values: Vec<usize> = r.iter().map(|(v, _)| *v).collect();
+        assert_eq!(values, [0, 10, 20, 30, 40, 50]);
+        let (max, _, _) = peaks(&Limiter::Fixed(1), u64::MAX, &[one(0); 3], 10);
+        assert_eq!(max, 1);
+    }
+
+    #[test]
+    fn jobserver_tokens_bound_every_thread() {
+        // 2 tokens in the pipe + the implicit one = 3 slots at once, split tasks included.
+        let client = jobserver::Client::new(2).unwrap();
+        let split = Demand {
+            slots: 2,
+            extra_slots: 0,
+            memory: 0,
+        };
+        let threads = Demand {
+            slots: 1,
+            extra_slots: 2,
+            memory: 0,
+        };
+        let demands = [split, split, one(0), one(0), split, one(0), threads];
+        let (max, _, r) = peaks(&Limiter::Jobserver(client.clone()), u64::MAX, &demands, 40);
+        assert_eq!(max, 3);
+        assert!(r.iter().take(2).all(|(_, s)| s.grant.slots == 2));
+        // Every token went back.
+        assert_eq!(client.available().unwrap(), 2);
+        // A jobserver with no spare tokens: a split task starts after the
+        // grace with the implicit slot alone, and everything finishes.
+        let client = jobserver::Client::new(0).unwrap();
+        let t = Instant::now();
+        let (max, _, r) = peaks(&Limiter::Jobserver(client), u64::MAX, &[split, one(0)], 10);
+        assert_eq!(max, 1);
+        assert_eq!(r[0].1.grant.slots, 1);
+        assert!(t.elapsed() >= GRACE);
+    }
+
+    #[test]
+    fn the_memory_budget_holds_and_a_job_above_it_runs_alone() {
+        let gb = 1u64 << 30;
+        // Budget 4 GB; jobs of 3, 2, 2, 1, 5 (alone), 1 GB on 4 slots.
+        let demands = [
+            one(3 * gb),
+            one(2 * gb),
+            one(2 * gb),
+            one(gb),
+            one(5 * gb),
+            one(gb),
+        ];
+        let (_, mem, r) = peaks(&Limiter::Fixed(4), 4 * gb, &demands, 30);
+        // The 5 GB job alone is the only time above the budget.
+        assert_eq!(mem, 5 * gb);
+        let big = r[4].1;
+        for (i, (_, s)) in r.iter().enumerate() {
+            if i != 4 {
+                assert!(
+                    s.end <= big.start || s.start >= big.end,
+                    "task {i} overlapped the big one"
+                );
+            }
+        }
+        // Without the big one, never above the budget; and order is kept:
+        // the 1 GB job does not overtake the 2 GB one that waits.
+        let (_, mem, r) = peaks(&Limiter::Fixed(4), 4 * gb, &demands[..4], 30);
+        assert!(mem <= 4 * gb, "{mem}");
+        assert!(r[3].1.start >= r[2].1.start);
+    }
+
+    #[test]
+    fn extra_threads_only_at_the_end_and_within_memory() {
+        let threads = Demand {
+            slots: 1,
+            extra_slots: 3,
+            memory: 10,
+        };
+        let (_, _, r) = peaks(&Limiter::Fixed(4), u64::MAX, &[threads, threads], 20);
+        // The first one starts while another waits: no extras. The last one
+        // gets the free slots (three were free when it started).
+        assert_eq!(r[0].1.grant.extra, 0);
+        assert!(r[1].1.grant.extra >= 2, "{:?}", r[1].1.grant);
+        // A budget that allows only one more copy of its memory.
+        let (_, _, r) = peaks(&Limiter::Fixed(4), 25, &[one(5), threads], 50);
+        assert!(r[1].1.grant.extra <= 1, "{:?}", r[1].1.grant);
+    }
+
+    #[test]
+    fn the_last_task_takes_free_jobserver_tokens_as_threads() {
+        // One multi-target task alone (a one-file edit): cargo's free tokens
+        // become its threads, and go back.
+        let client = jobserver::Client::new(3).unwrap();
+        let threads = Demand {
+            slots: 1,
+            extra_slots: 2,
+            memory: 0,
+        };
+        let (max, _, r) = peaks(
+            &Limiter::Jobserver(client.clone()),
+            u64::MAX,
+            &[threads],
+            20,
+        );
+        assert_eq!((max, r[0].1.grant.extra), (3, 2));
+        assert_eq!(client.available().unwrap(), 3);
+        // None free: it starts after the short wait with its own slot.
+        let client = jobserver::Client::new(0).unwrap();
+        let (_, _, r) = peaks(&Limiter::Jobserver(client), u64::MAX, &[threads], 5);
+        assert_eq!(r[0].1.grant.extra, 0);
+    }
+
+    #[test]
+    fn a_panicking_task_panics_the_caller_instead_of_hanging() {
+        let r = std::panic::catch_unwind(|| {
+            let ts: Vec<(Demand, Task<'_, u32>)> = vec![
+                (one(0), Box::new(|_| 1)),
+                (one(0), Box::new(|_| panic!("task failed"))),
+                (one(0), Box::new(|_| 3)),
+            ];
+            run_all(ts, &Limiter::Fixed(2), u64::MAX)
+        });
+        assert!(r.is_err());
+    }
+
+    #[test]
+    fn the_critical_path_follows_what_let_each_task_start() {
+        // One slot: each task starts when the one before ends.
+        let (_, _, r) = peaks(&Limiter::Fixed(1), u64::MAX, &[one(0); 3], 5);
+        let spans: Vec<Span> = r.iter().map(|(_, s)| *s).collect();
+        assert_eq!(critical_path(&spans), [2, 1, 0]);
+    }
+}

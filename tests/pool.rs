@@ -1,0 +1,584 @@
+//! The compile pool against the real nvcc 13.0: each compile's peak memory
+//! recorded, the memory budget kept (by the variable, and by a cgroup's
+//! hard limit where this machine lets a test make one), split compiles
+//! byte-identical whatever the job slots, cargo's token count respected,
+//! and the timings report.
+//!
+//! The stand-in nvcc is a Python script: it allocates a known amount of
+//! memory for the file it is given (and touches every page), records when
+//! it started and ended, and runs the real nvcc while it holds the memory,
+//! so outputs, headers and cache entries are real.
+
+use cuda_build::compile::timings::{Outcome, Report};
+use cuda_build::compile::{Build, OutputKind};
+use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::toolkit::{FoundVia, Toolkit};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const MIB: u64 = 1 << 20;
+
+struct Fx {
+    dir: tempfile::TempDir,
+    real_root: PathBuf,
+}
+
+/// One run of the stand-in: the file it compiled, when, what it allocated
+/// and the job slots its flags take (`--split-compile` × `--threads`).
+#[derive(Debug, Clone)]
+struct Span {
+    stem: String,
+    start: f64,
+    end: f64,
+    mb: u64,
+    threads: u64,
+}
+
+impl Fx {
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+    fn pkg(&self) -> PathBuf {
+        self.root().join("pkg")
+    }
+    fn log(&self) -> PathBuf {
+        self.root().join("standin.log")
+    }
+    /// A toolkit whose nvcc is the stand-in, allocating `sizes` MiB by file stem.
+    fn standin(&self, sizes: &[(&str, u64)]) -> Toolkit {
+        let nvcc = self.root().join("bin/nvcc");
+        let sizes: Vec<String> = sizes.iter().map(|(s, mb)| format!("{s:?}: {mb}")).collect();
+        let script = format!(
+            r#"#!/usr/bin/env python3
+import os, subprocess, sys, time
+REAL = {real:?}
+LOG = {log:?}
+SIZES = {{{sizes}}}
+args = sys.argv[1:]
+src = next((a for a in args if a.endswith('.cu')), '')
+stem = os.path.basename(src)[:-3] if src else ''
+def flag(name):
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            return int(args[i + 1])
+    return 1
+t0 = time.time()
+mb = SIZES.get(stem, 0)
+buf = bytearray(mb << 20)
+for i in range(0, len(buf), 4096):
+    buf[i] = 1
+r = subprocess.run([REAL] + args)
+t1 = time.time()
+if stem:
+    with open(LOG, 'a') as f:
+        f.write('%s %f %f %d %d\n' % (stem, t0, t1, mb, flag('--split-compile') * flag('--threads')))
+sys.exit(r.returncode)
+"#,
+            real = self.real_root.join("bin/nvcc").display().to_string(),
+            log = self.log().display().to_string(),
+            sizes = sizes.join(", ")
+        );
+        std::fs::create_dir_all(nvcc.parent().unwrap()).unwrap();
+        std::fs::write(&nvcc, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        toolkit(&self.real_root, nvcc)
+    }
+    /// The stand-in's runs so far (and clears the log).
+    fn spans(&self) -> Vec<Span> {
+        let text = std::fs::read_to_string(self.log()).unwrap_or_default();
+        let _ = std::fs::remove_file(self.log());
+        text.lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                Span {
+                    stem: f[0].to_string(),
+                    start: f[1].parse().unwrap(),
+                    end: f[2].parse().unwrap(),
+                    mb: f[3].parse().unwrap(),
+                    threads: f[4].parse().unwrap(),
+                }
+            })
+            .collect()
+    }
+    fn build(&self, tk: &Toolkit, env: Env, out: &str) -> Build {
+        let mut b = Build::new();
+        b.env(env.set(Var::CargoManifestDir, self.pkg()))
+            .toolkit(tk.clone())
+            .out_dir(self.root().join(out))
+            .cache_dir(self.root().join("cache"))
+            .emit_cargo(false)
+            .arch("90")
+            .dir("cu");
+        b
+    }
+}
+
+fn toolkit(root: &Path, nvcc: PathBuf) -> Toolkit {
+    Toolkit {
+        root: root.to_path_buf(),
+        nvcc,
+        version: Some(semver::Version::new(13, 0, 88)),
+        found_via: FoundVia::Explicit,
+        include_dirs: vec![root.join("include")],
+        lib_dirs: vec![root.join("lib")],
+        problems: Vec::new(),
+    }
+}
+
+fn fixture(kernels: &[&str]) -> Option<Fx> {
+    let real_root = workspace_tests::cu13_root()?;
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compile/kernels");
+    let pkg = dir.path().join("pkg");
+    workspace_tests::copy_dir(&src.join("include"), &pkg.join("cu/include"));
+    std::fs::write(
+        pkg.join("Cargo.toml"),
+        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    for k in kernels {
+        std::fs::copy(src.join(k), pkg.join("cu").join(k)).unwrap();
+    }
+    Some(Fx { dir, real_root })
+}
+
+/// The most of `weight` ever held at once by overlapping spans, and the
+/// most spans at once.
+fn most_at_once(spans: &[Span], weight: &dyn Fn(&Span) -> u64) -> (u64, usize) {
+    let mut events: Vec<(f64, i64, u64)> = Vec::new();
+    for s in spans {
+        events.push((s.start, 1, weight(s)));
+        // Ends sort before starts at the same instant.
+        events.push((s.end, -1, weight(s)));
+    }
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut now, mut count, mut most, mut most_count) = (0u64, 0i64, 0u64, 0usize);
+    for (_, d, w) in events {
+        if d > 0 {
+            now += w;
+            count += 1;
+        } else {
+            now -= w;
+            count -= 1;
+        }
+        most = most.max(now);
+        most_count = most_count.max(count as usize);
+    }
+    (most, most_count)
+}
+
+/// The peaks the cache recorded, by source stem (the `durations` records
+/// hold no file names: matched through the timings report instead).
+fn report(dir: &Path) -> Report {
+    Report::read(&dir.join("cuda-timing-fixture.json")).unwrap()
+}
+
+const FOUR: &[&str] = &["vector_add.cu", "saxpy.cu", "scan.cu", "softmax.cu"];
+
+/// Under a budget that fits two jobs but not three, no moment holds more
+/// than the budget's worth of the recorded peaks; a job above the whole
+/// budget runs alone, named in a warning; the build completes.
+#[test]
+fn the_memory_budget_holds_and_a_job_above_it_runs_alone() {
+    let Some(fx) = fixture(FOUR) else {
+        return;
+    };
+    let sizes = [
+        ("vector_add", 250),
+        ("saxpy", 250),
+        ("scan", 250),
+        ("softmax", 900),
+    ];
+    let tk = fx.standin(&sizes);
+    let timings = fx.root().join("timings");
+    let env = Env::empty()
+        .set(Var::NumJobs, "4")
+        .set(Var::CudaBuildTimings, &timings)
+        .set(Var::CargoPkgName, "fixture");
+    // First build: nothing recorded, every cost is measured.
+    let a = fx.build(&tk, env.clone(), "out1").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 4);
+    let held = fx.spans();
+    let first = report(&timings);
+    let peaks: BTreeMap<String, u64> = first
+        .compiles
+        .iter()
+        .map(|c| {
+            let stem = Path::new(&c.file)
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (stem, c.peak_bytes.expect("a measured peak"))
+        })
+        .collect();
+    assert_eq!(held.len(), sizes.len(), "{held:?}");
+    for h in &held {
+        assert!(
+            peaks[&h.stem] >= h.mb * MIB,
+            "{}: recorded peak {} below the {} MiB it held",
+            h.stem,
+            peaks[&h.stem],
+            h.mb
+        );
+    }
+    // A budget for two of the 250 MiB jobs at once, not three, nor the big one beside them.
+    let small = ["vector_add", "saxpy", "scan"]
+        .iter()
+        .map(|s| peaks[*s])
+        .max()
+        .unwrap();
+    let budget = small * 5 / 2;
+    assert!(peaks["softmax"] > budget, "{peaks:?} budget {budget}");
+    // The recorded costs stay; the outputs do not (another out dir, no cached objects).
+    std::fs::remove_dir_all(fx.root().join("cache/v1/objects")).unwrap();
+    let check = |spans: &[Span], budget: u64, what: &str| {
+        // The job above the budget runs alone (checked below); the others
+        // never hold more than the budget together.
+        let within: Vec<Span> = spans
+            .iter()
+            .filter(|s| peaks[&s.stem] <= budget)
+            .cloned()
+            .collect();
+        let (most, _) = most_at_once(&within, &|s| peaks[&s.stem]);
+        assert!(
+            most <= budget,
+            "{what}: {most} bytes of recorded peaks ran at once, budget {budget}: {spans:?}"
+        );
+        if let Some(big) = spans.iter().find(|s| s.stem == "softmax") {
+            for s in spans.iter().filter(|s| s.stem != "softmax") {
+                assert!(
+                    s.end <= big.start || s.start >= big.end,
+                    "{what}: {} overlapped the job above the budget: {spans:?}",
+                    s.stem
+                );
+            }
+        }
+        // Not vacuous: two small jobs did run together.
+        let smalls: Vec<Span> = spans
+            .iter()
+            .filter(|s| s.stem != "softmax")
+            .cloned()
+            .collect();
+        assert_eq!(most_at_once(&smalls, &|_| 1).1, 2, "{what}: {spans:?}");
+    };
+    let env2 = env
+        .clone()
+        .set(Var::CudaBuildMemoryBudget, budget.to_string());
+    let b = fx.build(&tk, env2, "out2").try_compile().unwrap();
+    assert_eq!(b.stats.compiled, 4);
+    let spans = fx.spans();
+    assert_eq!(spans.len(), 4, "{spans:?}");
+    check(&spans, budget, "CUDA_BUILD_MEMORY_BUDGET");
+    assert!(
+        b.warnings
+            .iter()
+            .any(|w| w.contains("`cu/softmax.cu` is predicted to need")
+                && w.contains("compiles alone")),
+        "{:?}",
+        b.warnings
+    );
+
+    // The same under a cgroup's hard memory limit, without the variable:
+    // the budget then comes from the limit (80% of it), which fits two of
+    // the small jobs and leaves the test process room (the job above the
+    // budget is left out: alone it would meet the hard limit itself).
+    match MemoryCgroup::new((budget as f64 / 0.8) as u64) {
+        Some(cg) => {
+            std::fs::remove_dir_all(fx.root().join("cache/v1/objects")).unwrap();
+            std::fs::remove_file(fx.pkg().join("cu/softmax.cu")).unwrap();
+            let exe = std::env::current_exe().unwrap();
+            let mut cmd = std::process::Command::new(&exe);
+            cmd.args(["--ignored", "--exact", "child_builds_in_a_cgroup", "--nocapture"])
+                .env("CB_POOL_PKG", fx.pkg())
+                .env("CB_POOL_NVCC", fx.root().join("bin/nvcc"))
+                .env("CB_POOL_ROOT", &fx.real_root)
+                .env("CB_POOL_OUT", fx.root().join("out3"))
+                .env("CB_POOL_CACHE", fx.root().join("cache"));
+            let out = cg.run(&mut cmd);
+            assert!(out.status.success(), "{}", out.combined());
+            assert!(out.stdout.contains("CHILD-OK compiled=3"), "{}", out.combined());
+            let spans = fx.spans();
+            assert_eq!(spans.len(), 3, "{spans:?}");
+            check(&spans, cg.limit * 4 / 5, "a cgroup's hard limit");
+        }
+        None => eprintln!(
+            "note: no memory cgroup could be made here (needs root on a v1/hybrid host, or a delegated v2 subtree); the budget was checked through CUDA_BUILD_MEMORY_BUDGET only"
+        ),
+    }
+}
+
+/// Child half of the cgroup case: a build with no budget variable, inside
+/// the cgroup the parent made.
+#[test]
+#[ignore = "run as a child process by the_memory_budget_holds_and_a_job_above_it_runs_alone"]
+fn child_builds_in_a_cgroup() {
+    let var = |n: &str| PathBuf::from(std::env::var_os(n).unwrap_or_else(|| panic!("{n} unset")));
+    let tk = toolkit(&var("CB_POOL_ROOT"), var("CB_POOL_NVCC"));
+    let a = Build::new()
+        .env(
+            Env::empty()
+                .set(Var::CargoManifestDir, var("CB_POOL_PKG"))
+                .set(Var::NumJobs, "4"),
+        )
+        .toolkit(tk)
+        .out_dir(var("CB_POOL_OUT"))
+        .cache_dir(var("CB_POOL_CACHE"))
+        .emit_cargo(false)
+        .arch("90")
+        .dir("cu")
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    println!("CHILD-OK compiled={}", a.stats.compiled);
+    for w in a.warnings {
+        println!("warning: {w}");
+    }
+}
+
+/// A v1 memory cgroup with a hard limit, removed on drop (root on a
+/// v1/hybrid host; None elsewhere).
+struct MemoryCgroup {
+    dir: PathBuf,
+    limit: u64,
+}
+
+impl MemoryCgroup {
+    fn new(limit: u64) -> Option<MemoryCgroup> {
+        let base = Path::new("/sys/fs/cgroup/memory");
+        let dir = base.join(format!("cuda-build-test-{}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        let cg = MemoryCgroup { dir, limit };
+        std::fs::write(cg.dir.join("memory.limit_in_bytes"), limit.to_string()).ok()?;
+        Some(cg)
+    }
+
+    /// Runs `cmd` inside the cgroup (it moves itself in before exec).
+    fn run(&self, cmd: &mut std::process::Command) -> cuda_toolchain::process::Output {
+        let procs = self.dir.join("cgroup.procs");
+        let program = cmd.get_program().to_os_string();
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_os_string()).collect();
+        let mut sh = std::process::Command::new("/bin/sh");
+        sh.arg("-c")
+            .arg("echo $$ > \"$0\" && exec \"$@\"")
+            .arg(&procs)
+            .arg(program)
+            .args(args);
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => sh.env(k, v),
+                None => sh.env_remove(k),
+            };
+        }
+        cuda_toolchain::process::run_command(&mut sh, Duration::from_secs(900)).unwrap()
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        // Empty once its processes are gone; a moment for the kernel to notice.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// Every file of the report, with nonzero peak memory from the real nvcc,
+/// its archs, a critical path; a rebuild lists them as up to date.
+#[test]
+fn the_timings_report_lists_every_compile_with_its_peak_memory() {
+    const ALL: &[&str] = &[
+        "vector_add.cu",
+        "saxpy.cu",
+        "reduction.cu",
+        "sgemm.cu",
+        "transpose.cu",
+        "histogram.cu",
+        "scan.cu",
+        "softmax.cu",
+        "layernorm.cu",
+        "nbody.cu",
+        "bitonic.cu",
+        "stencil.cu",
+        "conv2d.cu",
+    ];
+    let Some(fx) = fixture(ALL) else {
+        return;
+    };
+    let tk = toolkit(&fx.real_root, fx.real_root.join("bin/nvcc"));
+    let timings = fx.root().join("timings");
+    let env = Env::empty()
+        .set(Var::CudaBuildTimings, &timings)
+        .set(Var::CargoPkgName, "fixture");
+    let mut b = fx.build(&tk, env.clone(), "out");
+    b.arch("80;90");
+    let a = b.try_compile().unwrap();
+    assert_eq!(a.stats.compiled, ALL.len());
+    let r = report(&timings);
+    assert_eq!(r.compiles.len(), ALL.len());
+    for k in ALL {
+        let c = r
+            .compiles
+            .iter()
+            .find(|c| c.file == format!("cu/{k}"))
+            .unwrap_or_else(|| panic!("{k} is not in the report: {r:?}"));
+        assert_eq!(c.outcome, Outcome::Compiled, "{c:?}");
+        assert!(c.peak_bytes.unwrap_or(0) > 10 * MIB, "{c:?}");
+        assert!(c.end > c.start, "{c:?}");
+        assert_eq!(c.archs, ["sm_80", "sm_90", "compute_90"], "{c:?}");
+    }
+    assert!(r.compiles.iter().any(|c| c.critical));
+    let html = std::fs::read_to_string(timings.join("cuda-timing-fixture.html")).unwrap();
+    for k in ALL {
+        assert!(
+            html.contains(&format!("cu/{k}")),
+            "{k} missing from the HTML"
+        );
+    }
+    assert!(r.costliest_line().starts_with("costliest kernels: "));
+    // Nothing to do: every file listed, up to date.
+    let a = fx
+        .build(&tk, env, "out")
+        .arch("80;90")
+        .try_compile()
+        .unwrap();
+    assert_eq!(a.stats.up_to_date, ALL.len());
+    let r = report(&timings);
+    assert_eq!(r.compiles.len(), ALL.len());
+    assert!(r.compiles.iter().all(|c| c.outcome == Outcome::UpToDate));
+}
+
+/// `--split-compile` changes the bytes, so it is a setting: the same
+/// setting gives the same bytes under one job slot and under two, a split
+/// job takes its slots, and the split count is in the cache key.
+#[test]
+fn split_compiles_are_byte_identical_under_any_job_count() {
+    let Some(fx) = fixture(FOUR) else {
+        return;
+    };
+    let tk = fx.standin(&[]);
+    for kind in [OutputKind::Fatbin, OutputKind::StaticLib] {
+        let mut outputs: Vec<BTreeMap<String, Vec<u8>>> = Vec::new();
+        for jobs in ["1", "2"] {
+            let env = Env::empty().set(Var::NumJobs, jobs);
+            let out = format!("out-{kind:?}-j{jobs}");
+            let mut b = fx.build(&tk, env, &out);
+            b.arch("80;90")
+                .output(kind)
+                .no_cache()
+                .split_compile(2)
+                .file_split_compile("cu/scan.cu", 3);
+            let a = b.try_compile().unwrap();
+            assert_eq!(a.stats.compiled, 4);
+            let spans = fx.spans();
+            let scan = spans.iter().find(|s| s.stem == "scan").unwrap();
+            assert_eq!(scan.threads, 3, "{spans:?}");
+            // Under one slot a split job still runs (alone), never two at once.
+            if jobs == "1" {
+                assert_eq!(most_at_once(&spans, &|_| 1).1, 1, "{spans:?}");
+            }
+            let files = a
+                .kernels
+                .iter()
+                .map(|k| {
+                    (
+                        k.source.display().to_string(),
+                        std::fs::read(&k.output).unwrap(),
+                    )
+                })
+                .collect();
+            outputs.push(files);
+        }
+        assert_eq!(outputs[0], outputs[1], "{kind:?}: -j1 and -j2 differ");
+    }
+    // The split count is part of the key: unsplit is compiled anew, not
+    // served the split entry; split again is a hit.
+    let env = Env::empty();
+    let mut split = fx.build(&tk, env.clone(), "out-a");
+    split.arch("80;90").split_compile(2);
+    assert_eq!(split.try_compile().unwrap().stats.compiled, 4);
+    let mut plain = fx.build(&tk, env.clone(), "out-b");
+    plain.arch("80;90");
+    assert_eq!(plain.try_compile().unwrap().stats.compiled, 4);
+    let mut again = fx.build(&tk, env, "out-c");
+    again.arch("80;90").split_compile(2);
+    assert_eq!(again.try_compile().unwrap().stats.from_cache, 4);
+    // 0 ("one per CPU") is refused before anything runs.
+    let e = fx
+        .build(&tk, Env::empty(), "out-d")
+        .split_compile(0)
+        .try_compile()
+        .unwrap_err();
+    assert_eq!(e.code, "split-compile-invalid", "{e}");
+}
+
+/// Under a jobserver with one token (two slots with the build script's
+/// own), the threads of running nvcc processes (split counts, `--threads`)
+/// never exceed two, and the token is back at the end.
+#[test]
+fn the_jobserver_token_count_holds_for_split_jobs() {
+    let Some(fx) = fixture(FOUR) else {
+        return;
+    };
+    fx.standin(&[]);
+    let client = jobserver::Client::new(1).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.args([
+        "--ignored",
+        "--exact",
+        "child_builds_under_a_jobserver",
+        "--nocapture",
+    ])
+    .env("CB_POOL_PKG", fx.pkg())
+    .env("CB_POOL_NVCC", fx.root().join("bin/nvcc"))
+    .env("CB_POOL_ROOT", &fx.real_root)
+    .env("CB_POOL_OUT", fx.root().join("out"))
+    .env_remove("NUM_JOBS");
+    client.configure(&mut cmd);
+    let out = cuda_toolchain::process::run_command(&mut cmd, Duration::from_secs(900)).unwrap();
+    assert!(out.status.success(), "{}", out.combined());
+    assert!(
+        out.stdout.contains("CHILD-OK compiled=4"),
+        "{}",
+        out.combined()
+    );
+    let spans = fx.spans();
+    assert_eq!(spans.len(), 4, "{spans:?}");
+    let (threads, _) = most_at_once(&spans, &|s| s.threads);
+    assert!(
+        threads <= 2,
+        "{threads} threads at once under 2 slots: {spans:?}"
+    );
+    // The split job held both slots.
+    assert_eq!(spans.iter().find(|s| s.stem == "scan").unwrap().threads, 2);
+    assert_eq!(
+        client.available().unwrap(),
+        1,
+        "the token was not given back"
+    );
+}
+
+/// Child half of the jobserver case.
+#[test]
+#[ignore = "run as a child process by the_jobserver_token_count_holds_for_split_jobs"]
+fn child_builds_under_a_jobserver() {
+    let var = |n: &str| PathBuf::from(std::env::var_os(n).unwrap_or_else(|| panic!("{n} unset")));
+    let tk = toolkit(&var("CB_POOL_ROOT"), var("CB_POOL_NVCC"));
+    let a = Build::new()
+        .env(Env::empty().set(Var::CargoManifestDir, var("CB_POOL_PKG")))
+        .toolkit(tk)
+        .out_dir(var("CB_POOL_OUT"))
+        .no_cache()
+        .emit_cargo(false)
+        .arch("80;90")
+        .dir("cu")
+        .file_split_compile("cu/scan.cu", 2)
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    println!("CHILD-OK compiled={}", a.stats.compiled);
+}
