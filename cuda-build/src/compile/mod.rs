@@ -216,6 +216,7 @@ mod entry_points;
 mod incremental;
 mod nvcc;
 mod output;
+pub mod prebuilt;
 mod run;
 mod settings;
 
