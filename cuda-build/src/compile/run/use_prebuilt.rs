@@ -297,7 +297,7 @@ impl Run<'_> {
                     job.display, why.what
                 ),
             )
-            .with_detail(format!("no CUDA toolkit: {}", no_nvcc.message));
+            .with_detail(no_nvcc.message.clone());
             if !why.help.is_empty() {
                 e = e.with_help(why.help);
             }
@@ -381,7 +381,8 @@ impl Run<'_> {
                 None => String::new(),
             };
             self.warn(format!(
-                "cuda-build: used {served} prebuilt kernel image{} from `{}`{nvcc}",
+                "cuda-build: build `{}` used {served} prebuilt kernel image{} from `{}`{nvcc}",
+                self.spec.module_name,
                 if served == 1 { "" } else { "s" },
                 shipped.manifest.display()
             ));
