@@ -3,7 +3,12 @@
 //! folder (so a later run of the prebuild reuses what an earlier one made).
 
 use crate::compile::prebuilt::manifest::{self, Header, Record};
+use crate::compile::prebuilt::policy::policy;
 use crate::compile::prebuilt::staging;
+use cuda_toolchain::env::Env;
+use cuda_toolchain::metadata::prebuilt::Policy;
+use cuda_toolchain::metadata::CudaMetadata;
+use cuda_toolchain::toolkit::{FoundVia, Toolkit};
 use cuda_toolchain::Error;
 use std::path::{Path, PathBuf};
 
@@ -61,6 +66,24 @@ impl Shipped {
             .and_then(|(v, _)| semver::Version::parse(v).ok())
     }
 
+    /// A stand-in for the toolkit when none is found: it names the nvcc
+    /// version most images were compiled with, so jobs are planned and
+    /// matched as that nvcc would compile them. It never runs (its nvcc
+    /// does not exist): a job the images do not settle fails, naming what
+    /// differs.
+    pub(crate) fn stand_in_toolkit(&self) -> Toolkit {
+        let none = self.dir.join("no-toolkit");
+        Toolkit {
+            root: none.clone(),
+            nvcc: none.join("nvcc"),
+            version: self.toolkit_version(),
+            found_via: FoundVia::Explicit,
+            include_dirs: Vec::new(),
+            lib_dirs: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
     /// The arch set the images were prebuilt for (from the header).
     pub(crate) fn declared_arch(&self) -> Option<&str> {
         self.header.as_ref().map(|h| h.arch.as_str())
@@ -74,5 +97,15 @@ impl Shipped {
             Some(_) => vec![self.manifest.clone(), image],
             None => vec![image],
         }
+    }
+}
+
+/// The package's shipped images as `Build::plan` sees them: what the build
+/// would use (none under the policy `never`, or when the manifest cannot be
+/// read; the build itself then says why).
+pub(crate) fn for_plan(env: &Env, metadata: &CudaMetadata, package_dir: &Path) -> Option<Shipped> {
+    match policy(env, metadata) {
+        Ok((Policy::Never, _)) | Err(_) => None,
+        Ok(_) => Shipped::load(package_dir).ok().flatten(),
     }
 }

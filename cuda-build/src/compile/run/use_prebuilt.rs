@@ -7,7 +7,7 @@
 use crate::compile::incremental::manifest::{Entry, Manifest, Stamp};
 use crate::compile::output::artifacts::OutputKind;
 use crate::compile::prebuilt::in_use::InUse;
-use crate::compile::prebuilt::manifest::{self, Record};
+use crate::compile::prebuilt::manifest::Record;
 use crate::compile::prebuilt::origin::{self, Origin};
 use crate::compile::prebuilt::policy::policy;
 use crate::compile::prebuilt::serve::{self, Want};
@@ -19,7 +19,7 @@ use crate::compile::run::job::Job;
 use crate::compile::settings::host_toolchain::triples;
 use cuda_toolchain::env::Var;
 use cuda_toolchain::metadata::prebuilt::Policy;
-use cuda_toolchain::toolkit::{FoundVia, Toolkit};
+use cuda_toolchain::toolkit::Toolkit;
 use cuda_toolchain::Error;
 use std::path::PathBuf;
 
@@ -77,19 +77,9 @@ impl Run<'_> {
     /// would compile them. Nothing is compiled with it: a job the images do
     /// not settle fails, naming what differs. None without shipped images.
     pub(crate) fn toolkit_for_prebuilt(&self, in_use: &mut InUse, why: &Error) -> Option<Toolkit> {
-        let shipped = in_use.shipped.as_ref()?;
-        let version = shipped.toolkit_version();
+        let tk = in_use.shipped.as_ref()?.stand_in_toolkit();
         in_use.no_nvcc = Some(why.clone());
-        let none = self.base.join(manifest::DIR).join("no-toolkit");
-        Some(Toolkit {
-            root: none.clone(),
-            nvcc: none.join("nvcc"),
-            version,
-            found_via: FoundVia::Explicit,
-            include_dirs: Vec::new(),
-            lib_dirs: Vec::new(),
-            problems: Vec::new(),
-        })
+        Some(tk)
     }
 
     /// A job's identity: its arguments without `-ccbin` (the host compiler
@@ -100,7 +90,10 @@ impl Run<'_> {
         let store = cuda_toolchain::toolkit::store::root(&self.env);
         let place = |a: &str| -> String {
             let mut a = self.key_arg(a);
-            for (root, name) in [(Some(tools.tk.root.clone()), "$CUDA"), (store.clone(), "$STORE")] {
+            for (root, name) in [
+                (Some(tools.tk.root.clone()), "$CUDA"),
+                (store.clone(), "$STORE"),
+            ] {
                 if let Some(r) = root.filter(|r| r.as_os_str().len() > 1) {
                     a = a.replace(&*r.to_string_lossy(), name);
                 }
@@ -181,7 +174,10 @@ impl Run<'_> {
         let id = self.identity(tools, job);
         let Some(source) = &id.source else {
             return not(
-                format!("`{}` is outside the package, so no shipped image is for it", job.display),
+                format!(
+                    "`{}` is outside the package, so no shipped image is for it",
+                    job.display
+                ),
                 "compile it with nvcc",
             );
         };
@@ -278,7 +274,9 @@ impl Run<'_> {
             .or_else(|| {
                 strict.then(|| NotServed {
                     code: "prebuilt-mismatch",
-                    what: "the package ships no prebuilt kernel images (cuda-prebuilt/manifest.jsonl)".into(),
+                    what:
+                        "the package ships no prebuilt kernel images (cuda-prebuilt/manifest.jsonl)"
+                            .into(),
                     help: String::new(),
                 })
             });
@@ -314,13 +312,20 @@ impl Run<'_> {
                     in_use.policy_from, job.display, why.what
                 ),
             );
-            let e = if why.help.is_empty() { e } else { e.with_help(why.help) };
+            let e = if why.help.is_empty() {
+                e
+            } else {
+                e.with_help(why.help)
+            };
             return Some(e.with_help(
                 "or set CUDA_BUILD_PREBUILT=prefer to compile what the shipped images do not cover",
             ));
         }
         if why.code == "prebuilt-image-refused" {
-            self.warn(format!("cuda-build: {}; `{}` is compiled instead", why.what, job.display));
+            self.warn(format!(
+                "cuda-build: {}; `{}` is compiled instead",
+                why.what, job.display
+            ));
         }
         None
     }
@@ -338,10 +343,18 @@ impl Run<'_> {
     /// run took images from it, and the origin file `cargo cuda inspect`
     /// reads (every output still settled from shipped images; removed when
     /// none is).
-    pub(crate) fn report_prebuilt(&self, tools: &Tools, jobs: &[Job], manifest: &Manifest) -> Result<(), Error> {
+    pub(crate) fn report_prebuilt(
+        &self,
+        tools: &Tools,
+        jobs: &[Job],
+        manifest: &Manifest,
+    ) -> Result<(), Error> {
         let in_use = &tools.prebuilt;
         if let Some(e) = &in_use.load_error {
-            self.warn(format!("cuda-build: the package's prebuilt kernel images are not used: {}", e.message));
+            self.warn(format!(
+                "cuda-build: the package's prebuilt kernel images are not used: {}",
+                e.message
+            ));
         }
         let path = self.out_root.join(origin::FILE);
         let Some(shipped) = &in_use.shipped else {
