@@ -41,15 +41,22 @@ pub fn locate(env: &Env, cargo: &Path, manifest_path: Option<&Path>) -> Result<P
             crate::workspace::check_manifest_path(p)?;
             p.to_path_buf()
         }
-        None => std::env::current_dir().unwrap_or_default().join("Cargo.toml"),
+        None => std::env::current_dir()
+            .unwrap_or_default()
+            .join("Cargo.toml"),
     };
-    let wanted = cuda_toolchain::fsutil::normalize(&std::fs::canonicalize(&wanted).unwrap_or(wanted));
+    let wanted =
+        cuda_toolchain::fsutil::normalize(&std::fs::canonicalize(&wanted).unwrap_or(wanted));
     let mut cmd = cargo_metadata::MetadataCommand::new();
     cmd.cargo_path(cargo).no_deps().manifest_path(&wanted);
     let timeout = cuda_toolchain::process::timeout_from_env(env, Duration::from_secs(120));
-    let out = cuda_toolchain::process::run_command(&mut cmd.cargo_command(), timeout).map_err(
-        |e| Error::new("cargo-metadata-failed", format!("`cargo metadata` could not run: {e}")),
-    )?;
+    let out =
+        cuda_toolchain::process::run_command(&mut cmd.cargo_command(), timeout).map_err(|e| {
+            Error::new(
+                "cargo-metadata-failed",
+                format!("`cargo metadata` could not run: {e}"),
+            )
+        })?;
     if !out.status.success() {
         return Err(Error::new(
             "cargo-metadata-failed",
@@ -58,7 +65,11 @@ pub fn locate(env: &Env, cargo: &Path, manifest_path: Option<&Path>) -> Result<P
         .with_detail(out.stderr.trim().to_string())
         .with_help("run in a package's folder, or pass --manifest-path path/to/Cargo.toml"));
     }
-    let json = out.stdout.lines().find(|l| l.starts_with('{')).unwrap_or("");
+    let json = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or("");
     let meta = cargo_metadata::MetadataCommand::parse(json).map_err(|e| {
         Error::new(
             "cargo-metadata-failed",
@@ -106,21 +117,26 @@ pub fn read_shipped(path: &Path) -> Option<Result<ShippedImages, Error>> {
     } else {
         path.to_path_buf()
     };
-    if manifest_path.file_name().is_none_or(|n| n != manifest::MANIFEST) || !manifest_path.is_file()
+    if manifest_path
+        .file_name()
+        .is_none_or(|n| n != manifest::MANIFEST)
+        || !manifest_path.is_file()
     {
         return None;
     }
     let dir = manifest_path.parent()?.to_path_buf();
-    Some(manifest::read(&manifest_path).map(|(header, records)| ShippedImages {
-        images: records
-            .into_iter()
-            .map(|r| {
-                let bytes = stored::read(&dir, &r);
-                (r, bytes)
-            })
-            .collect(),
-        manifest: manifest_path,
-        header,
+    Some(manifest::read(&manifest_path).map(|(header, records)| {
+        ShippedImages {
+            images: records
+                .into_iter()
+                .map(|r| {
+                    let bytes = stored::read(&dir, &r);
+                    (r, bytes)
+                })
+                .collect(),
+            manifest: manifest_path,
+            header,
+        }
     }))
 }
 

@@ -285,7 +285,9 @@ fn own_commands_end_quietly_with_their_own_exit_code() {
     };
     let s = |v: &[&str]| -> Vec<String> { v.iter().map(|a| a.to_string()).collect() };
     // A package that declares nothing to prebuild: the command stops with its error.
-    let undeclared = common::plain_package(&t.join("plain")).display().to_string();
+    let undeclared = common::plain_package(&t.join("plain"))
+        .display()
+        .to_string();
     let (fat, log) = (fat.display().to_string(), log.display().to_string());
     let cases = [
         case("doctor", 10, s(&["doctor", "--no-workload"])),
@@ -304,7 +306,11 @@ fn own_commands_end_quietly_with_their_own_exit_code() {
             10,
             s(&["inspect", "--json", &fat, "--gpu", "sm_86,sm_90"]),
         ),
-        case("prebuild", 0, s(&["prebuild", "--manifest-path", &undeclared])),
+        case(
+            "prebuild",
+            0,
+            s(&["prebuild", "--manifest-path", &undeclared]),
+        ),
         Case {
             broken_pipe_exit: Some(2),
             ..case(

@@ -18,7 +18,9 @@
 //! - one flipped byte of a shipped image: refused, and `--verify` reports it;
 //! - `--verify` passes with the real nvcc 13.0;
 //! - `CUDA_ARCHS=75`: compiled with nvcc; without it, an error naming the
-//!   shipped archs.
+//!   shipped archs;
+//! - the policy: `require` builds from the images alone, and refuses an
+//!   edited source even with nvcc; `never` compiles everything.
 
 mod common;
 
@@ -87,11 +89,17 @@ fn port(published: &Path, to: &Path) {
     let manifest = to.join("Cargo.toml");
     let toml = std::fs::read_to_string(&manifest).unwrap();
     let dep = "[build-dependencies.cudaforge]\nversion = \"0.1.2\"";
-    assert!(toml.contains(dep), "candle-kernels' Cargo.toml changed:\n{toml}");
+    assert!(
+        toml.contains(dep),
+        "candle-kernels' Cargo.toml changed:\n{toml}"
+    );
     let v: Vec<&str> = env!("CARGO_PKG_VERSION").split('.').collect();
     let toml = toml.replace(
         dep,
-        &format!("[build-dependencies.cuda-build]\nversion = \"{}.{}\"", v[0], v[1]),
+        &format!(
+            "[build-dependencies.cuda-build]\nversion = \"{}.{}\"",
+            v[0], v[1]
+        ),
     );
     std::fs::write(
         &manifest,
@@ -150,12 +158,19 @@ fn build(dir: &Path, p: &Places, nvcc: Option<&Path>, archs: Option<&str>, step:
     let mut cmd = plain_cargo();
     cmd.arg("build")
         .current_dir(dir)
+        .env("PATH", path_without_nvcc())
         .env("CARGO_TARGET_DIR", &p.target)
         .env("CARGO_CUDA_HOME", &p.empty_store)
         .env("CARGO_CUDA_SYSROOT", &p.empty_root)
         .env("CUDA_BUILD_PYTHON", p.empty_root.join("no-python"))
-        .env("CUDA_BUILD_CACHE_DIR", p.scratch.join(format!("cache-{step}")))
-        .env("CARGO_CUDA_PROGRESS", p.scratch.join(format!("progress-{step}.jsonl")));
+        .env(
+            "CUDA_BUILD_CACHE_DIR",
+            p.scratch.join(format!("cache-{step}")),
+        )
+        .env(
+            "CARGO_CUDA_PROGRESS",
+            p.scratch.join(format!("progress-{step}.jsonl")),
+        );
     if let Some(root) = nvcc {
         cmd.env("CUDA_HOME", root);
     }
@@ -163,6 +178,12 @@ fn build(dir: &Path, p: &Places, nvcc: Option<&Path>, archs: Option<&str>, step:
         cmd.env("CUDA_ARCHS", a);
     }
     cmd
+}
+
+/// PATH without any folder that holds an nvcc.
+fn path_without_nvcc() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::env::split_paths(&path).filter(|d| !d.join("nvcc").exists())).unwrap()
 }
 
 /// Runs a build; its success, stderr and the build script's own output.
@@ -200,7 +221,11 @@ fn events(p: &Places, step: &str) -> Vec<String> {
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            format!("{} {}", v["event"].as_str().unwrap(), v["file"].as_str().unwrap())
+            format!(
+                "{} {}",
+                v["event"].as_str().unwrap(),
+                v["file"].as_str().unwrap()
+            )
         })
         .filter(|e| !e.starts_with("start "))
         .collect()
@@ -208,20 +233,29 @@ fn events(p: &Places, step: &str) -> Vec<String> {
 
 /// The images a build of the port or the consumer left in candle-kernels' OUT_DIR.
 fn images(out_dir: &Path) -> Vec<(String, Vec<u8>)> {
-    ["affine.ptx", "fill.ptx", "cuda-build/moe/mmq_quantize.o", "ptx.rs"]
-        .iter()
-        .map(|n| {
-            let bytes = std::fs::read(out_dir.join(n))
-                .unwrap_or_else(|e| panic!("{}: {e}", out_dir.join(n).display()));
-            (n.to_string(), bytes)
-        })
-        .collect()
+    [
+        "affine.ptx",
+        "fill.ptx",
+        "cuda-build/moe/mmq_quantize.o",
+        "ptx.rs",
+    ]
+    .iter()
+    .map(|n| {
+        let bytes = std::fs::read(out_dir.join(n))
+            .unwrap_or_else(|e| panic!("{}: {e}", out_dir.join(n).display()));
+        (n.to_string(), bytes)
+    })
+    .collect()
 }
 
 /// Bytes as verify compares them: nvcc writes its process id into host
 /// objects (`tmpxft_<pid>_<n>`), so every compile of an object differs there.
 fn comparable(name: &str, bytes: &[u8]) -> Vec<u8> {
-    let kind = if name.ends_with(".o") { "staticlib" } else { "ptx" };
+    let kind = if name.ends_with(".o") {
+        "staticlib"
+    } else {
+        "ptx"
+    };
     cuda_build::compile::prebuilt::stored::comparable(kind, bytes)
 }
 
@@ -258,11 +292,17 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
         .current_dir(&crate_dir)
         .env("CUDA_HOME", &cuda)
         .env("CARGO", real_cargo())
-        .env("CUDA_BUILD_CACHE_DIR", scratch.path().join("prebuild-cache"))
+        .env(
+            "CUDA_BUILD_CACHE_DIR",
+            scratch.path().join("prebuild-cache"),
+        )
         .output()
         .unwrap();
     let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "cargo cuda prebuild:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "cargo cuda prebuild:\n{stdout}\n{stderr}"
+    );
     assert!(stdout.contains("Prebuilt"), "{stdout}");
     assert!(!stderr.contains("would leave out"), "{stderr}");
     let manifest = std::fs::read_to_string(crate_dir.join("cuda-prebuilt/manifest.jsonl")).unwrap();
@@ -276,7 +316,10 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
         "\"nvcc\":\"13.0.88\"",
         "\"src/mmq_gguf/mmq_gguf.cuh\"",
     ] {
-        assert!(manifest.contains(want), "no {want} in the manifest:\n{manifest}");
+        assert!(
+            manifest.contains(want),
+            "no {want} in the manifest:\n{manifest}"
+        );
     }
     let out = plain_cargo()
         .args(["package", "--no-verify", "--allow-dirty"])
@@ -287,7 +330,10 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
     assert!(out.status.success(), "cargo package:\n{}", text(&out).1);
     let krate = crate_dir.join("target/package/candle-kernels-0.11.1.crate");
     let size = std::fs::metadata(&krate).unwrap().len();
-    assert!(size < 10 << 20, "the .crate is {size} bytes, over crates.io's 10 MiB");
+    assert!(
+        size < 10 << 20,
+        "the .crate is {size} bytes, over crates.io's 10 MiB"
+    );
     reg.add_crate(&krate);
     let shipped = reg.vendor().join("candle-kernels-0.11.1");
     assert!(shipped.join("cuda-prebuilt/manifest.jsonl").is_file());
@@ -323,7 +369,22 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
         "{stdout}\n{stderr}"
     );
 
-    // A local nvcc build of the port gives the same bytes.
+    // `require` with nvcc at hand: nothing compiles, the build succeeds.
+    let mut cmd = build(&dir, &p, Some(&cuda), None, "require");
+    cmd.env("CUDA_BUILD_PREBUILT", "require");
+    let (ok, stderr, _) = run_build(cmd, &p);
+    assert!(ok, "{stderr}");
+    assert!(
+        events(&p, "require")
+            .iter()
+            .all(|e| e.starts_with("cached ")),
+        "{:?}",
+        events(&p, "require")
+    );
+
+    // A local nvcc build of the port (`never`: everything compiles, though
+    // the port's folder holds the images) gives the same bytes, the
+    // generated module included.
     let out_local = fresh::out_dir(
         {
             let mut c = plain_cargo();
@@ -333,10 +394,19 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
                 .env("CUDA_ARCHS", ARCHS)
                 .env("CUDA_BUILD_PREBUILT", "never")
                 .env("CUDA_BUILD_NO_CACHE", "1")
+                .env(
+                    "CARGO_CUDA_PROGRESS",
+                    p.scratch.join("progress-never.jsonl"),
+                )
                 .env("CARGO_TARGET_DIR", crate_dir.join("target"));
             c
         },
         "candle-kernels",
+    );
+    let never = events(&p, "never");
+    assert!(
+        never.len() == KEPT.len() && never.iter().all(|e| e.starts_with("done ")),
+        "{never:?}"
     );
     let local = images(&out_local);
     for ((name, a), (_, b)) in from_package.iter().zip(&local) {
@@ -350,7 +420,9 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
     // prebuilt; without nvcc the error names it.
     let affine = shipped.join("src/affine.cu");
     let original = edit(&affine, |t| {
-        format!("{t}\nextern \"C\" __global__ void prebuilt_test_edit(float *x) {{ x[0] = 1.0f; }}\n")
+        format!(
+            "{t}\nextern \"C\" __global__ void prebuilt_test_edit(float *x) {{ x[0] = 1.0f; }}\n"
+        )
     });
     let (ok, stderr, _) = run_build(build(&dir, &p, None, None, "edit-none"), &p);
     assert!(!ok, "an edited source built without nvcc");
@@ -358,6 +430,15 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
         stderr.contains("error[prebuilt-mismatch]")
             && stderr.contains("`src/affine.cu` differs from the file the shipped image")
             && stderr.contains("no CUDA toolkit (nvcc) was found"),
+        "{stderr}"
+    );
+    // `require` refuses to compile it even with nvcc at hand.
+    let mut cmd = build(&dir, &p, Some(&cuda), None, "edit-require");
+    cmd.env("CUDA_BUILD_PREBUILT", "require");
+    let (ok, stderr, _) = run_build(cmd, &p);
+    assert!(!ok, "an edited source built under `require`");
+    assert!(
+        stderr.contains("the prebuilt-image policy is `require` (from CUDA_BUILD_PREBUILT), but `src/affine.cu` would be compiled"),
         "{stderr}"
     );
     let (ok, stderr, script) = run_build(build(&dir, &p, Some(&cuda), None, "edit-nvcc"), &p);
@@ -410,7 +491,9 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
     let (ok, stderr, _) = run_build(build(&dir, &p, Some(&cuda), Some("75"), "sm75-nvcc"), &p);
     assert!(ok, "{stderr}");
     assert!(
-        events(&p, "sm75-nvcc").iter().all(|e| e.starts_with("done ")),
+        events(&p, "sm75-nvcc")
+            .iter()
+            .all(|e| e.starts_with("done ")),
         "{:?}",
         events(&p, "sm75-nvcc")
     );
@@ -429,12 +512,17 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
     let out = verify("clean");
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "verify:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("Verified") && stdout.contains("all 5 shipped image(s)"), "{stdout}");
+    assert!(
+        stdout.contains("Verified") && stdout.contains("all 5 shipped image(s)"),
+        "{stdout}"
+    );
 
     // One flipped byte of a shipped image: refused without nvcc, compiled
     // with it (and never cached), and reported by verify.
     let r = manifest_line(&shipped, "src/fill.cu", "compute_90");
-    let image = shipped.join("cuda-prebuilt").join(r["file"].as_str().unwrap());
+    let image = shipped
+        .join("cuda-prebuilt")
+        .join(r["file"].as_str().unwrap());
     let mut bytes = std::fs::read(&image).unwrap();
     let original = bytes.clone();
     let at = bytes.len() - 5;
@@ -443,17 +531,22 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
     let (ok, stderr, _) = run_build(build(&dir, &p, None, None, "tampered-none"), &p);
     assert!(!ok);
     assert!(
-        stderr.contains("error[prebuilt-image-refused]") && stderr.contains(r["file"].as_str().unwrap()),
+        stderr.contains("error[prebuilt-image-refused]")
+            && stderr.contains(r["file"].as_str().unwrap()),
         "{stderr}"
     );
     let (ok, stderr, script) = run_build(build(&dir, &p, Some(&cuda), None, "tampered-nvcc"), &p);
     assert!(ok, "{stderr}");
-    assert!(script.contains("it was refused; `src/fill.cu` is compiled instead"), "{script}");
+    assert!(
+        script.contains("it was refused; `src/fill.cu` is compiled instead"),
+        "{script}"
+    );
     let out = verify("tampered");
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
-        stdout.contains(r["file"].as_str().unwrap()) && stderr.contains("error[prebuilt-verify-failed]"),
+        stdout.contains(r["file"].as_str().unwrap())
+            && stderr.contains("error[prebuilt-verify-failed]"),
         "{stdout}\n{stderr}"
     );
     std::fs::write(&image, original).unwrap();

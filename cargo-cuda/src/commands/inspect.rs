@@ -337,7 +337,11 @@ pub fn inspect(
 /// A package's `cuda-prebuilt/`: one report per shipped image, its bytes
 /// decompressed and checked, with its manifest line as its origin.
 fn shipped_files(shipped: crate::prebuilt::ShippedImages, targets: &[Target]) -> Vec<FileReport> {
-    let dir = shipped.manifest.parent().unwrap_or(Path::new("")).to_path_buf();
+    let dir = shipped
+        .manifest
+        .parent()
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
     shipped
         .images
         .into_iter()

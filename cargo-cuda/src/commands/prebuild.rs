@@ -112,7 +112,15 @@ fn produce(ctx: &Context, args: &Args) -> Result<(), Error> {
     let work = package.target_dir.join("cuda-prebuild");
     let staging_dir = work.join("staging");
     let _ = std::fs::remove_dir_all(&staging_dir);
-    build_all(ctx, &cargo, &package, &runs, &staging_dir, &work.join("target"), &[])?;
+    build_all(
+        ctx,
+        &cargo,
+        &package,
+        &runs,
+        &staging_dir,
+        &work.join("target"),
+        &[],
+    )?;
     let records = staging::read(&staging_dir)?;
     if records.is_empty() {
         return Err(Error::new(
@@ -202,11 +210,12 @@ fn runs(
     }
     singles.sort_by(|a, b| b.0.cmp(&a.0));
     singles.dedup_by(|a, b| a.1 == b.1);
-    let singles: Vec<String> = if singles.len() > 1 && spec.0.iter().all(|r| matches!(r, ArchRequest::Target(_))) {
-        singles.into_iter().map(|(_, s)| s).collect()
-    } else {
-        Vec::new()
-    };
+    let singles: Vec<String> =
+        if singles.len() > 1 && spec.0.iter().all(|r| matches!(r, ArchRequest::Target(_))) {
+            singles.into_iter().map(|(_, s)| s).collect()
+        } else {
+            Vec::new()
+        };
     Ok(Runs {
         arch: arch.to_string(),
         singles,
@@ -298,7 +307,10 @@ fn build_all(
                         format!(
                             "the build of `{}` failed ({profile}, CUDA_ARCHS={archs}{})",
                             package.name,
-                            target.as_ref().map(|t| format!(", --target {t}")).unwrap_or_default()
+                            target
+                                .as_ref()
+                                .map(|t| format!(", --target {t}"))
+                                .unwrap_or_default()
                         ),
                     )
                     .with_detail(tail)
@@ -324,9 +336,15 @@ fn clean(env: &Env, cargo: &Path, package: &Package, target_dir: &Path) -> Resul
     let timeout = cuda_toolchain::process::timeout_from_env(env, Duration::from_secs(300));
     match cuda_toolchain::process::run_command(&mut cmd, timeout) {
         Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(Error::new("prebuild-failed", "`cargo clean -p` failed before a prebuild run")
-            .with_detail(o.stderr)),
-        Err(e) => Err(Error::new("prebuild-failed", format!("cargo could not run: {e}"))),
+        Ok(o) => Err(Error::new(
+            "prebuild-failed",
+            "`cargo clean -p` failed before a prebuild run",
+        )
+        .with_detail(o.stderr)),
+        Err(e) => Err(Error::new(
+            "prebuild-failed",
+            format!("cargo could not run: {e}"),
+        )),
     }
 }
 
@@ -348,11 +366,16 @@ fn write_package(
     staging_dir: &Path,
 ) -> Result<Summary, Error> {
     let fail = |p: &Path, e: std::io::Error| {
-        Error::new("write-failed", format!("cannot write `{}`: {e}", p.display()))
-            .with_help("check the free space and the permissions of the package folder")
+        Error::new(
+            "write-failed",
+            format!("cannot write `{}`: {e}", p.display()),
+        )
+        .with_help("check the free space and the permissions of the package folder")
     };
     let dest = package.dir.join(manifest::DIR);
-    let tmp = package.dir.join(format!(".{}.tmp-{}", manifest::DIR, std::process::id()));
+    let tmp = package
+        .dir
+        .join(format!(".{}.tmp-{}", manifest::DIR, std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(tmp.join("images")).map_err(|e| fail(&tmp, e))?;
     let mut summary = Summary {
@@ -382,7 +405,9 @@ fn write_package(
     let text = manifest::render(header, &records);
     let m = tmp.join(manifest::MANIFEST);
     std::fs::write(&m, text).map_err(|e| fail(&m, e))?;
-    let old = package.dir.join(format!(".{}.old-{}", manifest::DIR, std::process::id()));
+    let old = package
+        .dir
+        .join(format!(".{}.old-{}", manifest::DIR, std::process::id()));
     if dest.exists() {
         std::fs::rename(&dest, &old).map_err(|e| fail(&dest, e))?;
     }
@@ -443,7 +468,11 @@ fn verify(ctx: &Context, args: &Args) -> Result<i32, Error> {
     let Some(shipped) = prebuilt::read_shipped(&path) else {
         return Err(Error::new(
             "prebuilt-manifest-invalid",
-            format!("`{}` ships no prebuilt images: `{}` does not exist", package.name, path.display()),
+            format!(
+                "`{}` ships no prebuilt images: `{}` does not exist",
+                package.name,
+                path.display()
+            ),
         )
         .with_help("run `cargo cuda prebuild` first"));
     };
@@ -463,11 +492,27 @@ fn verify(ctx: &Context, args: &Args) -> Result<i32, Error> {
     let _ = std::fs::remove_dir_all(&target_dir);
     errln!(
         "{}",
-        ctx.err().status(Tone::Good, "Verifying", &format!("{} against {} ({toolkit_note})", package.name, path.display()))
+        ctx.err().status(
+            Tone::Good,
+            "Verifying",
+            &format!(
+                "{} against {} ({toolkit_note})",
+                package.name,
+                path.display()
+            )
+        )
     );
     let mut extra = nvcc_env;
     extra.push(("CUDA_BUILD_NO_CACHE", OsString::from("1")));
-    build_all(ctx, &cargo, &package, &runs, &staging_dir, &target_dir, &extra)?;
+    build_all(
+        ctx,
+        &cargo,
+        &package,
+        &runs,
+        &staging_dir,
+        &target_dir,
+        &extra,
+    )?;
     let rebuilt = staging::read(&staging_dir)?;
     let mut problems: Vec<String> = Vec::new();
     let mut same = 0usize;
@@ -482,8 +527,11 @@ fn verify(ctx: &Context, args: &Args) -> Result<i32, Error> {
             }
         };
         let twin = rebuilt.iter().find(|x| {
-            (&x.module, &x.source, &x.role, &x.target, &x.flags, &x.defines, &x.targets)
-                == (&r.module, &r.source, &r.role, &r.target, &r.flags, &r.defines, &r.targets)
+            (
+                &x.module, &x.source, &x.role, &x.target, &x.flags, &x.defines, &x.targets,
+            ) == (
+                &r.module, &r.source, &r.role, &r.target, &r.flags, &r.defines, &r.targets,
+            )
         });
         let Some(twin) = twin else {
             problems.push(format!("{what}: the rebuild made no such output (its flags, defines or archs were not reproduced)"));
@@ -547,7 +595,12 @@ fn verify(ctx: &Context, args: &Args) -> Result<i32, Error> {
     for n in host_notes {
         e = e.with_detail(n);
     }
-    errln!("{}", ctx.err().cuda_error(&e.with_help("run `cargo cuda prebuild` again from these sources, with the recorded toolkit")));
+    errln!(
+        "{}",
+        ctx.err().cuda_error(&e.with_help(
+            "run `cargo cuda prebuild` again from these sources, with the recorded toolkit"
+        ))
+    );
     Ok(1)
 }
 
@@ -579,8 +632,16 @@ fn recorded_toolkit(
         _ => format!(
             "nvcc {wanted} at {}; the manifest also records {}",
             tk.root.display(),
-            versions.iter().filter(|v| **v != wanted).copied().collect::<Vec<_>>().join(", ")
+            versions
+                .iter()
+                .filter(|v| **v != wanted)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
-    Ok((vec![(Var::Nvcc.name(), tk.nvcc.clone().into_os_string())], note))
+    Ok((
+        vec![(Var::Nvcc.name(), tk.nvcc.clone().into_os_string())],
+        note,
+    ))
 }

@@ -95,13 +95,7 @@ pub(crate) fn parse(value: &toml::Value, path: &Path) -> Result<Prebuilt, Error>
             })
         }
         toml::Value::Table(t) => t,
-        _ => {
-            return Err(bad(
-                "prebuilt",
-                "a policy string or a table",
-                table_example,
-            ))
-        }
+        _ => return Err(bad("prebuilt", "a policy string or a table", table_example)),
     };
     let strings = |key: &str, example: &str| -> Result<Vec<String>, Error> {
         match t.get(key) {
@@ -117,7 +111,11 @@ pub(crate) fn parse(value: &toml::Value, path: &Path) -> Result<Prebuilt, Error>
                     )),
                 })
                 .collect(),
-            Some(_) => Err(bad(&format!("prebuilt.{key}"), "an array of strings", example)),
+            Some(_) => Err(bad(
+                &format!("prebuilt.{key}"),
+                "an array of strings",
+                example,
+            )),
         }
     };
     let arch = match t.get("arch") {
@@ -149,7 +147,10 @@ pub(crate) fn parse(value: &toml::Value, path: &Path) -> Result<Prebuilt, Error>
         arch,
         targets: strings("targets", "[\"x86_64-unknown-linux-gnu\"]")?,
         profiles: strings("profiles", "[\"dev\", \"release\"]")?,
-        policy: t.get("policy").map(|v| policy("prebuilt.policy", v)).transpose()?,
+        policy: t
+            .get("policy")
+            .map(|v| policy("prebuilt.policy", v))
+            .transpose()?,
     })
 }
 
@@ -164,7 +165,10 @@ mod tests {
 
     #[test]
     fn forms() {
-        assert_eq!(p("prebuilt = \"never\"").unwrap().policy, Some(Policy::Never));
+        assert_eq!(
+            p("prebuilt = \"never\"").unwrap().policy,
+            Some(Policy::Never)
+        );
         let t = p("prebuilt = { arch = \"80;90\", targets = [\"x86_64-unknown-linux-gnu\"], policy = \"Require\" }")
             .unwrap();
         assert_eq!(t.arch.as_deref(), Some("80;90"));
@@ -172,7 +176,10 @@ mod tests {
         assert_eq!(t.policy, Some(Policy::Require));
         assert!(t.profiles.is_empty());
         assert_eq!(
-            p("prebuilt = { arch = [\"80\", \"90\"] }").unwrap().arch.as_deref(),
+            p("prebuilt = { arch = [\"80\", \"90\"] }")
+                .unwrap()
+                .arch
+                .as_deref(),
             Some("80,90")
         );
     }
@@ -184,7 +191,10 @@ mod tests {
             ("prebuilt = 3", "a policy string or a table"),
             ("prebuilt = { arch = \"sm_99x\" }", "`prebuilt.arch`"),
             ("prebuilt = { targets = \"x\" }", "`prebuilt.targets`"),
-            ("prebuilt = { archs = \"80\" }", "`archs` is not one of them"),
+            (
+                "prebuilt = { archs = \"80\" }",
+                "`archs` is not one of them",
+            ),
             ("prebuilt = { policy = \"always\" }", "`prebuilt.policy`"),
         ] {
             let e = p(text).unwrap_err();

@@ -29,7 +29,11 @@ pub(crate) struct InUse {
 
 impl InUse {
     /// No shipped images (yet), under `policy` from `policy_from`.
-    pub(crate) fn new(policy: Policy, policy_from: &'static str, record_into: Option<PathBuf>) -> InUse {
+    pub(crate) fn new(
+        policy: Policy,
+        policy_from: &'static str,
+        record_into: Option<PathBuf>,
+    ) -> InUse {
         InUse {
             policy,
             policy_from,

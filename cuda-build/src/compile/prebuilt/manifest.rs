@@ -98,7 +98,9 @@ pub(crate) fn invalid(path: &Path, line: usize, why: &str) -> Error {
             path.display()
         ),
     )
-    .with_help("run `cargo cuda prebuild` again with this cuda-build (the schema is in docs/prebuilt.md)")
+    .with_help(
+        "run `cargo cuda prebuild` again with this cuda-build (the schema is in docs/prebuilt.md)",
+    )
 }
 
 /// Reads a manifest: its header and records.
@@ -110,7 +112,10 @@ pub fn read(path: &Path) -> Result<(Header, Vec<Record>), Error> {
         )
         .with_help("the package's cuda-prebuilt/ folder is incomplete: get the package again")
     })?;
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
     let Some((_, first)) = lines.next() else {
         return Err(invalid(path, 1, "the file is empty"));
     };
@@ -222,7 +227,10 @@ mod tests {
             profiles: vec!["release".into()],
             cargo_args: vec![],
         };
-        let recs = vec![record("src/b.cu", &["compute_80"]), record("src/a.cu", &["compute_90"])];
+        let recs = vec![
+            record("src/b.cu", &["compute_80"]),
+            record("src/a.cu", &["compute_90"]),
+        ];
         let text = render(&header, &recs);
         assert!(text.lines().nth(1).unwrap().contains("src/a.cu"), "{text}");
         let p = d.path().join(MANIFEST);

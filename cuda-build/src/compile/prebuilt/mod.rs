@@ -20,11 +20,11 @@
 //!
 //! Nothing here runs nvcc or reads a `Build`; the engine's stages call in.
 
+pub(crate) mod in_use;
 pub mod manifest;
 pub mod origin;
 pub(crate) mod policy;
 pub(crate) mod serve;
 pub(crate) mod shipped;
-pub(crate) mod in_use;
 pub mod staging;
 pub mod stored;

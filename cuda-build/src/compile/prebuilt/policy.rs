@@ -27,12 +27,10 @@ pub(crate) fn policy(env: &Env, metadata: &CudaMetadata) -> Result<(Policy, &'st
             };
         }
     }
-    Ok(
-        match metadata.prebuilt.as_ref().and_then(|p| p.policy) {
-            Some(p) => (p, "[package.metadata.cuda] prebuilt"),
-            None => (Policy::Prefer, "the default"),
-        },
-    )
+    Ok(match metadata.prebuilt.as_ref().and_then(|p| p.policy) {
+        Some(p) => (p, "[package.metadata.cuda] prebuilt"),
+        None => (Policy::Prefer, "the default"),
+    })
 }
 
 #[cfg(test)]
@@ -50,10 +48,16 @@ mod tests {
             ..CudaMetadata::default()
         };
         let env = Env::empty();
-        assert_eq!(policy(&env, &CudaMetadata::default()).unwrap().0, Policy::Prefer);
+        assert_eq!(
+            policy(&env, &CudaMetadata::default()).unwrap().0,
+            Policy::Prefer
+        );
         assert_eq!(policy(&env, &md).unwrap().0, Policy::Require);
         let env = env.set(Var::CudaBuildPrebuilt, "never");
-        assert_eq!(policy(&env, &md).unwrap(), (Policy::Never, "CUDA_BUILD_PREBUILT"));
+        assert_eq!(
+            policy(&env, &md).unwrap(),
+            (Policy::Never, "CUDA_BUILD_PREBUILT")
+        );
         let e = policy(&Env::empty().set(Var::CudaBuildPrebuilt, "sometimes"), &md).unwrap_err();
         assert_eq!(e.code, "prebuilt-policy-invalid");
         assert!(e.message.contains("sometimes"), "{e}");

@@ -140,7 +140,9 @@ pub(crate) fn find<'r>(
                 list(kinds.iter().filter_map(|r| r.target.as_deref())),
                 want.target.unwrap_or_default()
             ),
-            help: "static libraries are per target: build for a shipped target, or compile with nvcc".into(),
+            help:
+                "static libraries are per target: build for a shipped target, or compile with nvcc"
+                    .into(),
         });
     }
     let flagged: Vec<&Record> = targets
@@ -231,7 +233,11 @@ pub(crate) fn find<'r>(
 
 /// The highest arch among targets, for preferring the nearest image.
 fn highest(targets: &[String]) -> Option<Arch> {
-    targets.iter().filter_map(|t| parse_target(t)).map(|(_, a)| a).max()
+    targets
+        .iter()
+        .filter_map(|t| parse_target(t))
+        .map(|(_, a)| a)
+        .max()
 }
 
 /// The distinct archs of the records' targets, `80;86;90`.
@@ -243,14 +249,21 @@ fn shipped_archs(records: &[&Record]) -> String {
         .collect();
     archs.sort();
     archs.dedup();
-    archs.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(";")
+    archs
+        .iter()
+        .map(|a| a.to_string())
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
     let mut v: Vec<&str> = items.collect();
     v.sort();
     v.dedup();
-    v.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What `now` has that `shipped` lacks and the reverse, or None when both
@@ -258,7 +271,12 @@ fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
 fn difference(shipped: &[String], now: &[String]) -> Option<String> {
     let added: Vec<&String> = now.iter().filter(|f| !shipped.contains(f)).collect();
     let removed: Vec<&String> = shipped.iter().filter(|f| !now.contains(f)).collect();
-    let quote = |v: &[&String]| v.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(" ");
+    let quote = |v: &[&String]| {
+        v.iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     match (added.is_empty(), removed.is_empty()) {
         (true, true) => None,
         (false, true) => Some(format!("this build adds {}", quote(&added))),
@@ -309,7 +327,10 @@ mod tests {
             target: None,
             flags: s(&["-std=c++17", "-O3"]),
             defines: vec![],
-            inputs: vec![("src/a.cu".into(), "A".into()), ("src/h.cuh".into(), "H".into())],
+            inputs: vec![
+                ("src/a.cu".into(), "A".into()),
+                ("src/h.cuh".into(), "H".into()),
+            ],
             sha256: sha.into(),
             size: 1,
             file: format!("images/{sha}.zst"),
@@ -347,20 +368,29 @@ mod tests {
         let t75 = want(&["compute_75"]);
         w.targets = &t75;
         let m = find(&records, &w, &same).unwrap_err();
-        assert!(m.what.contains("[compute_75]") && m.what.contains("[compute_90]"), "{m:?}");
+        assert!(
+            m.what.contains("[compute_75]") && m.what.contains("[compute_90]"),
+            "{m:?}"
+        );
         assert!(m.help.contains("80;86;90"), "{m:?}");
         w.targets = &t86;
         let edited = |p: &str| Some(if p.ends_with(".cu") { "A" } else { "X" }.to_string());
         let m = find(&records, &w, &edited).unwrap_err();
         assert!(m.what.contains("`src/h.cuh` differs"), "{m:?}");
         let gone = |p: &str| p.ends_with(".cu").then(|| "A".to_string());
-        assert!(find(&records, &w, &gone).unwrap_err().what.contains("is missing"));
+        assert!(find(&records, &w, &gone)
+            .unwrap_err()
+            .what
+            .contains("is missing"));
         let more = s(&["-std=c++17", "-O3", "-lineinfo"]);
         w.flags = &more;
         let m = find(&records, &w, &same).unwrap_err();
         assert!(m.what.contains("adds `-lineinfo`"), "{m:?}");
         w.flags = &flags;
         w.source = "src/b.cu";
-        assert!(find(&records, &w, &same).unwrap_err().what.contains("no image is shipped"));
+        assert!(find(&records, &w, &same)
+            .unwrap_err()
+            .what
+            .contains("no image is shipped"));
     }
 }

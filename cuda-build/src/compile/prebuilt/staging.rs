@@ -51,7 +51,10 @@ pub(crate) fn add(
     let fail = |what: &Path, e: std::io::Error| {
         Error::new(
             "write-failed",
-            format!("cannot record a prebuilt image in `{}`: {e}", what.display()),
+            format!(
+                "cannot record a prebuilt image in `{}`: {e}",
+                what.display()
+            ),
         )
         .with_help("check the free space and permissions of the prebuild's target directory")
     };

@@ -170,7 +170,10 @@ mod tests {
         let why = read(d.path(), &r).unwrap_err();
         assert!(why.contains("does not match its manifest"), "{why}");
         std::fs::remove_file(&out).unwrap();
-        assert!(matches!(restore(d.path(), &r, &out), Err(RestoreError::Refused(_))));
+        assert!(matches!(
+            restore(d.path(), &r, &out),
+            Err(RestoreError::Refused(_))
+        ));
         assert!(!out.exists(), "a refused image leaves no output");
         std::fs::write(d.path().join("images/a"), b"PTXPTX").unwrap();
         assert!(read(d.path(), &r).unwrap_err().contains("more than 3"));

@@ -73,7 +73,10 @@ impl Run<'_> {
                 let Some(sha) = file_sha256(path) else {
                     return Err(Error::new(
                         "write-failed",
-                        format!("cannot read `{}` to record it as a prebuilt image", path.display()),
+                        format!(
+                            "cannot read `{}` to record it as a prebuilt image",
+                            path.display()
+                        ),
                     ));
                 };
                 let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);

@@ -19,9 +19,8 @@ impl Run<'_> {
         job: &Job,
         old: Option<&Entry>,
     ) -> Option<Result<JobDone, Error>> {
-        let old = old.filter(|e| {
-            e.flags_key == job.flags_key && self.prebuilt_entry_allowed(tools, e)
-        });
+        let old =
+            old.filter(|e| e.flags_key == job.flags_key && self.prebuilt_entry_allowed(tools, e));
         if let Some(done) = old.and_then(|e| self.up_to_date(job, e)) {
             return Some(Ok(done));
         }
