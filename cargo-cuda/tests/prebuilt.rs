@@ -499,13 +499,29 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
     );
 
     // Verify holds with the real nvcc 13.0, in the package as downloaded.
+    // A copy of the package as downloaded, in no workspace (as under
+    // ~/.cargo/registry/src; the local registry lies inside this one), with
+    // the registry's source replacement so its dependencies resolve offline.
+    std::fs::create_dir_all(p.scratch.join(".cargo")).unwrap();
+    std::fs::copy(
+        reg.root.join(".cargo/config.toml"),
+        p.scratch.join(".cargo/config.toml"),
+    )
+    .unwrap();
     let verify = |what: &str| {
+        let copy = p
+            .scratch
+            .join(format!("verify-{what}/candle-kernels-0.11.1"));
+        workspace_tests::copy_dir(&shipped, &copy);
         cargo_cuda()
             .args(["prebuild", "--verify"])
-            .current_dir(&shipped)
+            .current_dir(&copy)
             .env("CUDA_HOME", &cuda)
             .env("CARGO", real_cargo())
-            .env("CARGO_TARGET_DIR", p.scratch.join(format!("verify-{what}")))
+            .env(
+                "CARGO_TARGET_DIR",
+                p.scratch.join(format!("verify-{what}/target")),
+            )
             .output()
             .unwrap()
     };
