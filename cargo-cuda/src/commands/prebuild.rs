@@ -208,7 +208,7 @@ fn runs(
             ArchRequest::All | ArchRequest::AllMajor => {}
         }
     }
-    singles.sort_by(|a, b| b.0.cmp(&a.0));
+    singles.sort_by_key(|s| std::cmp::Reverse(s.0));
     singles.dedup_by(|a, b| a.1 == b.1);
     let singles: Vec<String> =
         if singles.len() > 1 && spec.0.iter().all(|r| matches!(r, ArchRequest::Target(_))) {
@@ -604,13 +604,16 @@ fn verify(ctx: &Context, args: &Args) -> Result<i32, Error> {
     Ok(1)
 }
 
+/// Variables set for a child process.
+type ChildEnv = Vec<(&'static str, OsString)>;
+
 /// The environment that selects the toolkit the manifest records (`NVCC`
 /// set to its nvcc), found among the toolkits discovery sees; and a note
 /// naming it.
 fn recorded_toolkit(
     env: &Env,
     images: &[(Record, Result<Vec<u8>, String>)],
-) -> Result<(Vec<(&'static str, OsString)>, String), Error> {
+) -> Result<(ChildEnv, String), Error> {
     let versions: BTreeSet<&str> = images.iter().map(|(r, _)| r.nvcc.as_str()).collect();
     let Some(&wanted) = versions.iter().next_back() else {
         return Ok((Vec::new(), "nothing recorded".into()));

@@ -97,7 +97,7 @@ pub(crate) struct Planned {
 /// How the plan stage ended.
 pub(crate) enum Stage {
     /// Nothing to compile by design (docs.rs without a toolkit).
-    Done(Artifacts),
+    Done(Box<Artifacts>),
     Ready(Box<Planned>),
 }
 

@@ -41,7 +41,7 @@ impl Run<'_> {
             ToolkitChoice::Missing(e) if self.env.get_os(Var::DocsRs).is_some() => {
                 return self
                     .docs_rs_module(&inputs.files, &inputs.names, e)
-                    .map(Stage::Done);
+                    .map(|a| Stage::Done(Box::new(a)));
             }
             // Without nvcc a build may still run on the images its package ships.
             ToolkitChoice::Missing(e) => match self.toolkit_for_prebuilt(&mut prebuilt, e) {
