@@ -9,13 +9,13 @@
 //!
 //! A downstream build (`run/use_prebuilt.rs`) takes an output from there
 //! instead of compiling it only when the manifest matches what it would
-//! compile ([`serve`]): same package-local inputs by content, same flags and
+//! compile (`serve`): same package-local inputs by content, same flags and
 //! defines, the requested arch plan served by the shipped images (the run
 //! rules of `cargo cuda inspect`), the same target for static libraries.
 //! Each image is checked against its recorded SHA-256 before it is used
 //! ([`stored`]); one that fails is refused, never used or cached. The policy
 //! is `CUDA_BUILD_PREBUILT` or `[package.metadata.cuda] prebuilt`
-//! ([`policy`]). What a build took is recorded for `cargo cuda inspect`
+//! (`policy`). What a build took is recorded for `cargo cuda inspect`
 //! ([`origin`]).
 //!
 //! Nothing here runs nvcc or reads a `Build`; the engine's stages call in.
