@@ -182,6 +182,8 @@ const COMPILE_LAYERS: &[(&str, u32)] = &[
     // What makes a rerun cheap, and running nvcc.
     ("compile/incremental/", 1),
     ("compile/nvcc/", 1),
+    // The images a package ships: their manifest, matching, reading.
+    ("compile/prebuilt/", 1),
     // What a build asks for, and the prepare stage that settles it.
     ("compile/settings/", 2),
     // The context every engine stage shares.

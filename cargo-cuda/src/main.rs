@@ -16,6 +16,7 @@ mod commands;
 mod config;
 mod graph;
 mod kernel_timings;
+mod prebuilt;
 mod progress;
 mod sccache;
 mod session;

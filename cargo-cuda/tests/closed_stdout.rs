@@ -35,6 +35,7 @@ const OWN: &[&str] = &[
     "info",
     "env",
     "inspect",
+    "prebuild",
     cuda_toolchain::probe::DRIVER_PROBE_ARG,
 ];
 const CARGO_WRAPPER: &[&str] = &["build", "check", "run", "test", "bench"];
@@ -283,6 +284,10 @@ fn own_commands_end_quietly_with_their_own_exit_code() {
         })
     };
     let s = |v: &[&str]| -> Vec<String> { v.iter().map(|a| a.to_string()).collect() };
+    // A package that declares nothing to prebuild: the command stops with its error.
+    let undeclared = common::plain_package(&t.join("plain"))
+        .display()
+        .to_string();
     let (fat, log) = (fat.display().to_string(), log.display().to_string());
     let cases = [
         case("doctor", 10, s(&["doctor", "--no-workload"])),
@@ -300,6 +305,11 @@ fn own_commands_end_quietly_with_their_own_exit_code() {
             "inspect",
             10,
             s(&["inspect", "--json", &fat, "--gpu", "sm_86,sm_90"]),
+        ),
+        case(
+            "prebuild",
+            0,
+            s(&["prebuild", "--manifest-path", &undeclared]),
         ),
         Case {
             broken_pipe_exit: Some(2),

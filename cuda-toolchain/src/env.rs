@@ -243,6 +243,10 @@ vars! {
     CudaBuildProfileFlags = "CUDA_BUILD_PROFILE_FLAGS", input, flag;
     /// Windows: the Program Files directory searched for `NVIDIA GPU Computing Toolkit\CUDA\vX.Y`.
     ProgramFiles = "ProgramFiles", input, path;
+    /// Whether the kernel images a package ships are used: `prefer` (default: matching ones, compile the rest), `never`, or `require` (fail if anything would compile); wins over `[package.metadata.cuda] prebuilt`.
+    CudaBuildPrebuilt = "CUDA_BUILD_PREBUILT", input, free;
+    /// Set by `cargo cuda prebuild`: the staging directory the package's build records its kernel images into.
+    CudaBuildPrebuiltRecord = "CUDA_BUILD_PREBUILT_RECORD", side, path;
 }
 
 /// The variables that are build inputs ([`Var::is_build_input`]).

@@ -13,12 +13,17 @@
 //! vendored = { path = "third_party/x/include" }   # relative to Cargo.toml
 //! ```
 //!
+//! `prebuilt` (the kernel images a crate ships, and whether a build uses
+//! them) is read by [`prebuilt`].
+//!
 //! Any other key is reported as a warning naming the nearest known key
 //! ([`CudaMetadata::warnings`]): a misspelled `archs` must not be ignored in silence.
 
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+
+pub mod prebuilt;
 
 /// Where a header-only dependency comes from (`Build::header_dep`, or
 /// `[package.metadata.cuda.header-deps]`).
@@ -64,12 +69,14 @@ pub struct CudaMetadata {
     /// (as `cutlass`, from `nvidia-cutlass`) and `[package.metadata.cuda.header-deps]`.
     /// A `path` is absolute (relative ones are from the Cargo.toml's directory).
     pub header_deps: Vec<(String, HeaderSource)>,
+    /// `prebuilt`: the images `cargo cuda prebuild` ships, and the policy.
+    pub prebuilt: Option<prebuilt::Prebuilt>,
     /// One line per unknown key, naming the file and the nearest known key.
     pub warnings: Vec<String>,
 }
 
 /// The keys `[package.metadata.cuda]` understands.
-pub const KEYS: [&str; 7] = [
+pub const KEYS: [&str; 8] = [
     "toolkit",
     "arch",
     "fallback-arch",
@@ -77,6 +84,7 @@ pub const KEYS: [&str; 7] = [
     "wrapper",
     "deploy",
     "header-deps",
+    "prebuilt",
 ];
 
 /// The known key nearest to `key` (edit distance at most 3, or the same
@@ -253,12 +261,17 @@ fn parse(text: &str, path: &Path) -> Result<CudaMetadata, Error> {
             ))
         }
     }
+    let prebuilt = table
+        .get("prebuilt")
+        .map(|v| prebuilt::parse(v, path))
+        .transpose()?;
     Ok(CudaMetadata {
         toolkit,
         arch: list("arch")?,
         fallback_arch: list("fallback-arch")?,
         cutlass,
         header_deps,
+        prebuilt,
         warnings,
     })
 }

@@ -27,10 +27,16 @@
 //!                     "toolkit": "13.0.88" | null, "kernels": ["vectorAdd"] | null }],
 //!       "kernels": ["vectorAdd"], "kernels_complete": true,
 //!       "verdicts": [{ "target": "sm_89", "outcome": "native" | "jit" | "will-not-run",
-//!                      "via": "sm_86" | null, "reason": "...", "code": null | "no-kernel-image-for-device", "fix": null | "..." }] }] }],
+//!                      "via": "sm_86" | null, "reason": "...", "code": null | "no-kernel-image-for-device", "fix": null | "..." }] }],
+//!     "origin": null | { "manifest": "<package>/cuda-prebuilt/manifest.jsonl", "record": { /* its manifest line, docs/prebuilt.md */ } } }],
 //!   "skipped": { "files": 0, "symlinks": 0, "unreadable": 0 },
 //!   "verdict": null | { "outcome": "native" | "jit" | "will-not-run", "targets": [ /* as verdicts above */ ] } }
 //! ```
+//!
+//! `origin` says where a file's image came from when it is a shipped
+//! prebuilt image: a file a build took from a package's `cuda-prebuilt/`,
+//! or, given that folder itself, each image it ships (decompressed and
+//! checked against its manifest; one that fails is a damaged file).
 
 use std::path::{Path, PathBuf};
 
@@ -95,6 +101,17 @@ pub struct FileReport {
     pub damage: Option<String>,
     /// Its images.
     pub images: Vec<ImageReport>,
+    /// Where it came from, when it is a shipped prebuilt image.
+    pub origin: Option<Origin>,
+}
+
+/// A shipped prebuilt image's manifest and record.
+#[derive(Debug, Serialize)]
+pub struct Origin {
+    /// The manifest that lists it.
+    pub manifest: PathBuf,
+    /// Its line in the manifest.
+    pub record: cuda_build::compile::prebuilt::manifest::Record,
 }
 
 /// Files a directory walk passed over.
@@ -266,7 +283,9 @@ pub fn inspect(
     })?;
     let mut files = Vec::new();
     let mut skipped = Skipped::default();
-    if meta.is_dir() {
+    if let Some(shipped) = crate::prebuilt::read_shipped(path) {
+        files = shipped_files(shipped?, &targets);
+    } else if meta.is_dir() {
         walk(path, &targets, &mut files, &mut skipped);
     } else {
         let report = inspect_file(path, meta.len(), &targets);
@@ -315,6 +334,50 @@ pub fn inspect(
     })
 }
 
+/// A package's `cuda-prebuilt/`: one report per shipped image, its bytes
+/// decompressed and checked, with its manifest line as its origin.
+fn shipped_files(shipped: crate::prebuilt::ShippedImages, targets: &[Target]) -> Vec<FileReport> {
+    let dir = shipped
+        .manifest
+        .parent()
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    shipped
+        .images
+        .into_iter()
+        .map(|(record, bytes)| {
+            let mut report = FileReport {
+                path: dir.join(&record.file).display().to_string(),
+                size: record.size,
+                error: None,
+                problems: Vec::new(),
+                damage: None,
+                images: Vec::new(),
+                origin: None,
+            };
+            match bytes {
+                Ok(b) => report.images = judged(image::scan(&b).images, targets),
+                Err(why) => report.damage = Some(why),
+            }
+            report.origin = Some(Origin {
+                manifest: shipped.manifest.clone(),
+                record,
+            });
+            report
+        })
+        .collect()
+}
+
+fn judged(images: Vec<Image>, targets: &[Target]) -> Vec<ImageReport> {
+    images
+        .into_iter()
+        .map(|img| ImageReport {
+            verdicts: targets.iter().map(|t| verdict::judge(&img, t)).collect(),
+            image: img,
+        })
+        .collect()
+}
+
 fn inspect_file(path: &Path, size: u64, targets: &[Target]) -> FileReport {
     let mut report = FileReport {
         path: path.display().to_string(),
@@ -323,6 +386,10 @@ fn inspect_file(path: &Path, size: u64, targets: &[Target]) -> FileReport {
         problems: Vec::new(),
         damage: None,
         images: Vec::new(),
+        origin: cuda_build::compile::prebuilt::origin::origin_of(path).map(|o| Origin {
+            manifest: o.manifest,
+            record: o.record,
+        }),
     };
     match image::scan_file(path) {
         Ok(scan) => {
@@ -438,6 +505,13 @@ pub fn print(r: &Report, out: &Style) {
     for f in &r.files {
         if r.files.len() > 1 || f.path != r.path {
             outln!("{} ({})", out.bold(&f.path), human_size(f.size));
+        }
+        if let Some(o) = &f.origin {
+            outln!(
+                "  prebuilt: {}, listed in {}",
+                crate::prebuilt::describe(&o.record),
+                o.manifest.display()
+            );
         }
         if let Some(e) = &f.error {
             outln!("  {}", out.warning(e));

@@ -33,6 +33,7 @@ mod env;
 mod explain;
 mod info;
 mod inspect;
+mod prebuild;
 mod probe_driver;
 mod toolkit;
 mod toolkits;
@@ -85,6 +86,8 @@ commands! {
     Deps(deps::Args) => deps::exec,
     /// List the kernel images a binary, library, .fatbin, .cubin, .ptx or directory holds, and whether they run on the target GPUs and drivers.
     Inspect(inspect::Args) => inspect::exec,
+    /// Build the package's kernels for its declared archs and ship them in it (cuda-prebuilt/); --verify rebuilds and compares.
+    Prebuild(prebuild::Args) => prebuild::exec,
     /// The driver-probe child: `cuda_toolchain::probe` runs it under a timeout (hidden).
     #[command(name = cuda_toolchain::probe::DRIVER_PROBE_ARG, hide = true)]
     ProbeDriver(probe_driver::Args) => probe_driver::exec,

@@ -50,6 +50,12 @@ impl Registry {
             .join(format!("{package}-{version}.crate"))
     }
 
+    /// Adds a `.crate` file (made by `cargo package` of any crate) to the
+    /// directory source, as crates.io would serve it.
+    pub fn add_crate(&self, krate: &Path) {
+        unpack(krate, &self.vendor());
+    }
+
     /// Adds a package to the directory source by hand (a stand-in for a
     /// crates.io package this test cannot build, such as another project's
     /// `cargo-cuda`). `files` are paths inside the package and contents.

@@ -240,6 +240,7 @@ mod entry_points;
 mod incremental;
 mod nvcc;
 mod output;
+pub mod prebuilt;
 mod run;
 mod settings;
 

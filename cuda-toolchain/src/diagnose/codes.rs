@@ -1562,6 +1562,68 @@ Confirm: the message names the flag (`--size`, `--gemm-size`, `--iters`) and the
 
 Fix: use the value the help suggests: digits (`--size 268435456`), a binary suffix (`256Mi`)
 or a power of two (`2^28`), rounded to the multiple the message names."),
+    doc("prebuilt-mismatch", Compile, "A source must be compiled, but no compile is allowed", "\
+The package ships prebuilt kernel images (`cuda-prebuilt/`, made by `cargo cuda prebuild`),
+but none matches what this build would compile for the source named, and either no nvcc was
+found or `CUDA_BUILD_PREBUILT=require` forbids compiling. A shipped image is used only when
+every package-local input has the recorded content, the flags and defines are the same, the
+requested arch plan is served by the shipped images (the run rules of `cargo cuda inspect`),
+and, for static libraries, the target triple is the same.
+
+Confirm: the message says what differs: an edited file, a flag, an arch that is not shipped
+(it lists the shipped ones), a target; `cargo cuda inspect <package>/cuda-prebuilt` lists them.
+
+Fix: undo the edit, set CUDA_ARCHS to a shipped arch, or install a CUDA toolkit
+(`cargo cuda toolkit install 13.0`) so the source compiles; with `require`, set
+CUDA_BUILD_PREBUILT=prefer to allow compiling."),
+    doc("prebuilt-image-refused", Compile, "A shipped kernel image does not match its manifest", "\
+The image a package ships under `cuda-prebuilt/images/` does not decompress to the bytes whose
+SHA-256 its manifest records (a corrupt or altered file). It is never used and never cached:
+with nvcc the source is compiled instead, without nvcc the build stops.
+
+Confirm: `cargo cuda prebuild --verify` in the package reports the file; the message names it.
+
+Fix: get the package again (`cargo clean`, or remove it from `~/.cargo/registry`); a crate
+author runs `cargo cuda prebuild` again."),
+    doc("prebuilt-manifest-invalid", Compile, "The prebuilt-image manifest cannot be read", "\
+`cuda-prebuilt/manifest.jsonl` is not a manifest this cuda-build reads: a line is not JSON, a
+field is missing, or its schema version is newer than this cuda-build understands.
+
+Confirm: the message names the file and line.
+
+Fix: run `cargo cuda prebuild` again with this cuda-build, or update cuda-build."),
+    doc("prebuilt-policy-invalid", Compile, "CUDA_BUILD_PREBUILT has an unknown value", "\
+CUDA_BUILD_PREBUILT takes `prefer` (use matching shipped images, compile the rest), `never`
+(always compile) or `require` (fail if anything would be compiled).
+
+Confirm: the message shows the value.
+
+Fix: set one of the three values, or unset it (`prefer`)."),
+    doc("prebuilt-verify-failed", Compile, "A shipped kernel image is not what its sources compile to", "\
+`cargo cuda prebuild --verify` rebuilt every shipped image from the package's sources with the
+recorded toolkit and compared the bytes; some differ, are missing, or do not match the manifest.
+
+Confirm: the report names each file; a different host compiler than the recorded one (shown)
+changes host code in static-library objects.
+
+Fix: run `cargo cuda prebuild` again from the sources the package ships, with the toolkit
+and host compiler the manifest records."),
+    doc("prebuild-failed", Compile, "The package's build failed under `cargo cuda prebuild`", "\
+`cargo cuda prebuild` runs the package's build (`cargo check`, once per profile, target and arch
+set) to record its kernel images; one of those builds failed.
+
+Confirm: the message shows cargo's output and the command to run the same build by hand.
+
+Fix: fix the build error cargo shows (a kernel that does not compile for one of the archs, a
+missing cross compiler for a target), or drop that arch or target from `prebuilt`."),
+    doc("prebuilt-not-declared", Compile, "`cargo cuda prebuild` has no arch set to build for", "\
+`cargo cuda prebuild` builds the package's kernels for a declared arch set and ships them; none
+was given.
+
+Confirm: Cargo.toml has no `prebuilt = { arch = ... }` under [package.metadata.cuda] and no
+--arch was passed.
+
+Fix: add `[package.metadata.cuda] prebuilt = { arch = \"80;86;89;90\" }`, or pass --arch."),
 ];
 
 #[cfg(test)]

@@ -59,6 +59,8 @@ pub struct BuildStats {
     pub from_cache: usize,
     /// Sources whose outputs in OUT_DIR were already current.
     pub up_to_date: usize,
+    /// Sources taken from kernel images the package ships (`cargo cuda prebuild`).
+    pub prebuilt: usize,
 }
 
 /// What a build produced.

@@ -10,6 +10,7 @@ use crate::compile::nvcc::progress::Progress;
 use crate::compile::nvcc::runner::Runner;
 use crate::compile::output::artifacts::Artifacts;
 use crate::compile::output::write_error::write_error;
+use crate::compile::prebuilt::in_use::InUse;
 use crate::compile::run::job::Job;
 use crate::compile::settings::package::package_dir;
 use crate::compile::settings::spec::Spec;
@@ -53,6 +54,8 @@ pub(crate) struct Tools {
     pub(crate) runner: Runner,
     pub(crate) progress: Progress,
     pub(crate) cache: Option<Cache>,
+    /// The package's shipped kernel images, the policy, and why there is no nvcc.
+    pub(crate) prebuilt: InUse,
 }
 
 /// What one job ended as.
@@ -73,6 +76,8 @@ pub(crate) enum Outcome {
     UpToDate,
     Cached,
     Compiled,
+    /// Taken from a kernel image the package ships.
+    Prebuilt,
 }
 
 /// A build between its stages: jobs planned, those already current or
@@ -96,7 +101,7 @@ pub(crate) struct Planned {
 /// How the plan stage ended.
 pub(crate) enum Stage {
     /// Nothing to compile by design (docs.rs without a toolkit).
-    Done(Artifacts),
+    Done(Box<Artifacts>),
     Ready(Box<Planned>),
 }
 

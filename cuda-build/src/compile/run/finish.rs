@@ -69,6 +69,8 @@ impl Run<'_> {
             tools.cache.as_ref(),
         )?;
         self.save_manifest(&manifest_path, &manifest, &loaded)?;
+        self.report_prebuilt(&tools, &jobs, &manifest)?;
+        self.record_prebuilt(&tools, &jobs, &manifest)?;
         let warnings = self.print_warnings();
 
         let version = tools.tk.version.as_ref().map(|v| v.to_string());
@@ -115,6 +117,7 @@ impl Run<'_> {
                 Outcome::UpToDate => got.stats.up_to_date += 1,
                 Outcome::Cached => got.stats.from_cache += 1,
                 Outcome::Compiled => got.stats.compiled += 1,
+                Outcome::Prebuilt => got.stats.prebuilt += 1,
             }
             // Warnings were shown when the source compiled (or its
             // cached copy was restored); a no-op run stays quiet.

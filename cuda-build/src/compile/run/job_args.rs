@@ -283,7 +283,7 @@ impl Run<'_> {
     }
 
     /// An argument as it enters the flags key: the package directory as `$ROOT`.
-    fn key_arg(&self, a: &str) -> String {
+    pub(crate) fn key_arg(&self, a: &str) -> String {
         let base = self.base.to_string_lossy();
         if base.len() > 1 {
             a.replace(base.as_ref(), "$ROOT")

@@ -34,15 +34,20 @@ impl Run<'_> {
     /// settled (their results filled in).
     pub(crate) fn plan_jobs(&self) -> Result<Stage, Error> {
         let inputs = self.inputs()?;
+        let mut prebuilt = self.prebuilt_in_use()?;
         let (tk, other_toolkits) = match &self.spec.toolkit {
             ToolkitChoice::Found(tk, others) => (tk.clone(), others.clone()),
             ToolkitChoice::Given(tk) => (tk.clone(), Vec::new()),
             ToolkitChoice::Missing(e) if self.env.get_os(Var::DocsRs).is_some() => {
                 return self
                     .docs_rs_module(&inputs.files, &inputs.names, e)
-                    .map(Stage::Done);
+                    .map(|a| Stage::Done(Box::new(a)));
             }
-            ToolkitChoice::Missing(e) => return Err(e.clone()),
+            // Without nvcc a build may still run on the images its package ships.
+            ToolkitChoice::Missing(e) => match self.toolkit_for_prebuilt(&mut prebuilt, e) {
+                Some(tk) => (tk, Vec::new()),
+                None => return Err(e.clone()),
+            },
             // Preparing settles the others; searching here keeps this total.
             ToolkitChoice::Search | ToolkitChoice::Root(_) => {
                 toolchain::find_toolkit(&self.env, &self.metadata)?
@@ -60,7 +65,11 @@ impl Run<'_> {
                 .ok()
         })
         .map(|d| Cache::new(&d).with_remote(&self.env));
-        let default_plan = self.default_plan(&tk, &mut manifest, cache.as_ref())?;
+        let shipped_arch = prebuilt
+            .shipped
+            .as_ref()
+            .and_then(|s| s.declared_arch().map(str::to_string));
+        let default_plan = self.default_plan(&tk, shipped_arch, &mut manifest, cache.as_ref())?;
         let jobs = self.make_jobs(&tk, &inputs, &default_plan, &mut manifest, cache.as_ref())?;
         self.check_layout(&jobs, &inputs.files, &manifest)?;
 
@@ -70,6 +79,7 @@ impl Run<'_> {
             tk,
             other_toolkits,
             cache,
+            prebuilt,
         };
         let results = self.settle_current(&tools, &jobs, &manifest);
         Ok(Stage::Ready(Box::new(Planned {
@@ -166,9 +176,12 @@ impl Run<'_> {
 
     /// The plan of every source without a `Build::file_arch`, checked
     /// against what the header-only dependencies need; its warnings queued.
+    /// With nothing else to go by (no setting, no GPU, no fallback), the
+    /// arch set the package's shipped images were built for (`shipped_arch`).
     fn default_plan(
         &self,
         tk: &Toolkit,
+        shipped_arch: Option<String>,
         manifest: &mut Manifest,
         cache: Option<&Cache>,
     ) -> Result<ArchPlan, Error> {
@@ -176,7 +189,9 @@ impl Run<'_> {
         let inputs = ArchInputs {
             explicit: self.spec.arch.clone(),
             metadata: md.arch.clone(),
-            fallback: self.spec.fallback_arch.clone().or(md.fallback_arch.clone()),
+            fallback: (self.spec.fallback_arch.clone())
+                .or(md.fallback_arch.clone())
+                .or(shipped_arch),
         };
         let plan = self.arch_plan(tk, &inputs, manifest, cache)?;
         self.check_header_needs(&plan)?;

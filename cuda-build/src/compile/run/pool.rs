@@ -395,7 +395,7 @@ fn finish(
         }
         (Ok(run), Ok(Stage::Done(a))) => {
             lines.extend(run.take_cargo_lines());
-            Ok(a)
+            Ok(*a)
         }
         (Ok(run), Err(e)) => {
             lines.extend(run.take_cargo_lines());

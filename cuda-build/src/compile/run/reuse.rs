@@ -19,11 +19,25 @@ impl Run<'_> {
         job: &Job,
         old: Option<&Entry>,
     ) -> Option<Result<JobDone, Error>> {
-        let old = old.filter(|e| e.flags_key == job.flags_key);
+        let old =
+            old.filter(|e| e.flags_key == job.flags_key && self.prebuilt_entry_allowed(tools, e));
         if let Some(done) = old.and_then(|e| self.up_to_date(job, e)) {
             return Some(Ok(done));
         }
-        self.restore_cached(tools, job, old)
+        // The package's shipped images; what they do not settle may still
+        // be in the cache, else it is compiled if that is allowed.
+        let not_served = match self.serve_prebuilt(tools, job) {
+            Ok(Ok(done)) => return Some(Ok(done)),
+            Ok(Err(why)) => why,
+            Err(e) => return Some(Err(e)),
+        };
+        let cached = self.restore_cached(tools, job, old);
+        if cached.is_none() {
+            if let Some(e) = self.prebuilt_forbids_compile(tools, job, not_served) {
+                return Some(Err(e));
+            }
+        }
+        cached
     }
 
     /// The recorded entry, when the job's outputs and inputs are as it says.

@@ -4,6 +4,7 @@
 //! plan before compiling. The settings themselves ([`OutputNames`],
 //! [`Cudart`], `Layout`) are plain data in `spec.rs`.
 
+use crate::compile::prebuilt::shipped;
 use crate::compile::settings::builder::Build;
 use crate::compile::settings::package;
 use crate::compile::settings::spec::{Cudart, OutputNames};
@@ -65,17 +66,30 @@ impl Build {
     /// The arch plan the build would use for sources without an override,
     /// without compiling anything (e.g. to decide `-DNO_BF16_KERNEL` below
     /// sm_80). It finds the toolkit and may ask nvcc for its arch list.
+    /// When the package ships kernel images (docs/prebuilt.md), it is the
+    /// plan the build makes with them: their arch set is the last fallback,
+    /// and with no toolkit found it plans as their nvcc would.
     pub fn plan(&self) -> Result<ArchPlan, Error> {
         let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
-        let md = package::metadata(&package::package_dir(&env))?;
+        let dir = package::package_dir(&env);
+        let md = package::metadata(&dir)?;
+        let shipped = shipped::for_plan(&env, &md, &dir);
         let tk = match self.spec.toolkit.toolkit() {
             Some(tk) => tk.clone(),
-            None => toolchain::find_toolkit(&env, &md)?.0,
+            None => match (toolchain::find_toolkit(&env, &md), &shipped) {
+                (Ok((tk, _)), _) => tk,
+                (Err(_), Some(s)) => s.stand_in_toolkit(),
+                (Err(e), None) => return Err(e),
+            },
         };
         let inputs = ArchInputs {
             explicit: self.spec.arch.clone(),
             metadata: md.arch.clone(),
-            fallback: self.spec.fallback_arch.clone().or(md.fallback_arch.clone()),
+            fallback: (self.spec.fallback_arch.clone())
+                .or(md.fallback_arch.clone())
+                .or(shipped
+                    .as_ref()
+                    .and_then(|s| s.declared_arch().map(str::to_string))),
         };
         toolchain::arch_plan(&env, &tk, &inputs)
     }
