@@ -39,6 +39,8 @@ pub enum Outcome {
     Cached,
     /// The outputs were current: nothing to do.
     UpToDate,
+    /// Taken from the images the package ships (`cuda-prebuilt/`).
+    Prebuilt,
     /// nvcc failed.
     Failed,
 }
@@ -49,6 +51,7 @@ impl Outcome {
             Outcome::Compiled => "compiled",
             Outcome::Cached => "cache hit",
             Outcome::UpToDate => "up to date",
+            Outcome::Prebuilt => "prebuilt",
             Outcome::Failed => "failed",
         }
     }
@@ -210,7 +213,7 @@ impl Report {
         h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cuda-build timings</title>\n<style>\n");
         h.push_str("body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}td.n{text-align:right}\n");
         h.push_str(".tl{position:relative;border-left:1px solid #888;margin:1em 0}.row{position:relative;height:18px;margin:2px 0}.bar{position:absolute;height:16px;font-size:11px;white-space:nowrap;overflow:visible;box-sizing:border-box;padding-left:3px}\n");
-        h.push_str(".compiled{background:#9cc4f0}.cached{background:#c9e8c0}.up-to-date{background:#e4e4e4}.failed{background:#f0a0a0}.crit{border:2px solid #c00}\n</style></head><body>\n");
+        h.push_str(".compiled{background:#9cc4f0}.cached{background:#c9e8c0}.up-to-date{background:#e4e4e4}.prebuilt{background:#f0e0a8}.failed{background:#f0a0a0}.crit{border:2px solid #c00}\n</style></head><body>\n");
         h.push_str("<h1>cuda-build: kernel compiles</h1>\n<table>\n");
         let row = |h: &mut String, k: &str, v: String| {
             h.push_str(&format!(
@@ -284,6 +287,7 @@ fn outcome_class(o: Outcome) -> &'static str {
         Outcome::Compiled => "compiled",
         Outcome::Cached => "cached",
         Outcome::UpToDate => "up-to-date",
+        Outcome::Prebuilt => "prebuilt",
         Outcome::Failed => "failed",
     }
 }

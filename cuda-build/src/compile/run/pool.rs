@@ -332,6 +332,7 @@ fn write_timings(runs: &[Result<Run, Error>], stages: &[Result<Stage, Error>], p
                 (Some(Outcome::Compiled), _) => timings::Outcome::Compiled,
                 (Some(Outcome::Cached), _) => timings::Outcome::Cached,
                 (Some(Outcome::UpToDate), _) => timings::Outcome::UpToDate,
+                (Some(Outcome::Prebuilt), _) => timings::Outcome::Prebuilt,
                 (None, _) => timings::Outcome::Failed,
             };
             let (start, end) = match ran {

@@ -249,6 +249,8 @@ impl Run<'_> {
             outcome: Outcome::Prebuilt,
             warnings: Vec::new(),
             took: None,
+            peak_memory: None,
+            threads: 1,
         }))
     }
 
