@@ -34,6 +34,7 @@
 //! | [`diagnose`] | logs in, stable-coded causes and fixes out |
 //! | [`image`] | kernel images in any file (fatbin, cubin, PTX), and whether they run on a target |
 //! | [`metadata`] | `[package.metadata.cuda]` of a manifest |
+//! | [`cutlass`] | CUTLASS releases on the index, and the git commits whose headers are theirs |
 //! | `jit` (feature `cudarc`) | loading a kernel image with the driver JIT's logs |
 //! | [`process`], [`fsutil`] | children under a deadline; atomic file writes |
 #![warn(missing_docs)]
@@ -41,6 +42,7 @@
 pub mod arch;
 pub mod compat;
 mod cuda_errors;
+pub mod cutlass;
 pub mod diagnose;
 pub mod env;
 mod error;

@@ -27,6 +27,8 @@ struct Inputs {
     files: Vec<PathBuf>,
     names: Vec<String>,
     includes: Vec<PathBuf>,
+    /// The header dependencies' include dirs (`-isystem`), absolute.
+    system_includes: Vec<PathBuf>,
 }
 
 impl Run<'_> {
@@ -76,7 +78,7 @@ impl Run<'_> {
             manifest_path,
             default_plan,
             sources: inputs.files,
-            includes: inputs.includes,
+            includes: inputs.includes.into_iter().chain(inputs.system_includes).collect(),
         })))
     }
 
@@ -125,10 +127,12 @@ impl Run<'_> {
             }
         }
         let names = generated_module::names(&self.base, &srcs.files);
+        let system_includes = spec.system_includes.iter().map(|i| self.base.join(i)).collect();
         Ok(Inputs {
             files: srcs.files,
             names,
             includes,
+            system_includes,
         })
     }
 
@@ -246,7 +250,15 @@ impl Run<'_> {
                     .unwrap_or_else(|| name.clone()),
             };
             cuda_toolchain::image::deploy::check_plan_on(&deploy, &plan, tk.version.as_ref())?;
-            jobs.push(self.job(tk, source, name, &file_name, plan, &inputs.includes)?);
+            jobs.push(self.job(
+                tk,
+                source,
+                name,
+                &file_name,
+                plan,
+                &inputs.includes,
+                &inputs.system_includes,
+            )?);
         }
         Ok(jobs)
     }

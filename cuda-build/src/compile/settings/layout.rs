@@ -6,6 +6,7 @@
 
 use crate::compile::settings::builder::Build;
 use crate::compile::settings::package;
+use crate::compile::settings::presets;
 use crate::compile::settings::spec::{Cudart, OutputNames};
 use crate::compile::settings::toolchain;
 use cuda_toolchain::env::Env;
@@ -77,6 +78,7 @@ impl Build {
             metadata: md.arch.clone(),
             fallback: self.spec.fallback_arch.clone().or(md.fallback_arch.clone()),
         };
-        toolchain::arch_plan(&env, &tk, &inputs)
+        let plan = toolchain::arch_plan(&env, &tk, &inputs)?;
+        Ok(presets::shape_plan(self.spec.preset, plan))
     }
 }

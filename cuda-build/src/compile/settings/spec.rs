@@ -6,6 +6,7 @@
 
 use crate::compile::output::artifacts::OutputKind;
 use crate::compile::settings::header_deps::{Needs, Resolved};
+use crate::compile::settings::presets::Preset;
 use cuda_toolchain::env::Env;
 use cuda_toolchain::toolkit::Toolkit;
 use cuda_toolchain::Error;
@@ -23,6 +24,9 @@ pub(crate) struct Spec {
     pub(crate) excludes: Vec<String>,
     /// `-I` directories (package-relative or absolute).
     pub(crate) includes: Vec<PathBuf>,
+    /// `-isystem` directories: the header dependencies' (their warnings are
+    /// not the crate's; the toolkit's are added by the engine).
+    pub(crate) system_includes: Vec<PathBuf>,
     /// `-D` macros, with an optional value.
     pub(crate) defines: Vec<(String, Option<String>)>,
     /// nvcc arguments for every source; after preparing, without arch
@@ -32,6 +36,9 @@ pub(crate) struct Spec {
     pub(crate) std: Option<String>,
     /// nvcc arguments and arch lists for single sources.
     pub(crate) file_flags: Vec<(PathBuf, String)>,
+    /// An nvcc argument for every source whose package-relative path
+    /// contains the text (a preset's, e.g. cudaforge's `--threads=2`).
+    pub(crate) path_flags: Vec<(String, String)>,
     pub(crate) file_archs: Vec<(PathBuf, String)>,
     /// The host compiler; after preparing, the one chosen (None: nvcc's default).
     pub(crate) ccbin: Option<PathBuf>,
@@ -64,6 +71,10 @@ pub(crate) struct Spec {
     pub(crate) cargo_metadata: bool,
     pub(crate) profile_flags: Option<bool>,
     pub(crate) device_debug: Option<bool>,
+    /// `-Xcompiler -fPIC` for static libraries (None: yes, except on MSVC).
+    pub(crate) pic: Option<bool>,
+    /// The builder whose implicit behaviour this build reproduces.
+    pub(crate) preset: Option<Preset>,
     /// Output directory, names, module, cudart, target (see `layout.rs`).
     pub(crate) layout: Layout,
     /// Header-only dependencies, resolved when declared, and what they need.
@@ -84,10 +95,12 @@ impl Default for Spec {
             globs: Vec::new(),
             excludes: Vec::new(),
             includes: Vec::new(),
+            system_includes: Vec::new(),
             defines: Vec::new(),
             flags: Vec::new(),
             std: None,
             file_flags: Vec::new(),
+            path_flags: Vec::new(),
             file_archs: Vec::new(),
             ccbin: None,
             output: OutputKind::Fatbin,
@@ -108,6 +121,8 @@ impl Default for Spec {
             cargo_metadata: true,
             profile_flags: None,
             device_debug: None,
+            pic: None,
+            preset: None,
             layout: Layout::default(),
             header_deps: Vec::new(),
             header_needs: Vec::new(),
@@ -204,11 +219,12 @@ impl Layout {
 }
 
 impl Spec {
-    /// Adds a resolved header-only dependency: its include dirs, a
+    /// Adds a resolved header-only dependency: its include dirs (as system
+    /// include dirs, so their warnings are not the crate's), a
     /// `CUDA_BUILD_DEP_<NAME>` macro with its version (so it is in the cache
     /// key), and the record the crate's `rustc-env` line comes from.
     pub(crate) fn add_header_dep(&mut self, dep: Resolved) {
-        self.includes.extend(dep.includes.iter().cloned());
+        self.system_includes.extend(dep.includes.iter().cloned());
         self.defines
             .push((dep.env_name(), Some(format!("\"{}\"", dep.version))));
         self.header_deps.push(dep);
