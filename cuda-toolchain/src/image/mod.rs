@@ -14,6 +14,10 @@
 //! [`check_image`] is the run-time question a program asks before loading:
 //! will this image run on the current device?
 //!
+//! [`compare`] reads two builds' outputs side by side and names the flag
+//! behind each difference (`cargo cuda inspect --compare`); host symbols of
+//! objects and static libraries need the `host-symbols` feature.
+//!
 //! Nothing here depends on the compile engine, so a program can use it.
 //!
 //! ```
@@ -24,10 +28,13 @@
 //! assert_eq!(found.images[0].kernels, ["k"]);
 //! ```
 
+pub mod compare;
 mod container;
 pub mod deploy;
 mod elf;
 mod fatbin;
+#[cfg(feature = "host-symbols")]
+mod host;
 mod ptx;
 pub mod verdict;
 
