@@ -22,7 +22,9 @@
 //! | `__nv_relfatbin`, `__cudaRegisterLinkedBinary*` | `-rdc=true` (cc's `--device-c` for several files) |
 //! | host code size alone | the host `-O` level (cuda-build: OPT_LEVEL; cudaforge, bindgen_cuda: none) |
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use sha2::{Digest, Sha256};
 
 use serde::Serialize;
 
@@ -77,6 +79,10 @@ pub struct Summary {
     pub ptx: BTreeSet<String>,
     /// The most debug information found in any device image.
     pub device_debug: DeviceDebug,
+    /// Per target, a digest of its device code (every image's entry for
+    /// it, decompressed where possible, in a fixed order): equal digests are
+    /// byte-identical SASS or PTX.
+    pub device_code: BTreeMap<String, String>,
     /// Host code, for objects and static libraries (None: none, or the
     /// `host-symbols` feature is off).
     pub host: Option<HostCode>,
@@ -87,6 +93,7 @@ pub struct Summary {
 /// that cannot be parsed.
 pub fn summarize(data: &[u8]) -> Result<Summary, String> {
     let scan = super::scan(data);
+    let mut code: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut s = Summary {
         size: data.len() as u64,
         ..Summary::default()
@@ -103,7 +110,18 @@ pub fn summarize(data: &[u8]) -> Result<Summary, String> {
             }
         }
         s.device_debug = s.device_debug.max(image_debug(data, image));
+        for (target, bytes) in image_code(data, image) {
+            code.entry(target).or_default().push(hex(&Sha256::digest(&bytes)));
+        }
     }
+    s.device_code = code
+        .into_iter()
+        .map(|(target, mut digests)| {
+            // Archive members and images come in any order: the multiset counts.
+            digests.sort();
+            (target, hex(&Sha256::digest(digests.join(",").as_bytes())))
+        })
+        .collect();
     #[cfg(feature = "host-symbols")]
     {
         s.host = super::host::host_code(data)?.map(|mut h| {
@@ -113,6 +131,37 @@ pub fn summarize(data: &[u8]) -> Result<Summary, String> {
         });
     }
     Ok(s)
+}
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Each entry of one image as (target, bytes): decompressed when the
+/// reader can, else as stored (still the same bytes for the same code).
+fn image_code<'a>(data: &'a [u8], image: &super::Image) -> Vec<(String, std::borrow::Cow<'a, [u8]>)> {
+    let start = image.offset as usize;
+    let Some(bytes) = data.get(start..start + image.size as usize) else {
+        return Vec::new();
+    };
+    let target = || image.entries.first().map(|e| e.target.clone()).unwrap_or_default();
+    match image.format {
+        ImageFormat::Cubin | ImageFormat::Ptx => vec![(target(), std::borrow::Cow::Borrowed(bytes))],
+        ImageFormat::Fatbin => {
+            let Ok(block) = read_block(data, start) else {
+                return Vec::new();
+            };
+            block
+                .entries
+                .iter()
+                .filter_map(|e| {
+                    let payload = plain_payload(data, e)
+                        .or_else(|| data.get(e.payload.clone()).map(std::borrow::Cow::Borrowed))?;
+                    Some((e.target_name(), payload))
+                })
+                .collect()
+        }
+    }
 }
 
 /// The debug information of one image's readable entries.
@@ -190,6 +239,7 @@ pub fn compare(old: &Summary, new: &Summary) -> Vec<Difference> {
     targets(old, new, &mut out);
     device_debug(old, new, &mut out);
     kernels(old, new, &mut out);
+    device_code(old, new, &mut out);
     if let (Some(o), Some(n)) = (&old.host, &new.host) {
         host(o, n, &mut out);
     } else if old.host.is_some() != new.host.is_some() {
@@ -329,6 +379,29 @@ fn device_debug(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
     });
 }
 
+/// The same targets compiled to different bytes. Other differences (debug
+/// information, kernels) explain it when there are any.
+fn device_code(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
+    let differ: Vec<String> = old
+        .device_code
+        .iter()
+        .filter(|(t, d)| new.device_code.get(*t).is_some_and(|n| n != *d))
+        .map(|(t, _)| t.clone())
+        .collect();
+    if differ.is_empty() {
+        return;
+    }
+    out.push(Difference {
+        aspect: "device-code",
+        only_old: Vec::new(),
+        only_new: differ,
+        flag: None,
+        explanation: "the same targets compiled to different bytes: a flag that changes code generation differs (`--use_fast_math`, `-G`, `-lineinfo`, `-O`, `-ftz`, a define), \
+                      or a header seen at another path reaches the code (`assert` keeps `__FILE__`); the differences above, if any, say which"
+            .into(),
+    });
+}
+
 fn kernels(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
     let (ko, kn) = sides(&old.kernels, &new.kernels);
     if ko.is_empty() && kn.is_empty() {
@@ -449,6 +522,7 @@ mod tests {
             sass: sass.iter().map(|s| s.to_string()).collect(),
             ptx: ptx.iter().map(|s| s.to_string()).collect(),
             device_debug: DeviceDebug::None,
+            device_code: BTreeMap::new(),
             host: h,
         }
     }
