@@ -4,7 +4,8 @@
 # It installs the test compilers with the project's own installer,
 # `cargo cuda toolkit install`, into a store in a cache folder outside the
 # checkout (reused by later clones and CI runs; a cached install takes < 100 ms):
-#   13.0.88      CUDA 13.0 compiler, one standard root (nvcc, nvvm, crt, runtime, cccl)
+#   13.0.88      CUDA 13.0 compiler, one standard root (nvcc, nvvm, crt, runtime, cccl), with
+#                cuRAND (NVIDIA's cuda-bindings crate binds curand.h: cargo-cuda/tests/interop.rs)
 #   cu13-wheels  the same five wheels in pip's layout (nvidia/cu13 + *.dist-info)
 #   cu12         ptxas 12.9 (nvidia-cuda-nvcc-cu12), for version-gate tests
 #   cu11         ptxas 11.8 (nvidia-cuda-nvcc-cu11), for version-gate tests
@@ -54,7 +55,7 @@ fi
 # and every compile then fails in ptxas (the `mixed` set keeps that on purpose).
 cu13_wheels="nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"
 mixed_wheels="nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.5.37 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"
-cu13_root=$(toolkit install 13.0.88)
+cu13_root=$(toolkit install 13.0.88 --with curand)
 # shellcheck disable=SC2086
 toolkit install --unchecked --name cu13-wheels $cu13_wheels >/dev/null
 toolkit install --unchecked --name cu12 nvidia-cuda-nvcc-cu12==12.9.86 >/dev/null

@@ -798,3 +798,181 @@ fn nvcc_query_survives_hanging_and_odd_nvccs() {
         p.warnings
     );
 }
+
+// ------------------------------------------------ other tools' arch variables
+
+/// The arch variables other tools own, in their own syntax, planned against
+/// the real nvcc 13.0 and compiled: PyTorch's `X.Y` is SASS only and `+PTX`
+/// adds PTX, names expand as PyTorch 2.8 expands them; CMake's `80-real`,
+/// `90-virtual`, `all-major` mean what they mean to CMake.
+#[test]
+fn torch_and_cmake_arch_lists_plan_as_their_owners_mean_them() {
+    let Some(nvcc) = workspace_tests::nvcc13() else {
+        return;
+    };
+    let tk = cu13_toolkit(&nvcc);
+    let no_gpu = Vec::new;
+    let plan_with = |var: Var, value: &str| {
+        let env = Env::empty().set(var, value);
+        plan::plan_for_toolkit(&env, &tk, &ArchInputs::default(), &no_gpu)
+            .unwrap_or_else(|e| panic!("{}={value}: {e}", var.name()))
+    };
+    let p = plan_with(Var::TorchCudaArchList, "8.0;9.0+PTX");
+    assert_eq!(p.source, ArchSource::TorchCudaArchList);
+    assert_eq!(p.targets_display(), ["sm_80", "sm_90", "compute_90"]);
+    compile_with(&nvcc, &p);
+    let p = plan_with(Var::TorchCudaArchList, "7.5 Ampere");
+    assert_eq!(
+        p.targets_display(),
+        ["sm_75", "sm_80", "sm_86", "compute_86"]
+    );
+    let p = plan_with(Var::TorchCudaArchList, "8.0 8.6");
+    assert_eq!(p.targets_display(), ["sm_80", "sm_86"], "no +PTX, no PTX");
+    compile_with(&nvcc, &p);
+
+    let p = plan_with(Var::CmakeCudaArchitectures, "80-real;90-virtual");
+    assert_eq!(p.source, ArchSource::CmakeCudaArchitectures);
+    assert_eq!(p.targets_display(), ["sm_80", "compute_90"]);
+    compile_with(&nvcc, &p);
+    let p = plan_with(Var::CmakeCudaArchitectures, "all-major");
+    assert_eq!(
+        p.targets_display().first().map(String::as_str),
+        Some("sm_75"),
+        "nvcc 13.0's all-major starts at 7.5: {:?}",
+        p.targets_display()
+    );
+}
+
+/// CUDA_ARCHS > CMAKE_CUDA_ARCHITECTURES > CUDAARCHS > TORCH_CUDA_ARCH_LIST
+/// > CUDA_COMPUTE_CAP > `[package.metadata.cuda] arch`; `Build::arch` above all.
+#[test]
+fn arch_variables_take_turns_in_precedence_order() {
+    // (variable, value, the spec it gives, source)
+    let order = [
+        (Var::CudaArchs, "70", "70", ArchSource::CudaArchs),
+        (
+            Var::CmakeCudaArchitectures,
+            "75",
+            "75",
+            ArchSource::CmakeCudaArchitectures,
+        ),
+        (Var::CmakeCudaArchs, "80", "80", ArchSource::CmakeCudaArchs),
+        (
+            Var::TorchCudaArchList,
+            "8.6",
+            "86-real",
+            ArchSource::TorchCudaArchList,
+        ),
+        (Var::CudaComputeCap, "89", "89", ArchSource::CudaComputeCap),
+    ];
+    let metadata = ArchInputs {
+        metadata: Some("90".into()),
+        ..Default::default()
+    };
+    for i in 0..order.len() {
+        let mut env = Env::empty();
+        for (var, value, _, _) in &order[i..] {
+            env = env.set(*var, *value);
+        }
+        let (spec, source) = plan::resolve_spec(&env, &metadata).unwrap().unwrap();
+        assert_eq!(source, order[i].3, "{:?}", order[i].0);
+        assert_eq!(spec.to_string(), order[i].2);
+        let explicit = ArchInputs {
+            explicit: Some("100".into()),
+            ..metadata.clone()
+        };
+        assert_eq!(
+            plan::resolve_spec(&env, &explicit).unwrap().unwrap().1,
+            ArchSource::Explicit
+        );
+    }
+    let (_, source) = plan::resolve_spec(&Env::empty(), &metadata)
+        .unwrap()
+        .unwrap();
+    assert_eq!(source, ArchSource::CargoMetadata);
+}
+
+/// Garbage in another tool's arch variable: one warning that names it and
+/// says what was expected, and the next setting plans (not an error, as
+/// for this project's own CUDA_ARCHS).
+#[test]
+fn garbage_in_another_tools_arch_list_is_one_warning_and_skipped() {
+    for (var, bad, expected) in [
+        (Var::TorchCudaArchList, "sm_86;8.6+PTX", "`8.0;8.6+PTX`"),
+        (Var::TorchCudaArchList, "Amperes", "`8.0;8.6+PTX`"),
+        (Var::TorchCudaArchList, "86", "PyTorch writes 8.6"),
+        (
+            Var::CmakeCudaArchitectures,
+            "OFF",
+            "an arch list such as `80;90`",
+        ),
+    ] {
+        let env = Env::empty().set(var, bad).set(Var::CudaComputeCap, "89");
+        let w = env.check();
+        assert_eq!(w.len(), 1, "{}={bad}: {w:?}", var.name());
+        assert!(w[0].starts_with(&format!("{}=", var.name())), "{w:?}");
+        assert!(w[0].contains(expected), "{}={bad}: {w:?}", var.name());
+        assert!(w[0].contains("it is ignored"), "{w:?}");
+        let (_, source) = plan::resolve_spec(&env, &ArchInputs::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(source, ArchSource::CudaComputeCap, "{}={bad}", var.name());
+        // Alone, it leaves the plan to detection (or the fallback).
+        let env = Env::empty().set(var, bad);
+        assert_eq!(
+            plan::resolve_spec(&env, &ArchInputs::default()).unwrap(),
+            None
+        );
+    }
+    // This project's own variable stays an error (the plan says why).
+    let env = Env::empty().set(Var::CudaArchs, "sm_86;8.6+PTX;Amperes");
+    assert!(env.check().is_empty());
+    assert_eq!(
+        plan::resolve_spec(&env, &ArchInputs::default())
+            .unwrap_err()
+            .code,
+        "arch-invalid"
+    );
+}
+
+/// CUDA_NVCC_FLAGS with an arch flag that contradicts the plan: one plan
+/// warning naming the variable, the flag and the plan; the flag never
+/// reaches nvcc. A matching one is dropped silently.
+#[test]
+fn cuda_nvcc_flags_arch_contradicting_the_plan_is_one_warning() {
+    let Some(nvcc) = workspace_tests::nvcc13() else {
+        return;
+    };
+    let tk = cu13_toolkit(&nvcc);
+    let no_gpu = Vec::new;
+    let env = Env::empty()
+        .set(Var::CudaArchs, "80;90")
+        .set(Var::CudaNvccFlags, "-lineinfo -arch=sm_75");
+    let p = plan::plan_for_toolkit(&env, &tk, &ArchInputs::default(), &no_gpu).unwrap();
+    let w: Vec<&String> = p
+        .warnings
+        .iter()
+        .filter(|w| w.contains("CUDA_NVCC_FLAGS"))
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", p.warnings);
+    assert!(
+        w[0].starts_with("CUDA_NVCC_FLAGS has `-arch=sm_75`")
+            && w[0].contains("from CUDA_ARCHS")
+            && w[0].contains("sm_80, sm_90, compute_90")
+            && w[0].contains("CUDA_ARCHS=\"75\""),
+        "{}",
+        w[0]
+    );
+    let flags = cuda_toolchain::interop::nvcc_flags::from_env(&env);
+    assert_eq!(flags.flags, ["-lineinfo"]);
+    let env = env.set(
+        Var::CudaNvccFlags,
+        "-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]",
+    );
+    let p = plan::plan_for_toolkit(&env, &tk, &ArchInputs::default(), &no_gpu).unwrap();
+    assert!(
+        !p.warnings.iter().any(|w| w.contains("CUDA_NVCC_FLAGS")),
+        "{:?}",
+        p.warnings
+    );
+}

@@ -951,10 +951,11 @@ fn nvcc_and_cuda_home_naming_different_toolkits_is_reported() {
         .find(|c| c.code == "toolkit-env-conflict")
         .expect("conflict");
     assert!(
-        c.message.starts_with("NVCC names") && c.message.contains("CUDA_HOME"),
+        c.message.contains("NVCC names") && c.message.contains("CUDA_HOME names"),
         "{}",
         c.message
     );
+    assert!(c.message.contains("NVCC wins here"), "{}", c.message);
     assert_eq!(d.selected_toolkit().unwrap().found_via.to_string(), "NVCC");
 }
 
@@ -979,6 +980,185 @@ fn path_nvcc_that_is_not_the_selected_one_is_reported() {
         c.message
     );
     assert!(c.fix.as_deref().unwrap().contains("cargo cuda env"));
+}
+
+/// The toolkit variables in precedence order, each naming its own toolkit:
+/// the first one set wins, and the one warning names every other.
+#[test]
+fn toolkit_variables_take_turns_in_precedence_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let order = [
+        Var::Nvcc,
+        Var::CudaHome,
+        Var::CudaPath,
+        Var::CudaToolkitPath,
+        Var::Cudacxx,
+        Var::CudaRoot,
+        Var::CudaToolkitRootDir,
+        Var::CudaToolkitRoot,
+    ];
+    let versions = ["11.8.89", "12.2.140", "12.4.131", "13.0.88"];
+    let roots: Vec<PathBuf> = order
+        .iter()
+        .enumerate()
+        .map(|(i, var)| {
+            fake_toolkit(
+                &tmp.path().join(var.name()),
+                versions[i % versions.len()],
+                Layout::Wheel,
+            )
+        })
+        .collect();
+    let value = |i: usize| match order[i] {
+        Var::Nvcc | Var::Cudacxx => roots[i].join("bin/nvcc"),
+        _ => roots[i].clone(),
+    };
+    for first in 0..order.len() {
+        let mut env = hermetic(tmp.path());
+        for (i, var) in order.iter().enumerate().skip(first) {
+            env = env.set(*var, value(i));
+        }
+        let d = discover(&env);
+        let sel = d.selected_toolkit().unwrap();
+        assert_eq!(sel.root, canon(&roots[first]), "{}", order[first].name());
+        assert_eq!(sel.found_via.to_string(), order[first].name());
+        let conflicts: Vec<_> = d
+            .conflicts
+            .iter()
+            .filter(|c| c.code == "toolkit-env-conflict")
+            .collect();
+        if first + 1 == order.len() {
+            assert!(conflicts.is_empty(), "{conflicts:?}");
+            continue;
+        }
+        assert_eq!(conflicts.len(), 1, "one warning for all: {conflicts:?}");
+        for var in &order[first..] {
+            assert!(
+                conflicts[0]
+                    .message
+                    .contains(&format!("{} names", var.name())),
+                "{}: {}",
+                var.name(),
+                conflicts[0].message
+            );
+        }
+        assert!(conflicts[0]
+            .message
+            .contains(&format!("{} wins here", order[first].name())));
+    }
+}
+
+/// CUDA_TOOLKIT_PATH (NVIDIA's crates) and CUDA_HOME naming different
+/// releases, CUDA_PATH and CUDACXX siding with one each: one warning that
+/// names all four with their releases and who reads the losers.
+#[test]
+fn cuda_toolkit_path_and_cuda_home_naming_different_releases_is_one_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = fake_toolkit(&tmp.path().join("a"), "12.4.131", Layout::Installer);
+    let b = match workspace_tests::cu13_root() {
+        Some(real) => real,
+        None => fake_toolkit(&tmp.path().join("b"), "13.0.88", Layout::Wheel),
+    };
+    let env = hermetic(tmp.path())
+        .set(Var::CudaHome, &a)
+        .set(Var::CudaPath, &a)
+        .set(Var::CudaToolkitPath, &b)
+        .set(Var::Cudacxx, b.join("bin/nvcc"));
+    let d = discover(&env);
+    assert_eq!(d.selected_toolkit().unwrap().root, canon(&a));
+    let c: Vec<_> = d
+        .conflicts
+        .iter()
+        .filter(|c| c.code == "toolkit-env-conflict")
+        .collect();
+    assert_eq!(c.len(), 1, "{:?}", d.conflicts);
+    let m = &c[0].message;
+    assert!(
+        m.starts_with("the CUDA variables name 2 different toolkits"),
+        "{m}"
+    );
+    assert!(
+        m.contains("CUDA_HOME and CUDA_PATH name") && m.contains("(CUDA 12.4.131)"),
+        "{m}"
+    );
+    assert!(
+        m.contains("CUDA_TOOLKIT_PATH and CUDACXX name") && m.contains("(CUDA 13.0.88)"),
+        "{m}"
+    );
+    assert!(
+        m.contains("NVIDIA's Rust crates") && m.contains("CMake"),
+        "{m}"
+    );
+    let fix = c[0].fix.as_deref().unwrap();
+    assert!(fix.contains("unset CUDA_TOOLKIT_PATH CUDACXX"), "{fix}");
+    assert!(fix.contains("cargo cuda env --write"), "{fix}");
+    // CUDA_TOOLKIT_PATH alone is used, as NVIDIA's crates use it.
+    let d = discover(&hermetic(tmp.path()).set(Var::CudaToolkitPath, &a));
+    assert_eq!(
+        d.selected_toolkit().unwrap().found_via.to_string(),
+        "CUDA_TOOLKIT_PATH"
+    );
+    assert!(d.conflicts.is_empty(), "{:?}", d.conflicts);
+}
+
+/// CMake's CUDACXX naming a compiler that is not nvcc (a real g++ when the
+/// machine has one, and a script printing clang's real banner): one warning
+/// naming CUDACXX and what was expected; discovery goes on without it.
+#[test]
+fn cudacxx_naming_another_compiler_is_one_warning_and_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = fake_toolkit(&tmp.path().join("a"), "12.4.131", Layout::Installer);
+    let clang = tmp.path().join("clang++");
+    tool(
+        &clang,
+        "Debian clang version 14.0.6\nTarget: x86_64-pc-linux-gnu\nThread model: posix\nInstalledDir: /usr/bin\n",
+        None,
+    );
+    let mut cases = vec![clang];
+    cases.extend(
+        ["/usr/bin/g++", "/usr/bin/c++"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file()),
+    );
+    for compiler in cases {
+        let env = hermetic(tmp.path())
+            .set(Var::CudaPath, &a)
+            .set(Var::Cudacxx, format!("{} -std=c++17", compiler.display()));
+        let d = discover(&env);
+        assert_eq!(d.selected_toolkit().unwrap().root, canon(&a));
+        let about: Vec<String> = d
+            .conflicts
+            .iter()
+            .map(|c| c.message.clone())
+            .chain(env.check())
+            .filter(|m| m.contains("CUDACXX"))
+            .collect();
+        assert_eq!(about.len(), 1, "{}: {about:?}", compiler.display());
+        assert!(about[0].starts_with("CUDACXX="), "{about:?}");
+        assert!(about[0].contains("is not a working nvcc"), "{about:?}");
+        assert!(about[0].contains("expected the path of nvcc"), "{about:?}");
+    }
+    // Not there at all: the same one warning.
+    let env = hermetic(tmp.path())
+        .set(Var::CudaPath, &a)
+        .set(Var::Cudacxx, tmp.path().join("none/nvcc"));
+    let d = discover(&env);
+    assert_eq!(d.selected_toolkit().unwrap().root, canon(&a));
+    assert!(
+        d.conflicts
+            .iter()
+            .any(|c| c.message.contains("which is not a file") && c.code == "cuda-home-invalid"),
+        "{:?}",
+        d.conflicts
+    );
+    // The real nvcc with CMake-style arguments after it is a toolkit setting.
+    if let Some(nvcc) = workspace_tests::nvcc13() {
+        let env = hermetic(tmp.path()).set(Var::Cudacxx, format!("{} -ccbin g++", nvcc.display()));
+        let sel = discover(&env).into_selected().unwrap();
+        assert_eq!(sel.found_via.to_string(), "CUDACXX");
+        assert_eq!(sel.version, Some(v("13.0.88")));
+    }
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod output;
 mod cli;
 mod commands;
 mod config;
+mod graph;
 mod progress;
 mod sccache;
 mod session;

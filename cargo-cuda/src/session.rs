@@ -253,7 +253,9 @@ pub fn arch_source_name(s: &cuda_toolchain::plan::ArchSource) -> &'static str {
     match s {
         cuda_toolchain::plan::ArchSource::Explicit => "--arch",
         cuda_toolchain::plan::ArchSource::CudaArchs => "CUDA_ARCHS",
+        cuda_toolchain::plan::ArchSource::CmakeCudaArchitectures => "CMAKE_CUDA_ARCHITECTURES",
         cuda_toolchain::plan::ArchSource::CmakeCudaArchs => "CUDAARCHS",
+        cuda_toolchain::plan::ArchSource::TorchCudaArchList => "TORCH_CUDA_ARCH_LIST",
         cuda_toolchain::plan::ArchSource::CudaComputeCap => "CUDA_COMPUTE_CAP",
         cuda_toolchain::plan::ArchSource::CargoMetadata => "[package.metadata.cuda] arch",
         cuda_toolchain::plan::ArchSource::Detected => "detected GPUs",

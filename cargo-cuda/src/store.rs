@@ -27,8 +27,7 @@ pub fn store_dir(env: &Env) -> Result<PathBuf, Error> {
 
 /// Whether cargo's offline mode is on (`CARGO_NET_OFFLINE=true`).
 pub fn offline_env(env: &Env) -> bool {
-    env.get_nonempty(Var::CargoNetOffline)
-        .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+    env.flag(Var::CargoNetOffline)
 }
 
 /// Installs `req`, printing progress to stderr; used by `toolkit install` and `build --install`.

@@ -3,22 +3,29 @@
 //!
 //! `cargo cuda env --shell` exports exactly this set, `cargo cuda env
 //! --write` puts the part cargo's `[env]` can hold into `.cargo/config.toml`,
-//! and `cargo cuda build --toolkit DIR`/`--arch A` sets it for cargo. Without
-//! those flags the wrapper sets none of it: build scripts then resolve the
-//! same toolkit and plan on their own, so `cargo build` and `cargo cuda
-//! build` see one environment and nothing rebuilds when switching.
-//! [`child_env`] is all `cargo cuda` hands cargo: this set for the flags
-//! given, plus side channels that are not build inputs.
+//! and `cargo cuda build --toolkit DIR`/`--arch A` sets it for cargo. The
+//! toolkit part names the toolkit in every consumer's own variable
+//! ([`consumers::handoff_all`]: NVIDIA's CUDA_TOOLKIT_PATH, CMake's CUDACXX,
+//! cudarc's CUDARC_CUDA_VERSION).
+//!
+//! Without those flags the wrapper sets only what a crate of the build
+//! would otherwise get wrong ([`handoff_for_build`]): build scripts that
+//! agree resolve the same toolkit and plan on their own, so `cargo build`
+//! and `cargo cuda build` see one environment and nothing rebuilds when
+//! switching. [`child_env`] is all `cargo cuda` hands cargo: this set for
+//! the flags given, plus side channels that are not build inputs.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use cuda_toolchain::env::Env;
 use cuda_toolchain::env::Var;
+use cuda_toolchain::interop::consumers::{self, Assessment};
 use cuda_toolchain::plan::ArchPlan;
 use cuda_toolchain::toolkit::Toolkit;
 
-use crate::session::Overrides;
+use crate::session::{Overrides, ProjectWants, Session};
+use crate::style::{Style, Tone};
 
 /// How a variable gets its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,8 +73,9 @@ pub fn vars(target: &Target<'_>, env: &Env) -> Vec<ToolchainVar> {
                 set(var, root.clone());
             }
         }
-        if let Some(v) = t.version.as_ref().and_then(cudarc_version) {
-            set(Var::CudarcCudaVersion, v.into());
+        // Each consumer's own name for it: NVIDIA's crates, CMake, cudarc.
+        for (var, value) in consumers::handoff_all(t, None) {
+            set(var, value);
         }
     }
     if let Some((spec, plan)) = target.arch {
@@ -205,35 +213,100 @@ pub fn compute_cap(plan: &ArchPlan) -> Option<u32> {
         .max()
 }
 
-/// CUDA versions cudarc 0.19 has bindings for (its build.rs list); it
-/// panics on any other `CUDARC_CUDA_VERSION`, so we only set one of these.
-const CUDARC_VERSIONS: &[(u64, u64)] = &[
-    (11, 4),
-    (11, 5),
-    (11, 6),
-    (11, 7),
-    (11, 8),
-    (12, 0),
-    (12, 1),
-    (12, 2),
-    (12, 3),
-    (12, 4),
-    (12, 5),
-    (12, 6),
-    (12, 8),
-    (12, 9),
-    (13, 0),
-    (13, 1),
-    (13, 2),
-    (13, 3),
-    (13, 4),
-];
+/// What `cargo cuda build` (without `--toolkit`) hands the build so that
+/// every crate that finds CUDA on its own sees `toolkit`: the variables of
+/// each crate of the graph that would see another one (nothing for those
+/// that agree, so switching to plain cargo stays fresh). Says once which
+/// crate would have seen what, and warns about variables that disagree.
+/// With `--toolkit`, [`vars`] already names it everywhere; only a cross
+/// build's `CUDA_TOOLKIT_TARGET_DIR` is added.
+pub fn handoff_for_build(
+    session: &Session,
+    toolkit: &Toolkit,
+    overrides: &Overrides,
+    wants: &ProjectWants,
+    workspace_root: Option<&std::path::Path>,
+    cargo_args: &[OsString],
+    style: &Style,
+) -> Vec<(&'static str, OsString)> {
+    // Disagreeing CUDA variables: one warning naming them all (discovery's
+    // answers are cached, so asking again costs milliseconds).
+    if let Ok(d) = session.discover(overrides, wants) {
+        for p in d
+            .conflicts
+            .iter()
+            .filter(|p| matches!(p.code, "toolkit-env-conflict" | "cuda-home-invalid"))
+        {
+            crate::errln!("{}", style.warning(&p.message));
+        }
+    }
+    let (args, target) = crate::graph::metadata_args(cargo_args);
+    let build_target = crate::graph::build_target(target.clone());
+    if overrides.toolkit.is_some() {
+        return consumers::handoff_all(toolkit, Some(&build_target))
+            .into_iter()
+            .filter(|(v, _)| *v == Var::CudaToolkitTargetDir)
+            .map(|(v, value)| (v.name(), value))
+            .collect();
+    }
+    if workspace_root.and_then(crate::graph::lock_names_consumers) == Some(false) {
+        return Vec::new();
+    }
+    let packages = crate::workspace::find_cargo(&session.env)
+        .and_then(|cargo| crate::graph::packages(&session.env, &cargo, &args, target.as_deref()));
+    let packages = match packages {
+        Ok(p) => p,
+        Err(e) => {
+            crate::errln!(
+                "{}",
+                style.warning(&format!(
+                    "{}; the crates that look for CUDA on their own get nothing from cargo cuda",
+                    e.message
+                ))
+            );
+            return Vec::new();
+        }
+    };
+    let assessed = consumers::assess(&packages, toolkit, &session.env, &build_target);
+    for a in assessed.iter().filter(|a| !a.agrees) {
+        if let Some(why) = &a.blocked {
+            crate::errln!("{}", style.warning(&format!("{}: {why}", a.package)));
+        }
+        if !a.handoff.is_empty() {
+            crate::errln!("{}", style.status(Tone::Note, "CUDA", &handoff_note(a)));
+        }
+    }
+    consumers::handoff(&assessed)
+        .into_iter()
+        .map(|(v, value)| (v.name(), value))
+        .collect()
+}
 
-/// `CUDARC_CUDA_VERSION` for a toolkit version (`13.0.88` → `13000`), when cudarc supports it.
-pub fn cudarc_version(v: &semver::Version) -> Option<String> {
-    CUDARC_VERSIONS
-        .contains(&(v.major, v.minor))
-        .then(|| format!("{}0{}0", v.major, v.minor))
+/// `cuda-bindings 0.5.0 would see … (via …); handing it CUDA_TOOLKIT_PATH=…`.
+fn handoff_note(a: &Assessment) -> String {
+    let given: Vec<String> = a
+        .handoff
+        .iter()
+        .map(|(v, value)| format!("{}={}", v.name(), value.to_string_lossy()))
+        .collect();
+    format!(
+        "{} would see {} (via {}); this build hands it {} (`cargo cuda env --write` makes plain cargo do the same)",
+        a.package,
+        describe_seen(&a.seen),
+        a.seen.via,
+        given.join(" ")
+    )
+}
+
+/// What a consumer sees, in a few words: `CUDA 13.3 at /usr/local/cuda-13.3`, `no toolkit (…)`.
+pub fn describe_seen(seen: &consumers::Seen) -> String {
+    match (&seen.release, &seen.root, &seen.failure) {
+        (_, _, Some(why)) => format!("no usable toolkit ({why})"),
+        (Some((a, b)), Some(root), None) => format!("CUDA {a}.{b} at {}", root.display()),
+        (Some((a, b)), None, None) => format!("CUDA {a}.{b}"),
+        (None, Some(root), None) => format!("`{}`", root.display()),
+        (None, None, None) => "an unknown toolkit".into(),
+    }
 }
 
 #[cfg(test)]
@@ -350,18 +423,17 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn cudarc_version_only_for_supported_releases() {
-        let v = |s: &str| semver::Version::parse(s).unwrap();
-        assert_eq!(cudarc_version(&v("13.0.88")).as_deref(), Some("13000"));
-        assert_eq!(cudarc_version(&v("12.9.86")).as_deref(), Some("12090"));
-        assert_eq!(cudarc_version(&v("11.8.89")).as_deref(), Some("11080"));
-        assert_eq!(
-            cudarc_version(&v("12.7.0")),
-            None,
-            "cudarc has no 12.7 bindings"
-        );
-        assert_eq!(cudarc_version(&v("11.2.0")), None);
-        assert_eq!(cudarc_version(&v("13.5.0")), None);
+    fn the_toolkit_part_names_it_in_every_consumers_variable() {
+        let tk = toolkit();
+        let target = Target {
+            toolkit: Some(&tk),
+            arch: None,
+        };
+        let vars = for_child(&vars(&target, &Env::empty()), &Env::empty());
+        let get = |k: &str| value_of(&vars, k);
+        assert_eq!(get("CUDA_TOOLKIT_PATH").as_deref(), Some("/opt/cuda-13.0"));
+        assert_eq!(get("CUDACXX").as_deref(), Some("/opt/cuda-13.0/bin/nvcc"));
+        assert_eq!(get("CUDA_TOOLKIT_TARGET_DIR"), None, "not a cross build");
     }
 
     /// No flags: only side channels, none of them a build input, so the

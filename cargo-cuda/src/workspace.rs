@@ -89,35 +89,7 @@ pub fn load(env: &Env, cargo: &Path, manifest_path: Option<&Path>) -> Result<Wor
     if let Some(p) = manifest_path {
         cmd.manifest_path(p);
     }
-    let timeout = cuda_toolchain::process::timeout_from_env(env, Duration::from_secs(120));
-    let out =
-        cuda_toolchain::process::run_command(&mut cmd.cargo_command(), timeout).map_err(|e| {
-            Error::new(
-                "cargo-metadata-failed",
-                format!("`cargo metadata` could not run: {e}"),
-            )
-        })?;
-    if !out.status.success() {
-        return Err(Error::new(
-            "cargo-metadata-failed",
-            "`cargo metadata` failed; is this a cargo project?",
-        )
-        .with_detail(out.stderr.trim().to_string())
-        .with_help(
-            "run from inside a cargo workspace, or pass --manifest-path path/to/Cargo.toml",
-        ));
-    }
-    let stdout = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with('{'))
-        .unwrap_or("");
-    let meta = cargo_metadata::MetadataCommand::parse(stdout).map_err(|e| {
-        Error::new(
-            "cargo-metadata-failed",
-            format!("`cargo metadata` printed unexpected JSON: {e}"),
-        )
-    })?;
+    let meta = run_metadata(env, &cmd, Duration::from_secs(120))?;
     let packages = meta.workspace_packages();
     let cuda_packages = packages
         .iter()
@@ -141,6 +113,44 @@ pub fn load(env: &Env, cargo: &Path, manifest_path: Option<&Path>) -> Result<Wor
         root: meta.workspace_root.clone().into(),
         members: packages.iter().map(|p| p.name.to_string()).collect(),
         cuda_packages,
+    })
+}
+
+/// Runs a `cargo metadata` command under a deadline (`CUDA_BUILD_TIMEOUT`
+/// overrides `default`) and parses what it prints.
+pub fn run_metadata(
+    env: &Env,
+    cmd: &cargo_metadata::MetadataCommand,
+    default: Duration,
+) -> Result<cargo_metadata::Metadata, Error> {
+    let timeout = cuda_toolchain::process::timeout_from_env(env, default);
+    let out =
+        cuda_toolchain::process::run_command(&mut cmd.cargo_command(), timeout).map_err(|e| {
+            Error::new(
+                "cargo-metadata-failed",
+                format!("`cargo metadata` could not run: {e}"),
+            )
+        })?;
+    if !out.status.success() {
+        return Err(Error::new(
+            "cargo-metadata-failed",
+            "`cargo metadata` failed; is this a cargo project?",
+        )
+        .with_detail(out.stderr.trim().to_string())
+        .with_help(
+            "run from inside a cargo workspace, or pass --manifest-path path/to/Cargo.toml",
+        ));
+    }
+    let stdout = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or("");
+    cargo_metadata::MetadataCommand::parse(stdout).map_err(|e| {
+        Error::new(
+            "cargo-metadata-failed",
+            format!("`cargo metadata` printed unexpected JSON: {e}"),
+        )
     })
 }
 

@@ -266,3 +266,84 @@ fn text_report_does_not_echo_the_log() {
         "the log was echoed:\n{stdout}"
     );
 }
+
+/// `--list`: every code once, grouped by layer in the order a program meets
+/// them, each with a one-line summary; the count matches the catalogue.
+#[test]
+fn list_prints_every_code_grouped_by_layer() {
+    let out = cargo_cuda().args(["explain", "--list"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let (t, _) = text(&out);
+    let headings: Vec<&str> = t
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty() && !l.contains("codes;"))
+        .collect();
+    assert_eq!(
+        headings,
+        ["driver", "toolkit", "compile", "link", "load", "run"]
+    );
+    let all = cuda_toolchain::diagnose::codes::all();
+    for d in all {
+        let lines: Vec<&str> = t
+            .lines()
+            .filter(|l| l.split_whitespace().next() == Some(d.code))
+            .collect();
+        assert_eq!(lines.len(), 1, "{} listed {} times", d.code, lines.len());
+        assert!(lines[0].contains(d.title), "{}", lines[0]);
+    }
+    assert!(t.contains(&format!("{} codes;", all.len())), "{t}");
+
+    let out = cargo_cuda()
+        .args(["explain", "--list", "--json"])
+        .output()
+        .unwrap();
+    let v = json(&out);
+    assert_eq!(v["count"], all.len());
+    let layers = v["layers"].as_array().unwrap();
+    let names: Vec<&str> = layers
+        .iter()
+        .map(|l| l["layer"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["driver", "toolkit", "compile", "link", "load", "run"]
+    );
+    let listed: usize = layers
+        .iter()
+        .map(|l| l["codes"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(listed, all.len());
+    let pair = layers
+        .iter()
+        .flat_map(|l| l["codes"].as_array().unwrap())
+        .find(|c| c["code"] == "bf16-kernel-unavailable")
+        .unwrap();
+    assert!(pair["see_also"]
+        .as_array()
+        .unwrap()
+        .contains(&"kernel-not-found".into()));
+    assert!(!pair["summary"].as_str().unwrap().is_empty());
+
+    // A code's own page names its neighbours.
+    let out = cargo_cuda()
+        .args(["explain", "framework-lib-not-found"])
+        .output()
+        .unwrap();
+    let (page, _) = text(&out);
+    assert!(
+        page.lines()
+            .any(|l| l.starts_with("See also:") && l.contains("cuda-runtime-lib-not-found")),
+        "{page}"
+    );
+    // --list takes no log.
+    let out = cargo_cuda()
+        .args(["explain", "--list", "build.log"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,6 +1,9 @@
 //! Builds stay fresh whichever command runs them: a second `cargo cuda
 //! build` does nothing, and neither does switching between `cargo build` and
-//! `cargo cuda build` (cudarc and the kernels included). Real builds of
+//! `cargo cuda build` (cudarc and the kernels included) in an environment
+//! where every crate already finds the selected toolkit (here CUDA_HOME and
+//! its nvcc on PATH, what `cargo cuda env --shell` exports; after `cargo
+//! cuda env --write` no variable is needed: readme.rs). Real builds of
 //! examples/vector-add with nvcc 13.0, in their own target directory (the
 //! outer cargo holds the workspace's build lock while tests run).
 
@@ -16,8 +19,17 @@ fn vector_add(mut cmd: Command, root: &Path, target: &Path) -> Command {
         .arg("--manifest-path")
         .arg(workspace_root().join("examples/vector-add/Cargo.toml"))
         .env("CUDA_HOME", root)
+        .env("PATH", path_with_nvcc(root))
         .env("CARGO_TARGET_DIR", target);
     cmd
+}
+
+/// PATH with the toolkit's bin first: cudarc's `nvcc --version` then names
+/// the same release, so `cargo cuda build` has nothing to hand it.
+fn path_with_nvcc(root: &Path) -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::iter::once(root.join("bin")).chain(std::env::split_paths(&path));
+    std::env::join_paths(dirs).unwrap()
 }
 
 #[test]

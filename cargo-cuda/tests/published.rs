@@ -6,6 +6,8 @@
 //! `cargo cuda build`, and builds as docs.rs builds it (no nvcc anywhere).
 
 mod common;
+#[path = "../../cuda-install/tests/common/mod.rs"]
+mod index;
 
 use common::registry::{registry, Registry};
 use common::{fresh, plain_cargo, text};
@@ -325,4 +327,128 @@ fn without_cuda(cmd: Command) -> Command {
     let mut cmd = common::without_cuda_settings(cmd);
     cmd.env_remove("CARGO_TARGET_DIR");
     cmd
+}
+
+/// A published crate that declares CUTLASS, used as a dependency by someone
+/// who never heard of `cargo cuda`: a plain `cargo build` with an empty store
+/// fetches CUTLASS 4.2 (the real wheel, served by a package index on
+/// 127.0.0.1) through cuda-build's `fetch` feature, verified, into the store,
+/// and compiles. Offline (`CARGO_NET_OFFLINE=true`) it stops with an error
+/// that says so and names the command that fetches it.
+#[test]
+fn plain_cargo_builds_a_dependency_that_declares_cutlass() {
+    let Some(cuda) = workspace_tests::cu13_root() else {
+        return;
+    };
+    let Some(wheel) = workspace_tests::store_with_cutlass()
+        .map(|s| s.join("wheels/nvidia_cutlass-4.2.0.0-py3-none-any.whl"))
+    else {
+        return;
+    };
+    let wheel = std::fs::read(&wheel).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (scripts/test.sh fetches CUTLASS 4.2 into the test store)",
+            wheel.display()
+        )
+    });
+    let server = index::Server::start();
+    server.publish(&[("nvidia-cutlass", "4.2.0.0", wheel)]);
+
+    let reg = registry();
+    reg.add_package(
+        "gemm-kernels",
+        "0.1.0",
+        &[
+            (
+                "Cargo.toml",
+                &format!(
+                    "[package]\nname = \"gemm-kernels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                     [build-dependencies]\ncuda-build = {{ version = \"{}\", features = [\"fetch\"] }}\n\n\
+                     [package.metadata.cuda]\ncutlass = \"4.2\"\nfallback-arch = \"80\"\n",
+                    minor_requirement()
+                ),
+            ),
+            (
+                "build.rs",
+                "fn main() {\n    cuda_build::Build::new()\n        .dir(\"cu\")\n        \
+                 .header_deps_from_metadata()\n        .module_name(\"kernels\")\n        .compile();\n}\n",
+            ),
+            (
+                "cu/half_scale.cu",
+                "#include <cutlass/numeric_types.h>\n\
+                 extern \"C\" __global__ void half_scale(cutlass::half_t *x, int n) {\n    \
+                 int i = blockIdx.x * blockDim.x + threadIdx.x;\n    \
+                 if (i < n) x[i] = x[i] * cutlass::half_t(0.5f);\n}\n",
+            ),
+            (
+                "src/lib.rs",
+                "//! CUTLASS kernels.\n\n/// The generated module.\npub mod kernels {\n    \
+                 include!(concat!(env!(\"OUT_DIR\"), \"/kernels.rs\"));\n}\n",
+            ),
+        ],
+    );
+    let app = reg.work("uses-gemm");
+    std::fs::create_dir_all(app.join("src")).unwrap();
+    std::fs::write(
+        app.join("Cargo.toml"),
+        "[package]\nname = \"uses-gemm\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\ngemm-kernels = \"0.1\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("src/main.rs"),
+        "fn main() {\n    println!(\"{:?}\", gemm_kernels::kernels::half_scale::ENTRIES);\n}\n",
+    )
+    .unwrap();
+    let build = |store: &Path, offline: bool| {
+        let mut cmd = plain_cargo();
+        cmd.arg("run")
+            .current_dir(&app)
+            .env("CUDA_HOME", &cuda)
+            .env("CARGO_CUDA_HOME", store)
+            .env("PIP_INDEX_URL", &server.url)
+            .env("CARGO_TARGET_DIR", shared_target(reg));
+        if offline {
+            cmd.env("CARGO_NET_OFFLINE", "true");
+        }
+        cmd.output().unwrap()
+    };
+
+    let offline_store = tempfile::tempdir().unwrap();
+    let out = build(offline_store.path(), true);
+    let (_, stderr) = text(&out);
+    assert!(
+        !out.status.success(),
+        "built offline without CUTLASS:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("error[header-dep-missing]")
+            && stderr.contains("offline (CARGO_NET_OFFLINE)")
+            && stderr.contains("cargo cuda deps fetch"),
+        "{stderr}"
+    );
+
+    let store = tempfile::tempdir().unwrap();
+    let out = build(store.path(), false);
+    let (stdout, stderr) = text(&out);
+    assert!(
+        out.status.success(),
+        "plain cargo downstream of a CUTLASS crate:\n{stderr}"
+    );
+    assert_eq!(stdout.trim(), "[\"half_scale\"]");
+    assert!(
+        store
+            .path()
+            .join("deps/nvidia-cutlass/4.2.0.0/cutlass_library/source/include/cutlass/numeric_types.h")
+            .is_file(),
+        "CUTLASS 4.2 is in the store"
+    );
+    // The store now has it: the next user of the store needs no network.
+    server.clear();
+    let out = build(store.path(), true);
+    assert!(
+        out.status.success(),
+        "offline with CUTLASS in the store:\n{}",
+        text(&out).1
+    );
 }

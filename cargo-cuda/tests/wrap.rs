@@ -67,15 +67,23 @@ fn cargo_gets_one_environment_and_every_argument() {
         )
     );
     // Without --toolkit the toolkit variables are cargo's own (here the
-    // CUDA_HOME the test set): nothing a plain `cargo build` would not see.
+    // CUDA_HOME the test set), plus what a crate of the graph would get
+    // wrong without them: cudarc asks the nvcc on PATH (there is none) and
+    // would fall back to its newest bindings, so it gets CUDARC_CUDA_VERSION.
     let root_s = root.to_str().unwrap();
     assert_eq!(get("CUDA_HOME"), root_s);
-    for var in ["NVCC", "CUDA_PATH", "CUDARC_CUDA_VERSION"] {
+    for var in ["NVCC", "CUDA_PATH", "CUDA_TOOLKIT_PATH", "CUDACXX"] {
         assert!(
             !env.lines().any(|l| l.starts_with(&format!("{var}="))),
             "{var} is set only with --toolkit:\n{env}"
         );
     }
+    assert_eq!(get("CUDARC_CUDA_VERSION"), "13000");
+    assert!(
+        stderr.contains("cudarc 0.19.10 would see CUDA 13.4 (via fallback-latest")
+            && stderr.contains("this build hands it CUDARC_CUDA_VERSION=13000"),
+        "{stderr}"
+    );
     // --arch is CUDA_ARCHS as written (what `CUDA_ARCHS=… cargo build` gives).
     assert_eq!(get("CUDA_ARCHS"), "80;90");
     assert_eq!(get("CUDA_COMPUTE_CAP"), "90");

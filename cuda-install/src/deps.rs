@@ -5,6 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use cuda_toolchain::env::Env;
+use cuda_toolchain::metadata::HeaderSource;
 use cuda_toolchain::toolkit::store::{self, HeaderDep};
 use cuda_toolchain::Error;
 
@@ -39,6 +41,37 @@ fn include_dirs(package: &str, root: &Path) -> Vec<String> {
     }
     found.sort();
     found
+}
+
+/// One declared header dependency into the store at `store_dir`: an index
+/// package from `index_url` (else the index the environment names), or a git
+/// repository at its commit. What `cargo cuda deps fetch` does for each entry,
+/// and what cuda-build's `fetch` feature does from a build script when the
+/// store lacks one. `None` for a local directory (nothing to fetch); the
+/// bool says whether anything was downloaded.
+pub fn fetch_declared(
+    env: &Env,
+    store_dir: &Path,
+    name: &str,
+    source: &HeaderSource,
+    index_url: Option<&str>,
+    offline: bool,
+    progress: &dyn Fn(&str),
+) -> Result<Option<(HeaderDep, bool)>, Error> {
+    match source {
+        HeaderSource::Index { package, version } => {
+            let (url, setting) = crate::source::index_url(index_url, env);
+            let make = || -> Result<Box<dyn Source>, Error> {
+                let http = crate::http::Http::new(env)?;
+                Ok(Box::new(crate::source::Index::new(&url, setting, http)))
+            };
+            fetch(store_dir, &make, package, version, offline, progress).map(Some)
+        }
+        HeaderSource::Git { url, commit } => {
+            fetch_git(store_dir, name, url, commit, offline, progress).map(Some)
+        }
+        HeaderSource::Path(_) => Ok(None),
+    }
 }
 
 /// Fetches `package` at the newest version matching `requested` (`4.2` → 4.2.0.0)

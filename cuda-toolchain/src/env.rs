@@ -69,6 +69,8 @@ pub enum Kind {
     program,
     /// An arch list (`80;90`, `sm_90a`, `native`).
     archs,
+    /// PyTorch's arch list (`8.0;8.6+PTX`, `Ampere`).
+    torch_archs,
     /// A switch: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`.
     flag,
     /// A duration: seconds (`600`), or with a unit (`90s`, `500ms`, `10m`, `1h`).
@@ -86,6 +88,10 @@ vars! {
     CudaHome = "CUDA_HOME", input, path;
     /// Root of the CUDA toolkit (the Windows installer's name; also read on Linux).
     CudaPath = "CUDA_PATH", input, path;
+    /// Root of the CUDA toolkit (NVIDIA's Rust crates' name: cuda-bindings and cuda-core read it before CUDA_HOME).
+    CudaToolkitPath = "CUDA_TOOLKIT_PATH", input, path;
+    /// CMake's CUDA compiler: the path of nvcc (arguments after it are CMake's, not read here); ignored with a warning when it names another compiler.
+    Cudacxx = "CUDACXX", input, program;
     /// Root of the CUDA toolkit (older build systems' name).
     CudaRoot = "CUDA_ROOT", input, path;
     /// Root of the CUDA toolkit (FindCUDA.cmake's name).
@@ -102,8 +108,12 @@ vars! {
     CudaBuildPython = "CUDA_BUILD_PYTHON", input, program;
     /// This project's arch list, e.g. `80;90` or `sm_86,sm_90a` or `native`.
     CudaArchs = "CUDA_ARCHS", input, archs;
+    /// CMake's arch list as -sys crates forward it to CMake (`80;90`, `80-real`, `80-virtual`, `native`, `all`, `all-major`); after CUDA_ARCHS, before CUDAARCHS. A value that is not an arch list is ignored with a warning.
+    CmakeCudaArchitectures = "CMAKE_CUDA_ARCHITECTURES", input, archs;
     /// CMake's arch list variable, honoured for projects that already set it.
     CmakeCudaArchs = "CUDAARCHS", input, archs;
+    /// PyTorch's arch list (`8.0;8.6+PTX`, `;` or spaces, names such as `Ampere`): `X.Y` is SASS only, `+PTX` adds PTX; after CUDAARCHS. A value that is not one is ignored with a warning.
+    TorchCudaArchList = "TORCH_CUDA_ARCH_LIST", input, torch_archs;
     /// The compute capability read by candle-style crates, e.g. `90`.
     CudaComputeCap = "CUDA_COMPUTE_CAP", input, archs;
     /// Which GPUs the driver shows; detection honours it.
@@ -114,6 +124,8 @@ vars! {
     NvccPrependFlags = "NVCC_PREPEND_FLAGS", input, free;
     /// Flags nvcc itself appends to every command line; part of the cache key.
     NvccAppendFlags = "NVCC_APPEND_FLAGS", input, free;
+    /// Extra nvcc flags for every kernel (FindCUDA's and mistral.rs's name), split at spaces; an arch flag in it is dropped (the arch plan decides), with a warning when it contradicts the plan.
+    CudaNvccFlags = "CUDA_NVCC_FLAGS", input, free;
     /// Where the persistent kernel cache lives (default: the user cache dir).
     CudaBuildCacheDir = "CUDA_BUILD_CACHE_DIR", side, path;
     /// Set to 1 to turn the persistent kernel cache off.
@@ -183,6 +195,8 @@ vars! {
     CargoHome = "CARGO_HOME", side, path;
     /// cudarc's build-time CUDA version, e.g. `13000`; `cargo cuda` sets it.
     CudarcCudaVersion = "CUDARC_CUDA_VERSION", side, free;
+    /// NVIDIA's Rust crates: the `targets/<dir>` tree of the toolkit to take headers from (`sbsa-linux`); `cargo cuda build --target` sets it for cross builds.
+    CudaToolkitTargetDir = "CUDA_TOOLKIT_TARGET_DIR", side, free;
     /// Library search path; `cargo cuda env` extends it.
     LdLibraryPath = "LD_LIBRARY_PATH", side, free;
     /// Set on CI systems; detection then never guesses an arch silently.
@@ -285,13 +299,16 @@ pub fn target_names(base: &str, target: &str, host: &str) -> Vec<String> {
 
 /// Every variable read, as the Markdown table in the crate's front page
 /// (cuda-build's `src/env_vars.md`, checked against this list by a unit test).
+/// Intra-doc links in the docs name this crate, so they work from cuda-build.
 pub fn doc_table() -> String {
     let mut out = String::from("| variable | what it does |\n|---|---|\n");
     for v in Var::ALL {
         out.push_str(&format!(
             "| `{}` | {} |\n",
             v.name(),
-            v.doc().replace('|', "\\|")
+            v.doc()
+                .replace('|', "\\|")
+                .replace("(crate::", "(cuda_toolchain::")
         ));
     }
     for p in PATTERNS {
@@ -302,6 +319,19 @@ pub fn doc_table() -> String {
         ));
     }
     out
+}
+
+/// The triple this code was compiled for, as far as `cfg` tells: the build
+/// machine's, for callers that have no `TARGET`/`HOST` (cargo sets those
+/// only for build scripts).
+pub fn native_triple() -> String {
+    let arch = std::env::consts::ARCH;
+    match std::env::consts::OS {
+        "windows" => format!("{arch}-pc-windows-msvc"),
+        "macos" => format!("{arch}-apple-darwin"),
+        "linux" => format!("{arch}-unknown-linux-gnu"),
+        os => format!("{arch}-unknown-{os}"),
+    }
 }
 
 /// Prints `cargo:rerun-if-env-changed=NAME` for every build input.
@@ -502,103 +532,12 @@ impl Env {
     pub fn iter(&self) -> impl Iterator<Item = (Var, &OsStr)> {
         self.vars.iter().map(|(k, v)| (*k, v.as_os_str()))
     }
-
-    /// Every set variable whose value does not have the shape its [`Kind`]
-    /// asks for, as one warning each that names the variable, shows the value
-    /// (shortened), says what was expected and what happens instead.
-    ///
-    /// Arch lists are checked here only when a higher-precedence arch
-    /// variable shadows them (the one in use fails the plan with its own error).
-    ///
-    /// ```
-    /// use cuda_toolchain::env::{Env, Var};
-    /// let env = Env::empty().set(Var::CudaBuildTimeout, "ten");
-    /// let w = env.check();
-    /// assert!(w[0].starts_with("CUDA_BUILD_TIMEOUT=`ten` is not a duration"), "{w:?}");
-    /// assert!(Env::empty().set(Var::CudaBuildTimeout, "10s").check().is_empty());
-    /// ```
-    pub fn check(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut arch_in_use: Option<Var> = None;
-        for &var in self.vars.keys() {
-            if let Some(w) = self.check_one(var, &mut arch_in_use) {
-                out.push(w);
-            }
-        }
-        out
-    }
-
-    fn check_one(&self, var: Var, arch_in_use: &mut Option<Var>) -> Option<String> {
-        let kind = var.kind();
-        if kind == Kind::free {
-            return None;
-        }
-        let raw = self.get_os(var)?;
-        let name = var.name();
-        let Some(value) = raw.to_str() else {
-            return Some(format!(
-                "{name} is not valid UTF-8, so it is ignored; set it to {}",
-                kind.expected()
-            ));
-        };
-        let shown = show_value(value);
-        if value.trim().is_empty() {
-            return Some(format!(
-                "{name} is set but empty, so it is ignored; unset it, or set it to {}",
-                kind.expected()
-            ));
-        }
-        match kind {
-            Kind::flag => parse_flag(value).is_none().then(|| {
-                format!(
-                    "{name}={shown} is not a switch, so it counts as off; expected {}",
-                    kind.expected()
-                )
-            }),
-            Kind::seconds => parse_seconds(value).is_none().then(|| {
-                format!(
-                    "{name}={shown} is not a duration, so the default applies; expected {}",
-                    kind.expected()
-                )
-            }),
-            Kind::count => (value.trim().parse::<usize>().ok().filter(|&n| n > 0))
-                .is_none()
-                .then(|| {
-                    format!(
-                        "{name}={shown} is not a positive whole number, so it is ignored; expected {}",
-                        kind.expected()
-                    )
-                }),
-            Kind::archs => {
-                // Precedence order of the arch variables (see crate::plan).
-                let order = [Var::CudaArchs, Var::CmakeCudaArchs, Var::CudaComputeCap];
-                let winner = order
-                    .iter()
-                    .copied()
-                    .find(|v| self.get_nonempty(*v).is_some());
-                *arch_in_use = winner;
-                match winner {
-                    Some(w) if w != var => value
-                        .parse::<crate::arch::ArchSpec>()
-                        .err()
-                        .map(|e| {
-                            format!(
-                                "{name}={shown} is not an arch list ({}); it is ignored because {} is set",
-                                e.message,
-                                w.name()
-                            )
-                        }),
-                    _ => None,
-                }
-            }
-            Kind::path | Kind::program => value
-                .chars()
-                .any(char::is_control)
-                .then(|| format!("{name}={shown} holds control characters; expected {}", kind.expected())),
-            Kind::free => None,
-        }
-    }
 }
+
+/// What a `TORCH_CUDA_ARCH_LIST` value looks like (read by `interop::torch`).
+pub const TORCH_ARCHS_EXPECTED: &str =
+    "PyTorch's form: `X.Y` items (SASS only) or `X.Y+PTX` (SASS and PTX), separated by `;` or spaces, \
+    or names such as `Ampere` or `Hopper`, e.g. `8.0;8.6+PTX`";
 
 impl Kind {
     /// What a valid value looks like, in words.
@@ -607,6 +546,7 @@ impl Kind {
             Kind::path => "a path",
             Kind::program => "a program path or a name on PATH",
             Kind::archs => "an arch list such as `80;90`, `sm_90a` or `native`",
+            Kind::torch_archs => TORCH_ARCHS_EXPECTED,
             Kind::flag => "`1` or `0` (also true/false, yes/no, on/off)",
             Kind::seconds => {
                 "seconds such as `600`, or a number with a unit: `90s`, `500ms`, `10m`, `1h`"
@@ -797,13 +737,21 @@ mod tests {
             "HOME",
             "CI",
             "CUDA_BUILD_TIMEOUT",
+            // Read only to judge what cudarc and NVIDIA's crates see.
+            "CUDARC_CUDA_VERSION",
+            "CUDA_TOOLKIT_TARGET_DIR",
         ] {
             assert!(!inputs.contains(&side), "{side} is not a build input");
         }
         for input in [
             "NVCC",
             "CUDA_HOME",
+            "CUDA_TOOLKIT_PATH",
+            "CUDACXX",
             "CUDA_ARCHS",
+            "CMAKE_CUDA_ARCHITECTURES",
+            "TORCH_CUDA_ARCH_LIST",
+            "CUDA_NVCC_FLAGS",
             "PATH",
             "NVCC_PREPEND_FLAGS",
         ] {

@@ -1,6 +1,6 @@
 //! Sourced compatibility facts: toolkit → minimum driver, driver → CUDA,
 //! CUDA → PTX ISA, arch → first/last CUDA, CUDA → host compiler limits,
-//! product name → compute capability.
+//! product name → compute capability, CUDA → CCCL's MSVC preprocessor check.
 //!
 //! Every row cites its source key (`S1`…`S29`) from `shared/cuda-facts.md`
 //! in a trailing comment; `[U]` marks a row the sources leave uncertain.
@@ -864,6 +864,45 @@ pub fn cc_for_product(name: &str) -> Option<ComputeCapability> {
         };
     }
     None
+}
+
+// ---------------------------------------------------------------------------
+// 7. CUDA → what CCCL does with MSVC's traditional preprocessor
+// ---------------------------------------------------------------------------
+
+/// What the CCCL headers a CUDA release ships do when cl.exe compiles them
+/// with its traditional (non-conforming) preprocessor, as it does unless
+/// given `/Zc:preprocessor`. nvcc does not pass that flag on by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum CcclMsvcPreprocessor {
+    /// No check: the traditional preprocessor is accepted.
+    Accepted,
+    /// A `#pragma message` asks for `/Zc:preprocessor`.
+    Warns,
+    /// An `#error` stops the compile unless `/Zc:preprocessor` is given
+    /// (or `CCCL_IGNORE_MSVC_TRADITIONAL_PREPROCESSOR_WARNING` is defined).
+    Fails,
+}
+
+/// [`CcclMsvcPreprocessor`] for a CUDA release. Read from
+/// `include/cccl/cuda/std/__cccl/preprocessor.h` of NVIDIA's
+/// `nvidia-cuda-cccl` wheels: 12.9.27 (CCCL 2.8.2) and 13.0.85 (CCCL 3.0.1)
+/// have no check, 13.1.115 (CCCL 3.1.4) a `#pragma message`, 13.2.27 and
+/// 13.2.86 (CCCL 3.2.0) and 13.3.5.0.6 (CCCL 3.5.0) an `#error`. Reported
+/// builds: huggingface/candle #3686 (CUDA 13.2), mistral.rs #2310 (13.3).
+///
+/// ```
+/// use cuda_toolchain::facts::{cccl_msvc_preprocessor, CcclMsvcPreprocessor::*};
+/// assert_eq!(cccl_msvc_preprocessor((13, 0)), Accepted);
+/// assert_eq!(cccl_msvc_preprocessor((13, 1)), Warns);
+/// assert_eq!(cccl_msvc_preprocessor((13, 4)), Fails);
+/// ```
+pub fn cccl_msvc_preprocessor(cuda: CudaVersion) -> CcclMsvcPreprocessor {
+    match cuda {
+        c if c >= (13, 2) => CcclMsvcPreprocessor::Fails,
+        (13, 1) => CcclMsvcPreprocessor::Warns,
+        _ => CcclMsvcPreprocessor::Accepted,
+    }
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@
 //! | [`plan`] | where arch targets come from, and the `-gencode` plan |
 //! | [`diagnose`] | logs in, stable-coded causes and fixes out |
 //! | [`image`] | kernel images in any file (fatbin, cubin, PTX), and whether they run on a target |
+//! | [`interop`] | other tools' conventions (PyTorch, CMake, cudarc, NVIDIA's crates): what they read, and what to hand them |
 //! | [`metadata`] | `[package.metadata.cuda]` of a manifest |
 //! | [`cutlass`] | CUTLASS releases on the index, and the git commits whose headers are theirs |
 //! | `jit` (feature `cudarc`) | loading a kernel image with the driver JIT's logs |
@@ -45,10 +46,12 @@ mod cuda_errors;
 pub mod cutlass;
 pub mod diagnose;
 pub mod env;
+mod env_check;
 mod error;
 pub mod facts;
 pub mod fsutil;
 pub mod image;
+pub mod interop;
 #[cfg(feature = "cudarc")]
 pub mod jit;
 pub mod metadata;

@@ -7,14 +7,22 @@
 //!
 //! 1. the build script's explicit setting (`Build::arch("80;90")`) — [`ArchSource::Explicit`];
 //! 2. `CUDA_ARCHS`, this project's variable — [`ArchSource::CudaArchs`];
-//! 3. `CUDAARCHS`, CMake's variable — [`ArchSource::CmakeCudaArchs`];
-//! 4. `CUDA_COMPUTE_CAP`, read by candle-style crates — [`ArchSource::CudaComputeCap`];
-//! 5. `[package.metadata.cuda] arch` in Cargo.toml — [`ArchSource::CargoMetadata`];
-//! 6. detection: the GPUs in this machine (`native`) — [`ArchSource::Detected`];
-//! 7. the project's opted-in fallback list (`Build::fallback_arch`,
+//! 3. `CMAKE_CUDA_ARCHITECTURES`, as -sys crates forward it to CMake
+//!    (`-DCMAKE_CUDA_ARCHITECTURES` outranks `CUDAARCHS` in CMake too) —
+//!    [`ArchSource::CmakeCudaArchitectures`];
+//! 4. `CUDAARCHS`, CMake's variable — [`ArchSource::CmakeCudaArchs`];
+//! 5. `TORCH_CUDA_ARCH_LIST`, PyTorch's (`8.0;8.6+PTX`:
+//!    [`crate::interop::torch`]) — [`ArchSource::TorchCudaArchList`];
+//! 6. `CUDA_COMPUTE_CAP`, read by candle-style crates — [`ArchSource::CudaComputeCap`];
+//! 7. `[package.metadata.cuda] arch` in Cargo.toml — [`ArchSource::CargoMetadata`];
+//! 8. detection: the GPUs in this machine (`native`) — [`ArchSource::Detected`];
+//! 9. the project's opted-in fallback list (`Build::fallback_arch`,
 //!    `[package.metadata.cuda] fallback-arch`) — [`ArchSource::Fallback`], with a warning.
 //!
-//! Variables set to an empty string are ignored. When nothing answers (no
+//! Variables set to an empty string are ignored. Another tool's variable
+//! (`CMAKE_CUDA_ARCHITECTURES`, `TORCH_CUDA_ARCH_LIST`) whose value does not
+//! parse is skipped ([`crate::env::Env::check`] warns about it); one of this
+//! project's is an error. When nothing answers (no
 //! GPU, a docker build, CI) and there is no fallback, planning fails with
 //! `arch-not-detected`, which says how to set one.
 //!
@@ -74,8 +82,12 @@ pub enum ArchSource {
     Explicit,
     /// `CUDA_ARCHS`.
     CudaArchs,
+    /// `CMAKE_CUDA_ARCHITECTURES` in the environment.
+    CmakeCudaArchitectures,
     /// CMake's `CUDAARCHS`.
     CmakeCudaArchs,
+    /// PyTorch's `TORCH_CUDA_ARCH_LIST`.
+    TorchCudaArchList,
     /// `CUDA_COMPUTE_CAP`.
     CudaComputeCap,
     /// `[package.metadata.cuda] arch` in Cargo.toml.
@@ -92,7 +104,9 @@ impl ArchSource {
         match self {
             ArchSource::Explicit => "Build::arch in build.rs",
             ArchSource::CudaArchs => "CUDA_ARCHS",
+            ArchSource::CmakeCudaArchitectures => "CMAKE_CUDA_ARCHITECTURES",
             ArchSource::CmakeCudaArchs => "CUDAARCHS",
+            ArchSource::TorchCudaArchList => "TORCH_CUDA_ARCH_LIST",
             ArchSource::CudaComputeCap => "CUDA_COMPUTE_CAP",
             ArchSource::CargoMetadata => "[package.metadata.cuda] arch in Cargo.toml",
             ArchSource::Detected => "the GPUs detected on this machine",
@@ -105,13 +119,94 @@ impl ArchSource {
         match self {
             ArchSource::Explicit => "explicit",
             ArchSource::CudaArchs => "cuda-archs",
+            ArchSource::CmakeCudaArchitectures => "cmake-cuda-architectures",
             ArchSource::CmakeCudaArchs => "cmake-cuda-archs",
+            ArchSource::TorchCudaArchList => "torch-cuda-arch-list",
             ArchSource::CudaComputeCap => "cuda-compute-cap",
             ArchSource::CargoMetadata => "cargo-metadata",
             ArchSource::Detected => "detected",
             ArchSource::Fallback => "fallback",
         }
     }
+}
+
+impl ArchSource {
+    /// Every source, in precedence order.
+    pub const ALL: [ArchSource; 9] = [
+        ArchSource::Explicit,
+        ArchSource::CudaArchs,
+        ArchSource::CmakeCudaArchitectures,
+        ArchSource::CmakeCudaArchs,
+        ArchSource::TorchCudaArchList,
+        ArchSource::CudaComputeCap,
+        ArchSource::CargoMetadata,
+        ArchSource::Detected,
+        ArchSource::Fallback,
+    ];
+
+    /// The source named by [`ArchSource::as_str`].
+    pub fn from_name(name: &str) -> Option<ArchSource> {
+        ArchSource::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// The environment variable behind this source, if it is one.
+    pub fn var(&self) -> Option<Var> {
+        ARCH_VARS.iter().find(|(_, s)| s == self).map(|(v, _)| *v)
+    }
+}
+
+/// The arch variables in precedence order, with the source each one is.
+pub const ARCH_VARS: [(Var, ArchSource); 5] = [
+    (Var::CudaArchs, ArchSource::CudaArchs),
+    (
+        Var::CmakeCudaArchitectures,
+        ArchSource::CmakeCudaArchitectures,
+    ),
+    (Var::CmakeCudaArchs, ArchSource::CmakeCudaArchs),
+    (Var::TorchCudaArchList, ArchSource::TorchCudaArchList),
+    (Var::CudaComputeCap, ArchSource::CudaComputeCap),
+];
+
+/// Every variable a plan depends on besides the GPUs: the arch variables,
+/// `CUDA_NVCC_FLAGS` (its arch flags are checked against the plan),
+/// `CUDA_VISIBLE_DEVICES` and `CARGO_CUDA_SYSROOT` (detection). A plan
+/// remembered under these is the plan.
+pub const INPUT_VARS: [Var; 8] = [
+    Var::CudaArchs,
+    Var::CmakeCudaArchitectures,
+    Var::CmakeCudaArchs,
+    Var::TorchCudaArchList,
+    Var::CudaComputeCap,
+    Var::CudaNvccFlags,
+    Var::CudaVisibleDevices,
+    Var::CargoCudaSysroot,
+];
+
+/// Whether the variable is another tool's convention: a value that does not
+/// parse is skipped with a warning instead of failing the build.
+pub fn is_foreign(var: Var) -> bool {
+    matches!(var, Var::CmakeCudaArchitectures | Var::TorchCudaArchList)
+}
+
+/// Parses an arch variable's value with the syntax of its owner
+/// (`TORCH_CUDA_ARCH_LIST` PyTorch's, the others CMake-style).
+pub fn parse_arch_var(var: Var, value: &str) -> Result<ArchSpec, Error> {
+    match var {
+        Var::TorchCudaArchList => crate::interop::torch::parse(value),
+        _ => value.parse::<ArchSpec>(),
+    }
+}
+
+/// The arch variable that decides, with its value: the first set and not
+/// blank, skipping another tool's variable whose value does not parse.
+pub fn arch_var_in_use(env: &Env) -> Option<(Var, &str)> {
+    ARCH_VARS.iter().find_map(|(var, _)| {
+        let value = env.get_nonempty(*var)?;
+        if is_foreign(*var) && parse_arch_var(*var, value).is_err() {
+            return None;
+        }
+        Some((*var, value))
+    })
 }
 
 impl fmt::Display for ArchSource {
@@ -286,30 +381,28 @@ pub fn resolve_spec(
     inputs: &ArchInputs,
 ) -> Result<Option<(ArchSpec, ArchSource)>, Error> {
     let nonempty = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
-    let candidates = [
-        (nonempty(&inputs.explicit), ArchSource::Explicit),
-        (
-            env.get_nonempty(Var::CudaArchs).map(str::to_owned),
-            ArchSource::CudaArchs,
-        ),
-        (
-            env.get_nonempty(Var::CmakeCudaArchs).map(str::to_owned),
-            ArchSource::CmakeCudaArchs,
-        ),
-        (
-            env.get_nonempty(Var::CudaComputeCap).map(str::to_owned),
-            ArchSource::CudaComputeCap,
-        ),
-        (nonempty(&inputs.metadata), ArchSource::CargoMetadata),
-    ];
-    for (value, source) in candidates {
-        if let Some(value) = value {
-            return parse_from(&value, &source).map(|spec| Some((spec, source)));
+    if let Some(value) = nonempty(&inputs.explicit) {
+        let source = ArchSource::Explicit;
+        return parse_from(&value, &source).map(|spec| Some((spec, source)));
+    }
+    if let Some((var, value)) = arch_var_in_use(env) {
+        let source = ArchSource::ALL
+            .into_iter()
+            .find(|s| s.var() == Some(var))
+            .unwrap_or(ArchSource::CudaArchs);
+        return match var {
+            Var::TorchCudaArchList => crate::interop::torch::parse(value),
+            _ => parse_from(value, &source),
         }
+        .map(|spec| Some((spec, source)));
+    }
+    if let Some(value) = nonempty(&inputs.metadata) {
+        let source = ArchSource::CargoMetadata;
+        return parse_from(&value, &source).map(|spec| Some((spec, source)));
     }
     // A variable set to something that is not UTF-8 must not be skipped silently.
-    for var in [Var::CudaArchs, Var::CmakeCudaArchs, Var::CudaComputeCap] {
-        if env.get_os(var).is_some() && env.get(var).is_none() {
+    for (var, _) in ARCH_VARS.iter().filter(|(v, _)| !is_foreign(*v)) {
+        if env.get_os(*var).is_some() && env.get(*var).is_none() {
             return Err(Error::new(
                 "arch-invalid",
                 format!(
@@ -838,7 +931,7 @@ pub fn plan_for_toolkit(
     }
     let mut plan = plan_without_handoff(env, toolkit, inputs, detect)?;
     // An arch variable set to an empty string is ignored: say so.
-    for var in [Var::CudaArchs, Var::CmakeCudaArchs, Var::CudaComputeCap] {
+    for (var, _) in ARCH_VARS {
         if env.get(var).is_some_and(|v| v.trim().is_empty()) {
             plan.warnings.push(format!(
                 "{} is set but empty, so it is ignored; unset it, or set it to an arch list such as `80;90`",
@@ -846,6 +939,14 @@ pub fn plan_for_toolkit(
             ));
         }
     }
+    let planned: Vec<_> = plan.sass.iter().chain(plan.ptx.iter()).copied().collect();
+    plan.warnings
+        .extend(crate::interop::nvcc_flags::contradiction(
+            env,
+            &planned,
+            plan.source.describe(),
+            &plan.targets_display(),
+        ));
     Ok(plan)
 }
 

@@ -235,6 +235,15 @@ fn prepare_and_run(
         progress_file.as_deref(),
         handed,
     );
+    vars.extend(toolchain::handoff_for_build(
+        session,
+        &toolkit,
+        &overrides,
+        &wants,
+        project.workspace.as_ref().map(|w| w.root.as_path()),
+        &split.cargo_args,
+        style,
+    ));
     vars.extend(crate::sccache::build_vars(
         sccache,
         &session.env,

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cuda_install::source::{index_url, Index, Source};
+use cuda_install::deps::fetch_declared;
 use cuda_toolchain::metadata::HeaderSource;
 use cuda_toolchain::Error;
 
@@ -120,11 +120,6 @@ fn fetch(session: &Session, args: &Args, err: &Style) -> Result<(), Error> {
     let store = store_dir(env)?;
     let offline = a.offline || offline_env(env);
     let progress = |msg: &str| errln!("{}", err.status(Tone::Note, "Deps", msg));
-    let (url, setting) = index_url(a.index_url.as_deref(), env);
-    let make = || -> Result<Box<dyn Source>, Error> {
-        let http = cuda_install::http::Http::new(env)?;
-        Ok(Box::new(Index::new(&url, setting, http)))
-    };
     let mut done: Vec<(&str, &HeaderSource)> = Vec::new();
     for (who, name, source) in &wanted {
         // Two packages declaring the same dependency: fetched and reported once.
@@ -133,9 +128,17 @@ fn fetch(session: &Session, args: &Args, err: &Style) -> Result<(), Error> {
         }
         done.push((name, source));
         let (line, dir) = match source {
-            HeaderSource::Index { package, version } => {
-                let (dep, fetched) =
-                    cuda_install::deps::fetch(&store, &make, package, version, offline, &progress)?;
+            HeaderSource::Index { package, .. } => {
+                let (dep, fetched) = fetch_declared(
+                    env,
+                    &store,
+                    name,
+                    source,
+                    a.index_url.as_deref(),
+                    offline,
+                    &progress,
+                )?
+                .expect("an index dependency is fetched");
                 let what = if fetched { "fetched" } else { "cached" };
                 let sha = dep.sha256.get(..12).unwrap_or(&dep.sha256);
                 let line = if package == "nvidia-cutlass" {
@@ -148,9 +151,10 @@ fn fetch(session: &Session, args: &Args, err: &Style) -> Result<(), Error> {
                 };
                 (line, dep.dir)
             }
-            HeaderSource::Git { url, commit } => {
+            HeaderSource::Git { commit, .. } => {
                 let (dep, fetched) =
-                    cuda_install::deps::fetch_git(&store, name, url, commit, offline, &progress)?;
+                    fetch_declared(env, &store, name, source, None, offline, &progress)?
+                        .expect("a git dependency is fetched");
                 let what = if fetched { "fetched" } else { "cached" };
                 (format!("{name} at {commit} for {who}: {what}"), dep.dir)
             }

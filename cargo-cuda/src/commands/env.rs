@@ -75,8 +75,8 @@ fn print_or_write(
         return Ok(());
     }
     // `[env]` replaces a value (it cannot prepend to PATH), and a config NVCC
-    // would outrank a CUDA_HOME set later in a shell: write the root, the
-    // cudarc version and the arch list only.
+    // would outrank a CUDA_HOME set later in a shell: write the root (in
+    // every consumer's name), the cudarc version and the arch list only.
     let written: Vec<(&str, String)> = vars
         .iter()
         .filter(|v| {
@@ -84,6 +84,8 @@ fn print_or_write(
                 v.var,
                 cuda_toolchain::env::Var::CudaHome
                     | cuda_toolchain::env::Var::CudaPath
+                    | cuda_toolchain::env::Var::CudaToolkitPath
+                    | cuda_toolchain::env::Var::Cudacxx
                     | cuda_toolchain::env::Var::CudarcCudaVersion
                     | cuda_toolchain::env::Var::CudaArchs
                     | cuda_toolchain::env::Var::CudaComputeCap

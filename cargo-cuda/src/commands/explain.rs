@@ -2,7 +2,7 @@
 //! explanation out (like `rustc --explain`).
 
 use std::ffi::{OsStr, OsString};
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::Path;
 
 use serde_json::json;
@@ -24,10 +24,16 @@ pub struct Args {
     /// Do not look at this machine's toolkits and driver (for a log from another machine).
     #[arg(long)]
     pub no_detect: bool,
+    /// List every code with a one-line summary, grouped by layer (driver, toolkit, compile, link, load, run).
+    #[arg(long, conflicts_with = "input")]
+    pub list: bool,
 }
 
 /// `cargo cuda explain`; returns the exit code.
 pub fn exec(ctx: &Context, args: &Args) -> i32 {
+    if args.list {
+        return list(args.json, &ctx.out());
+    }
     let detected = if args.no_detect {
         cuda_toolchain::diagnose::Context::default()
     } else {
@@ -138,19 +144,23 @@ fn explain(
             errln!("{}", err.cuda_error(&e));
             2
         }
+        // Read in pieces: a log of any size in bounded memory.
         Input::Stdin => {
-            let mut bytes = Vec::new();
-            if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
-                errln!(
-                    "{}",
-                    err.error(&format!("could not read standard input: {e}"))
-                );
-                return 2;
+            match cuda_toolchain::diagnose::diagnose_reader(std::io::stdin().lock(), ctx) {
+                Ok(found) => explain_log(&found, json, out),
+                Err(e) => {
+                    errln!(
+                        "{}",
+                        err.error(&format!("could not read standard input: {e}"))
+                    );
+                    2
+                }
             }
-            explain_log(&String::from_utf8_lossy(&bytes), json, ctx, out)
         }
-        Input::File(path) => match std::fs::read(path) {
-            Ok(bytes) => explain_log(&String::from_utf8_lossy(&bytes), json, ctx, out),
+        Input::File(path) => match std::fs::File::open(path)
+            .and_then(|f| cuda_toolchain::diagnose::diagnose_reader(f, ctx))
+        {
+            Ok(found) => explain_log(&found, json, out),
             Err(e) => {
                 let e = Error::new(
                     "invalid-argument",
@@ -165,14 +175,20 @@ fn explain(
 }
 
 fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
-    if let Some(doc) = cuda_toolchain::diagnose::codes::lookup(code) {
+    use cuda_toolchain::diagnose::codes;
+    if let Some(doc) = codes::lookup(code) {
+        let see_also = codes::see_also(doc.code);
         if json {
-            let v = json!({"code": doc.code, "title": doc.title, "layer": doc.layer, "explanation": doc.explanation});
+            let v = json!({"code": doc.code, "title": doc.title, "layer": doc.layer, "explanation": doc.explanation, "see_also": see_also});
             outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         } else {
             outln!("{}", out.bold(&format!("{}: {}", doc.code, doc.title)));
             outln!();
             outln!("{}", doc.explanation.trim_end());
+            if !see_also.is_empty() {
+                outln!();
+                outln!("See also: {}", see_also.join(", "));
+            }
         }
         return 0;
     }
@@ -194,13 +210,43 @@ fn explain_code(code: &str, json: bool, out: &Style, err: &Style) -> i32 {
     1
 }
 
-fn explain_log(
-    text: &str,
-    json: bool,
-    ctx: &cuda_toolchain::diagnose::Context,
-    out: &Style,
-) -> i32 {
-    let found = cuda_toolchain::diagnose::diagnose(text, ctx);
+/// `cargo cuda explain --list [--json]`: every code with its one-line
+/// summary, grouped by layer (driver, toolkit, compile, link, load, run).
+pub fn list(json: bool, out: &Style) -> i32 {
+    use cuda_toolchain::diagnose::{codes, Layer};
+    if json {
+        let layers: Vec<_> = Layer::ALL
+            .iter()
+            .map(|l| {
+                let list: Vec<_> = codes::in_layer(*l)
+                    .map(|d| json!({"code": d.code, "summary": d.title, "see_also": codes::see_also(d.code)}))
+                    .collect();
+                json!({"layer": l.as_str(), "codes": list})
+            })
+            .collect();
+        let v = json!({"count": codes::all().len(), "layers": layers});
+        outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return 0;
+    }
+    let width = codes::all().iter().map(|d| d.code.len()).max().unwrap_or(0);
+    for (i, layer) in Layer::ALL.iter().enumerate() {
+        if i > 0 {
+            outln!();
+        }
+        outln!("{}", out.bold(layer.as_str()));
+        for d in codes::in_layer(*layer) {
+            outln!("  {:width$}  {}", d.code, d.title);
+        }
+    }
+    outln!();
+    outln!(
+        "{} codes; `cargo cuda explain CODE` explains one",
+        codes::all().len()
+    );
+    0
+}
+
+fn explain_log(found: &[cuda_toolchain::diagnose::Diagnosis], json: bool, out: &Style) -> i32 {
     if json {
         // Diagnosis serialises as the documented schema: code, title,
         // evidence, cause, fix, plus layer, confidence and alternatives.

@@ -95,6 +95,10 @@ diagnosis_codes! {
     GpuUnsupportedByDriver = "gpu-unsupported-by-driver",
     MsbuildCudaIntegrationMissing = "msbuild-cuda-integration-missing",
     FrameworkLibNotFound = "framework-lib-not-found",
+    LibraryOpUnsupported = "library-op-unsupported",
+    CudaDependencyFetchFailed = "cuda-dependency-fetch-failed",
+    DriverStateLost = "driver-state-lost",
+    CudaObjectNotPic = "cuda-object-not-pic",
 }
 
 impl Code {
@@ -118,7 +122,7 @@ impl Code {
 
     /// The layer of the stack it is about.
     pub fn layer(self) -> Layer {
-        self.doc().map_or(Layer::Runtime, |d| d.layer)
+        self.doc().map_or(Layer::Run, |d| d.layer)
     }
 }
 
@@ -171,9 +175,60 @@ pub struct CodeDoc {
     pub explanation: &'static str,
 }
 
-/// Every documented code, grouped by layer.
+/// Every documented code, in catalogue order (see [`Layer`] for the grouping).
 pub fn all() -> &'static [CodeDoc] {
     CODES
+}
+
+/// Codes a reader of one should also know: near neighbours whose names or
+/// messages are easy to confuse. Each group is symmetric: every member
+/// points at the others.
+const SEE_ALSO: &[&[&str]] = &[
+    &[
+        "kernel-not-found",
+        "bf16-kernel-unavailable",
+        "no-kernel-image-for-device",
+    ],
+    &[
+        "cuda-runtime-lib-not-found",
+        "framework-lib-not-found",
+        "libcuda-not-found",
+    ],
+    &["framework-lib-not-found", "cuda-backend-not-built"],
+    &["toolkit-unsupported-by-crate", "toolkit-requirement"],
+    &["driver-state-lost", "cuda-unknown-error", "illegal-address"],
+    &["library-op-unsupported", "arch-feature-needs-higher-target"],
+    &["cuda-dependency-fetch-failed", "header-dep-missing"],
+    &["ptx-too-new-for-driver", "ptx-jit-failed", "driver-too-old"],
+    &[
+        "arch-too-new-for-nvcc",
+        "arch-dropped-by-nvcc",
+        "arch-invalid",
+    ],
+    &[
+        "no-device-visible",
+        "driver-not-loaded",
+        "container-device-missing",
+    ],
+    &["out-of-memory", "compiler-killed"],
+];
+
+/// The codes to see also from `code` (its near neighbours), in catalogue order.
+pub fn see_also(code: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = SEE_ALSO
+        .iter()
+        .filter(|g| g.contains(&code))
+        .flat_map(|g| g.iter().copied())
+        .filter(|c| *c != code)
+        .collect();
+    out.sort_by_key(|c| CODES.iter().position(|d| d.code == *c));
+    out.dedup();
+    out
+}
+
+/// Every documented code of one layer, in catalogue order.
+pub fn in_layer(layer: Layer) -> impl Iterator<Item = &'static CodeDoc> {
+    CODES.iter().filter(move |d| d.layer == layer)
 }
 
 /// The documentation of one code, if it exists.
@@ -432,22 +487,23 @@ Fix: set CARGO_CUDA_HOME to the directory that should hold installed toolkits.",
     ),
     doc(
         "header-dep-missing",
-        BuildConfig,
+        Compile,
         "A header-only dependency is not in the store",
         "\
 Build::cutlass / Build::header_dep name a package that `cargo cuda deps fetch` has not fetched
 into the store (CARGO_CUDA_HOME, else $XDG_DATA_HOME/cargo-cuda, else ~/.local/share/cargo-cuda),
-or a local path that is not a directory. Build scripts never download, so offline builds
-(`cargo build --offline`, CARGO_NET_OFFLINE) and docs.rs behave the same as online ones.
+or a local path that is not a directory. A build script fetches one only with cuda-build's
+`fetch` feature and never when CARGO_NET_OFFLINE is set or on docs.rs.
 
 Confirm: `ls $CARGO_CUDA_HOME/deps` (or ~/.local/share/cargo-cuda/deps).
 
-Fix: run `cargo cuda deps fetch` once with network (CI: before the offline step), or
-`git submodule update --init` for a vendored path.",
+Fix: run `cargo cuda deps fetch` once with network (CI: before the offline step), turn on
+cuda-build's `fetch` feature so plain `cargo build` fetches it, or `git submodule update --init`
+for a vendored path.",
     ),
     doc(
         "header-dep-requirement",
-        BuildConfig,
+        Compile,
         "The build does not meet a header dependency's requirements",
         "\
 CUTLASS 3.x/4.x needs C++17 and, for most of its paths, sm_80 or newer; the build sets an older
@@ -461,7 +517,7 @@ Fix: drop `.std(\"14\")` (nvcc's default is C++17) and target sm_80+ only
     ),
     doc(
         "header-dep-bad-commit",
-        BuildConfig,
+        Compile,
         "A git header dependency is not pinned to a full commit, or the commit cannot be fetched",
         "\
 Git header dependencies are pinned by full commit hash (40 hex digits): a short hash can become
@@ -474,12 +530,14 @@ Fix: pin the full hash that `git rev-parse` prints, and check the URL.",
     ),
     doc(
         "cuda-home-invalid",
-        Environment,
+        Toolkit,
         "CUDA_HOME (or a sibling variable) points at no toolkit",
         "\
-A variable that selects the toolkit (NVCC, CUDA_HOME, CUDA_PATH, CUDA_ROOT, CUDA_TOOLKIT_ROOT_DIR)
-names a directory that does not exist or has no bin/nvcc. An explicit setting wins over every
-other search, so a stale value breaks the build even when another toolkit is installed.
+A variable that selects the toolkit (NVCC, CUDA_HOME, CUDA_PATH, CUDA_TOOLKIT_PATH, CUDA_ROOT,
+CUDA_TOOLKIT_ROOT_DIR) names a directory that does not exist or has no bin/nvcc. An explicit
+setting wins over every other search, so a stale value breaks the build even when another
+toolkit is installed. CMake's CUDACXX naming something other than a working nvcc is only a
+warning: cuda-build skips it.
 
 Confirm: `echo $CUDA_HOME; ls $CUDA_HOME/bin/nvcc`, and `cargo cuda env`.
 
@@ -529,7 +587,7 @@ ptx-too-new-for-driver; inside one nvcc run it is toolkit-incomplete (mixed rele
     // ---------------------------------------------------------- build config
     doc(
         "arch-too-new-for-nvcc",
-        BuildConfig,
+        Compile,
         "This nvcc does not know the requested GPU architecture",
         "\
 nvcc rejected an architecture it predates: `nvcc fatal   : Unsupported gpu architecture
@@ -545,7 +603,7 @@ Fix: use a newer toolkit (set CUDA_HOME to it), or remove the architecture from 
     ),
     doc(
         "arch-dropped-by-nvcc",
-        BuildConfig,
+        Compile,
         "This nvcc no longer targets the requested GPU architecture",
         "\
 nvcc rejected an architecture that older releases supported: `nvcc fatal   : Unsupported gpu
@@ -560,7 +618,7 @@ architecture from the arch list (CUDA_ARCHS, [package.metadata.cuda] arch).",
     ),
     doc(
         "arch-invalid",
-        BuildConfig,
+        Compile,
         "nvcc was given something that is not an architecture name",
         "\
 nvcc rejected an architecture value that is not a well-formed name at all: `compute_80+PTX`
@@ -575,7 +633,7 @@ cuda-build, which then passes nvcc proper -gencode flags), or fix the variable t
     ),
     doc(
         "arch-feature-needs-higher-target",
-        BuildConfig,
+        Compile,
         "The code uses an instruction the compile target lacks",
         "\
 ptxas refused an instruction that the target architecture does not have:
@@ -594,7 +652,7 @@ lower targets compile a fallback.",
     ),
     doc(
         "arch-not-detected",
-        BuildConfig,
+        Compile,
         "No GPU was visible to choose the architecture from",
         "\
 The build asked for the architecture of the local GPU (`-arch=native`, CMake's detection, or
@@ -611,7 +669,7 @@ Fix: name the architecture explicitly: CUDA_ARCHS=86 (or 80;86;90, or `all-major
     // ---------------------------------------------------------- host compiler
     doc(
         "host-compiler-unsupported",
-        HostCompiler,
+        Compile,
         "nvcc does not accept this host compiler version",
         "\
 nvcc's include/crt/host_config.h refuses host compilers newer (or older) than the release was
@@ -627,7 +685,7 @@ or use a newer CUDA toolkit. `-allow-unsupported-compiler` skips the check at yo
     ),
     doc(
         "host-compiler-not-found",
-        HostCompiler,
+        Compile,
         "nvcc could not run its host compiler",
         "\
 nvcc needs a host C++ compiler (g++, clang++ or cl.exe) and could not start it:
@@ -643,8 +701,8 @@ NVCC_CCBIN / -ccbin to name one that exists.",
     // --------------------------------------------------------------- runtime
     doc(
         "no-kernel-image-for-device",
-        Runtime,
-        "The binary has no code for this GPU",
+        Load,
+        "The binary has no code for this GPU's architecture",
         "\
 The driver found no SASS for the GPU's architecture and no PTX it could JIT:
 `CUDA_ERROR_NO_BINARY_FOR_GPU` (209), `cudaErrorNoKernelImageForDevice`, \"no kernel image is
@@ -663,7 +721,7 @@ disabled (CUDA_DISABLE_PTX_JIT=1).",
     ),
     doc(
         "ptx-too-new-for-driver",
-        Runtime,
+        Load,
         "The driver cannot JIT PTX from a newer toolkit",
         "\
 The module carries PTX whose ISA version is newer than the installed driver's JIT understands:
@@ -681,7 +739,7 @@ with a toolkit no newer than the driver's CUDA version, or upgrade the driver.",
     ),
     doc(
         "ptx-jit-failed",
-        Runtime,
+        Load,
         "The driver's PTX JIT compilation failed",
         "\
 The driver tried to JIT-compile PTX and failed: `CUDA_ERROR_INVALID_PTX` (218), \"a PTX JIT
@@ -711,12 +769,15 @@ Fix: install the driver's full user-space libraries (or use the NVIDIA container
     ),
     doc(
         "kernel-not-found",
-        Runtime,
-        "The requested kernel is not in the module",
+        Load,
+        "The module has no kernel of the requested name (a name or mangling mismatch)",
         "\
 `CUDA_ERROR_NOT_FOUND` (500), \"named symbol not found\": the module has no function by that
 name. C++ kernels are name-mangled unless declared `extern \"C\"`; templates need an explicit
-instantiation.
+instantiation. This is a lookup by name through the driver API (cuModuleGetFunction). The same
+words from the runtime API (`cudaErrorSymbolNotFound` at a CUDA_CHECK) usually mean the binary
+has no code for this GPU: no-kernel-image-for-device. A bf16 kernel compiled out for an older
+GPU is bf16-kernel-unavailable.
 
 Confirm: `cuobjdump -symbols <fatbin>` or the generated module's ENTRIES list.
 
@@ -724,7 +785,7 @@ Fix: declare the kernel `extern \"C\" __global__`, or load it by its mangled nam
     ),
     doc(
         "invalid-kernel-image",
-        Runtime,
+        Load,
         "The driver rejected the module image",
         "\
 `CUDA_ERROR_INVALID_IMAGE` (200): the bytes passed to cuModuleLoadData are not a valid cubin,
@@ -737,7 +798,7 @@ Fix: load the artifact cuda-build generated (IMAGE in the generated module), and
     ),
     doc(
         "out-of-memory",
-        Runtime,
+        Run,
         "The GPU ran out of memory",
         "\
 `CUDA_ERROR_OUT_OF_MEMORY` (2), `cudaErrorMemoryAllocation`, \"out of memory\". The allocation
@@ -749,7 +810,7 @@ Fix: allocate less (smaller batches), free buffers earlier, or use a GPU with mo
     ),
     doc(
         "illegal-address",
-        Runtime,
+        Run,
         "A kernel accessed memory it must not",
         "\
 `CUDA_ERROR_ILLEGAL_ADDRESS` (700) \"an illegal memory access was encountered\", misaligned
@@ -762,7 +823,7 @@ Fix: check index bounds and buffer sizes passed to the kernel.",
     ),
     doc(
         "launch-out-of-resources",
-        Runtime,
+        Run,
         "The kernel launch asked for more than the GPU has",
         "\
 `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` (701), \"too many resources requested for launch\": block
@@ -774,7 +835,7 @@ Fix: launch smaller blocks, or cap registers with __launch_bounds__ / -maxrregco
     ),
     doc(
         "cuda-init-failed",
-        Runtime,
+        Run,
         "CUDA failed to initialise",
         "\
 `CUDA_ERROR_NOT_INITIALIZED` (3) / cudaErrorInitializationError, \"initialization error\".
@@ -787,7 +848,7 @@ Fix: initialise CUDA after fork (or use spawn), and see driver-not-loaded when n
     ),
     doc(
         "cuda-unknown-error",
-        Runtime,
+        Run,
         "CUDA reported an unknown error",
         "\
 `CUDA_ERROR_UNKNOWN` (999), \"unknown error\". It has many causes, most of them in the driver:
@@ -847,7 +908,7 @@ do not install a driver inside the image.",
     doc(
         "libcuda-not-found",
         Driver,
-        "libcuda (the driver's CUDA library) could not be loaded",
+        "libcuda, the driver's CUDA library (not a toolkit library), could not be loaded",
         "\
 `libcuda.so.1: cannot open shared object file: No such file or directory`, `cannot find
 -lcuda`, or cudarc's \"Unable to dynamically load the cuda shared library\". libcuda comes with
@@ -916,7 +977,7 @@ Fix: install and start nvidia-fabricmanager of exactly the driver's version.",
     // ----------------------------------------------------------- environment
     doc(
         "no-device-visible",
-        Environment,
+        Driver,
         "No CUDA GPU is visible to the program",
         "\
 `CUDA_ERROR_NO_DEVICE` (100), \"no CUDA-capable device is detected\", or nvidia-smi's \"No devices
@@ -930,7 +991,7 @@ the group owning /dev/nvidia* (often `video`).",
     ),
     doc(
         "invalid-device-ordinal",
-        Environment,
+        Run,
         "The program asked for a GPU index that does not exist",
         "\
 `CUDA_ERROR_INVALID_DEVICE` (101), \"invalid device ordinal\": a device index at or above the
@@ -942,7 +1003,7 @@ Fix: use an index below the visible count, or widen CUDA_VISIBLE_DEVICES.",
     ),
     doc(
         "device-unavailable",
-        Environment,
+        Run,
         "The GPU is busy or unavailable",
         "\
 `CUDA_ERROR_DEVICE_UNAVAILABLE` (46), \"CUDA-capable device(s) is/are busy or unavailable\": the
@@ -954,8 +1015,8 @@ Fix: wait for (or stop) the other process, or `sudo nvidia-smi -c DEFAULT`.",
     ),
     doc(
         "cuda-runtime-lib-not-found",
-        Environment,
-        "A CUDA toolkit library (libcudart, libcublas, ...) could not be found",
+        Load,
+        "A CUDA toolkit library (libcudart, libcublas, libnvrtc, ...) is not found at link or load time",
         "\
 The linker (`cannot find -lcudart`) or the loader (`libcudart.so.12: cannot open shared object
 file`) could not find a toolkit library. At link time the toolkit's lib directory is not on
@@ -966,9 +1027,11 @@ Confirm: `ldd ./program | grep 'not found'`.
 
 Fix: link statically (cudart_static), add the toolkit's lib64 directory to LD_LIBRARY_PATH or
 the rpath, or install the matching runtime (apt `cuda-cudart-13-0`, pip
-`nvidia-cuda-runtime`).",
+`nvidia-cuda-runtime`). Unlike framework-lib-not-found (a framework's own CUDA library, such as
+libtorch_cuda), these libraries come with the CUDA toolkit; the driver's libcuda is
+libcuda-not-found.",
     ),
-    doc("device-function-unresolved", BuildConfig, "A kernel calls a device function defined in another file", "\
+    doc("device-function-unresolved", Link, "A kernel calls a device function defined in another file", "\
 The device code calls a __device__ function whose definition is not in the same .cu file:
 `ptxas fatal   : Unresolved extern function '_Z6helperf'` (compiled without relocatable
 device code), or `nvlink error   : Undefined reference to '_Z6helperf' in 'a.o'` (the device link
@@ -981,7 +1044,7 @@ Fix: compile with relocatable device code and a device link step (Build::rdc(tru
 -rdc=true), and make sure the file that defines the function is part of the same build;
 or move the function into a header (as `__device__ inline`) so each file has its own copy.
 A mismatch between extern \"C\" and C++ names gives the same error."),
-    doc("nvcc-unknown-option", BuildConfig, "nvcc was given an option it does not know", "\
+    doc("nvcc-unknown-option", Compile, "nvcc was given an option it does not know", "\
 nvcc refused an option: `nvcc fatal   : Unknown option '-Wall'`. Host-compiler flags such as
 -Wall, -fPIC, -march=native are not nvcc options; nvcc passes them on only when wrapped.
 
@@ -989,7 +1052,7 @@ Confirm: `nvcc --help | grep -- <option>`.
 
 Fix: wrap host-compiler flags: `-Xcompiler=-Wall,-fPIC` (Build::flag(\"-Xcompiler=-Wall\")); for
 linker flags use -Xlinker. Check NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS for stray flags."),
-    doc("compiler-killed", Environment, "A compiler process was killed, usually for lack of memory", "\
+    doc("compiler-killed", Compile, "A compiler process was killed, usually for lack of memory", "\
 nvcc reports that one of its stages was killed: `nvcc error   : 'cicc' died due to signal 9 (Kill
 signal)` (also cudafe++ or ptxas), or `c++: fatal error: Killed signal terminated program
 cc1plus`. Signal 9 during a compile almost always means the kernel's out-of-memory killer
@@ -1004,7 +1067,7 @@ run the failed nvcc command alone (it succeeds when parallelism or memory was th
 
 Fix: build with fewer parallel jobs (CARGO_BUILD_JOBS=2, or NUM_JOBS for the build script),
 add RAM or swap, or split the largest .cu files; in containers raise the memory limit."),
-    doc("toolkit-unsupported-by-crate", Toolkit, "A Rust crate's build script does not support this CUDA toolkit version", "\
+    doc("toolkit-unsupported-by-crate", Toolkit, "A crate (cudarc, candle, ...) does not support the installed CUDA version", "\
 A crate that ships its own CUDA bindings chose them by the installed toolkit's version and has
 none for it: cudarc's build script panics with `Unsupported cuda toolkit version: `12.6`. Please
 raise a github issue.` (the version may be written `12060`). The toolkit is newer (sometimes
@@ -1016,8 +1079,10 @@ pulls it in; the crate's changelog for the first release that supports that CUDA
 Fix: update the crate (`cargo update -p cudarc`, or a newer candle / mistral.rs that depends on
 a newer cudarc); or build against a toolkit the crate supports (point CUDA_HOME at it, or
 `cargo cuda build`, which picks a detected toolkit and exports CUDA_HOME for build scripts);
-cudarc also reads CUDARC_CUDA_VERSION (e.g. 12040) to choose its bindings explicitly."),
-    doc("sccache-nvcc-failed", Environment, "sccache failed while wrapping nvcc", "\
+cudarc also reads CUDARC_CUDA_VERSION (e.g. 12040) to choose its bindings explicitly. Unlike
+toolkit-requirement (cuda-build's own version requirement, from this project), the limit here is
+the other crate's."),
+    doc("sccache-nvcc-failed", Compile, "sccache failed while wrapping nvcc", "\
 The compile went through sccache (as RUSTC_WRAPPER, CUDA_BUILD_WRAPPER or a build script's
 compiler wrapper), and sccache's own nvcc handling failed, not nvcc: `sccache: Compiler killed
 by signal 126`, or `sccache: error: Failed to open file for hashing:
@@ -1040,7 +1105,7 @@ for the GPU, whose compute capability NVIDIA's tables give.
 
 Fix: set the architecture yourself: CUDA_COMPUTE_CAP=86 (what candle and bindgen_cuda read),
 or `cargo cuda build`, which sets CUDA_COMPUTE_CAP from the driver API; or upgrade the driver."),
-    doc("cuda-backend-not-built", Environment, "The library in use was built without CUDA", "\
+    doc("cuda-backend-not-built", Load, "The library in use (libtorch, ONNX Runtime, llama.cpp, ...) was built without CUDA", "\
 The framework runs, but the binary it loaded has no CUDA support, so asking for the GPU fails:
 `Torch not compiled with CUDA enabled`, tch-rs's `Could not run 'aten::empty_strided' with
 arguments from the 'CUDA' backend` (a CPU-only libtorch), ort's `CUDA execution provider is not
@@ -1052,7 +1117,7 @@ build (libtorch_cuda.so next to libtorch.so; onnxruntime_providers_cuda).
 Fix: install or download the CUDA build of the library (libtorch for your CUDA version, ort with
 its `cuda` feature or a CUDA ONNX Runtime), and point the crate at it (LIBTORCH, ORT_DYLIB_PATH);
 for tch-rs also make sure libtorch_cuda is linked (`-Wl,--no-as-needed`)."),
-    doc("bf16-kernel-unavailable", Runtime, "A bf16 kernel is missing because the GPU is older than sm_80", "\
+    doc("bf16-kernel-unavailable", Load, "A bf16 kernel was compiled out for this GPU: it exists only for sm_80 and newer", "\
 A kernel that uses bfloat16 is not in the module loaded on this GPU: candle compiles its bf16
 kernels only for `__CUDA_ARCH__ >= 800`, so on a pre-Ampere GPU (T4 = 7.5, 2080 Ti = 7.5, P100 =
 6.0) loading `cast_f32_bf16` or `is_u32_bf16` fails with `DriverError(CUDA_ERROR_NOT_FOUND,
@@ -1062,8 +1127,10 @@ Confirm: `nvidia-smi --query-gpu=name,compute_cap --format=csv` (below 8.0); the
 the message ends in bf16.
 
 Fix: run the model in f16 or f32 (`--dtype f16`), or use a GPU with compute capability 8.0 or
-newer; with mixed GPUs build for the newer one (CUDA_COMPUTE_CAP=89, or `cargo cuda build`)."),
-    doc("container-device-missing", Environment, "The GPU device nodes are missing for the container", "\
+newer; with mixed GPUs build for the newer one (CUDA_COMPUTE_CAP=89, or `cargo cuda build`).
+Unlike kernel-not-found, the name is right: the kernel exists in the source and was compiled out
+for this architecture."),
+    doc("container-device-missing", Driver, "The GPU device nodes are missing for the container", "\
 The container runtime was asked to pass the GPU in and the device node does not exist on the
 host: `lstat /dev/nvidia0: no such file or directory`, `stat failed: /dev/nvidiactl`,
 `/dev/nvidia-uvm` missing. The nvidia kernel module creates these nodes; without a loaded driver
@@ -1074,7 +1141,7 @@ Confirm: `ls -l /dev/nvidia*` on the host; `nvidia-smi` on the host; `lsmod | gr
 Fix: install and load the NVIDIA driver on the host (`sudo modprobe nvidia nvidia-uvm`, or
 `nvidia-modprobe -u -c=0`), or stop passing devices the host does not have (drop the --device
 flags; on Jetson use the runtime's own device list)."),
-    doc("container-runtime-missing", Environment, "Docker has no NVIDIA runtime for --gpus", "\
+    doc("container-runtime-missing", Driver, "Docker has no NVIDIA runtime for --gpus", "\
 Docker was asked for GPUs (`--gpus all`, or a compose `deploy.resources` GPU reservation) and has
 no device driver for them: `could not select device driver \"\" with capabilities: [[gpu]]`. The
 NVIDIA Container Toolkit is not installed or not registered with Docker, or the machine has no
@@ -1125,7 +1192,7 @@ Confirm: look for `CUDA 12.x.props` in `<VS>\\MSBuild\\Microsoft\\VC\\v170\\Buil
 Fix: rerun the CUDA installer with the Visual Studio Integration component, or copy the files
 from `<CUDA>\\extras\\visual_studio_integration\\MSBuildExtensions`; or use the Ninja generator
 (`-G Ninja` with CUDACXX pointing at nvcc)."),
-    doc("framework-lib-not-found", Environment, "A framework's CUDA library is not on the loader's path", "\
+    doc("framework-lib-not-found", Load, "A framework's own CUDA library (libtorch_cuda, ggml-cuda, ONNX Runtime providers) is not on the loader's path", "\
 The program needs the CUDA part of a framework it links or loads, and the loader cannot find it:
 `libtorch_cuda.so: cannot open shared object file` (tch-rs and libtorch),
 `Failed to load library libonnxruntime_providers_shared.so` / `_cuda.so` (ort's CUDA execution
@@ -1139,9 +1206,72 @@ there); for ort, `ls target/<profile>/` next to the binary.
 Fix: add the framework's library directory to LD_LIBRARY_PATH (libtorch: `$LIBTORCH/lib`, not
 `$LIBTORCH`) or link with an rpath to it; for ort, let it copy the provider libraries next to
 the binary (its `copy-dylibs` feature) and link with the rpath `$ORIGIN`
-(`-C link-args=-Wl,-rpath,$ORIGIN`), or point ORT_DYLIB_PATH at the full ONNX Runtime."),
+(`-C link-args=-Wl,-rpath,$ORIGIN`), or point ORT_DYLIB_PATH at the full ONNX Runtime.
+Unlike cuda-runtime-lib-not-found (a toolkit library such as libcudart or libcublas), the missing
+file ships with the framework; a framework without the file at all is cuda-backend-not-built."),
+    doc("library-op-unsupported", Run, "A CUDA math library (cuBLAS, cuDNN, cuFFT) does not support this operation on this GPU or data type", "\
+A math library refused the call before running it: `CUBLAS_STATUS_NOT_SUPPORTED`,
+`CUBLAS_STATUS_ARCH_MISMATCH`, `CUDNN_STATUS_NOT_SUPPORTED`, `CUDNN_STATUS_ARCH_MISMATCH`,
+`CUFFT_NOT_SUPPORTED`. The GPU lacks the data type or unit the call needs (bf16 and tf32 need
+sm_80, fp16 tensor cores sm_70, fp8 sm_89), the library release is too old for the GPU (or has
+dropped it), or this combination of types, layouts and sizes is not implemented. A CUDA
+translation layer on a non-NVIDIA GPU (ZLUDA) reports the same for what it cannot map.
+
+Confirm: `nvidia-smi --query-gpu=name,compute_cap --format=csv` for the GPU; the dtype of the
+call (the log names cublasGemmEx's CUDA_R_16BF / CUDA_R_16F, or the tensor's dtype); the
+library's version (`ls /usr/local/cuda/lib64/libcublas.so.*`, `pip show nvidia-cublas-cu12`).
+
+Fix: run in a dtype the GPU has (f32 or f16 below sm_80), update the library (a CUDA 12.8+ cuBLAS
+for Blackwell), or change the unsupported shape or layout (contiguous tensors, a supported
+algorithm). See also arch-feature-needs-higher-target for the same limit at compile time."),
+    doc("cuda-dependency-fetch-failed", Compile, "A build step could not download a CUDA dependency (CUTLASS, cuDNN, a toolkit)", "\
+A build script or CMake step fetches a CUDA dependency while building and the fetch failed:
+cudaforge's `GitOperationFailed(\"git clone failed ...\")` for CUTLASS, candle-flash-attn's
+`Failed to clone cutlass repository`, `fatal: unable to access 'https://github.com/NVIDIA/cutlass'`,
+FetchContent's `Failed to clone repository`, a download of cuDNN or a toolkit that timed out.
+Nothing is wrong with the toolkit; the build never got the dependency's sources.
+
+Confirm: run the fetch by hand (`git clone https://github.com/NVIDIA/cutlass`); `git --version`
+(an `os error 2` / `No such file or directory` means git itself is not installed, as in slim
+build containers); proxy variables (HTTPS_PROXY) and whether the build runs offline.
+
+Fix: install git (or curl) in the build environment, let it reach github.com (or a proxy), or
+point the build at a copy fetched beforehand (the crate's CUTLASS_DIR-style variable, a vendored
+or git-submodule checkout); in CI, cache the dependency. See also header-dep-missing for
+dependencies cuda-build itself pins."),
+    doc("cuda-object-not-pic", Link, "CUDA objects built without -fPIC were linked into a position-independent binary or library", "\
+The linker refused a relocation in an object nvcc produced: `relocation R_X86_64_32 against
+`.rodata' can not be used when making a PIE object; recompile with -fPIE`, or rust-lld's
+`relocation R_X86_64_PC32 cannot be used against symbol ...; recompile with -fPIC` with a
+`.cu.o` or an nvcc temporary (`tmpxft_..._cudafe1.cpp`) as the referencing object. Rust links
+position-independent executables on Linux, and shared libraries are always position-independent;
+nvcc does not pass -fPIC to the host compiler unless told to.
+
+Confirm: the object named in the error is a .cu object, or comes from a static library a build
+script built with nvcc; `readelf -r obj.o | grep R_X86_64_32` shows absolute relocations.
+
+Fix: compile every .cu with `-Xcompiler -fPIC` (cc-rs: `.flag(\"-Xcompiler\").flag(\"-fPIC\")`;
+CMake: POSITION_INDEPENDENT_CODE ON) and the device-link step as well (`nvcc -dlink -Xcompiler
+-fPIC`). As a stopgap, link the executable without PIE (`-C relocation-model=static`)."),
+    doc("driver-state-lost", Driver, "The driver lost the GPU's state (after suspend/resume, a GPU reset or an Xid fault)", "\
+The GPU and its driver were working, and now every CUDA call fails with errors that name no
+cause: `unspecified launch failure` (719), `unknown error` (999), `all CUDA-capable devices are
+busy or unavailable` (46), `CUDA_ERROR_LAUNCH_FAILED` even for trivial kernels. Typical after the
+machine resumed from suspend or hibernation (the nvidia_uvm module loses its state), after a GPU
+reset, or after an Xid error in the kernel log (`NVRM: Xid`, `GPU has fallen off the bus`).
+
+Confirm: does a trivial CUDA program fail too (`nvidia-smi`, cuda-samples' deviceQuery,
+`python -c \"import torch; torch.zeros(1).cuda()\"`)? If yes, it is the driver's state, not the
+program; `dmesg | grep -i -E 'xid|nvrm'` shows faults; `journalctl -b | grep -i suspend` shows a
+resume. If a trivial program works, the kernel itself faulted: see illegal-address.
+
+Fix: reload the UVM module (`sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm`, with no CUDA
+program running), or reboot; for laptops, enable NVIDIA's suspend services
+(`nvidia-suspend.service`, `nvidia-resume.service`) with
+`NVreg_PreserveVideoMemoryAllocations=1`. Repeated Xid 79 (fallen off the bus) points at power or
+hardware."),
     // ------------------------------------ raised by cuda-build's own modules
-    doc("nvcc-failed", Toolkit, "nvcc failed, and no known cause was recognised", "\
+    doc("nvcc-failed", Compile, "nvcc failed, and no known cause was recognised", "\
 nvcc (or `nvcc --version`) exited with an error that matches none of the documented causes.
 cuda-build shows nvcc's own output below the error.
 
@@ -1156,7 +1286,7 @@ The file named as nvcc has no execute permission (or the file system is mounted 
 Confirm: `ls -l $(which nvcc)`; `mount | grep noexec`.
 
 Fix: `chmod +x <toolkit>/bin/nvcc`, or reinstall the toolkit."),
-    doc("nvcc-timeout", Toolkit, "nvcc did not finish in time", "\
+    doc("nvcc-timeout", Compile, "nvcc did not finish in time", "\
 nvcc (or `nvcc --version`) ran past cuda-build's deadline and was killed. A wrapper script
 waiting on input, a license or network check, or a very large kernel can cause it.
 
@@ -1180,7 +1310,7 @@ with missing cuda_runtime.h.
 Confirm: `ls -l $(which nvcc)`.
 
 Fix: use the toolkit's own bin/nvcc (set CUDA_HOME to the toolkit root)."),
-    doc("nvcc-path-mismatch", Environment, "The nvcc on PATH is not the toolkit cuda-build selected", "\
+    doc("nvcc-path-mismatch", Toolkit, "The nvcc on PATH is not the toolkit cuda-build selected", "\
 cuda-build selected one toolkit (for example from CUDA_HOME), but `nvcc` on PATH belongs to
 another. Builds through cuda-build are consistent; nvcc run by hand, CMake, and other tools
 that use PATH compile with the other toolkit.
@@ -1202,22 +1332,27 @@ other tools that read the file may fail.
 Confirm: `python3 -m json.tool <toolkit>/version.json`.
 
 Fix: reinstall the toolkit (the file is written by the installer)."),
-    doc("toolkit-requirement", BuildConfig, "No installed toolkit satisfies the version requirement", "\
+    doc("toolkit-requirement", Toolkit, "No installed toolkit meets the version this project asks cuda-build for", "\
 The crate asks for a toolkit version (`[package.metadata.cuda] toolkit = \"^12.4\"` or the
 builder's requirement), and none of the toolkits found matches it. The error lists every
 toolkit found with its version.
 
 Confirm: `cargo cuda toolkits`.
 
-Fix: install a matching toolkit and set CUDA_HOME to it, or relax the requirement."),
-    doc("toolkit-env-conflict", Environment, "Two variables name different CUDA toolkits", "\
-CUDA_HOME, CUDA_PATH, CUDA_ROOT or CUDA_TOOLKIT_ROOT_DIR point at different toolkits. cuda-build
-follows its precedence (NVCC, then CUDA_HOME, ...), but tools that read the other variable use
-the other toolkit, so objects from two releases can end up in one program.
+Fix: install a matching toolkit and set CUDA_HOME to it, or relax the requirement. Unlike
+toolkit-unsupported-by-crate (another crate's build script or bindings refusing the installed
+CUDA), this requirement is the project's own, given to cuda-build."),
+    doc("toolkit-env-conflict", Toolkit, "Two variables name different CUDA toolkits", "\
+NVCC, CUDA_HOME, CUDA_PATH, CUDA_TOOLKIT_PATH, CUDACXX, CUDA_ROOT or CUDA_TOOLKIT_ROOT_DIR point
+at different toolkits, or a crate of the build that looks for CUDA on its own (cudarc, NVIDIA's
+cuda-bindings/cuda-core, a CMake build) would find another one. cuda-build follows its
+precedence (NVCC, then CUDA_HOME, ...), but tools that read the other variable use the other
+toolkit, so objects from two releases can end up in one program.
 
-Confirm: `cargo cuda env`.
+Confirm: `cargo cuda doctor` (toolkit.conflicts, toolkit.consumers).
 
-Fix: set them to the same toolkit, or unset the stale one."),
+Fix: set them to the same toolkit, or unset the stale one. `cargo cuda build` hands every crate
+the selected toolkit; `cargo cuda env --write` does the same for plain cargo."),
     doc("toolkit-broken-link", Toolkit, "A toolkit symlink points at nothing", "\
 A link such as /usr/local/cuda points at a toolkit that was removed.
 
@@ -1225,21 +1360,21 @@ Confirm: `ls -l /usr/local/cuda`.
 
 Fix: repoint the link at an installed toolkit (`sudo ln -sfn /usr/local/cuda-12.4
 /usr/local/cuda`, or `update-alternatives --config cuda`), or remove it."),
-    doc("no-cuda-sources", BuildConfig, "No .cu files were given to compile", "\
+    doc("no-cuda-sources", Compile, "No .cu files were given to compile", "\
 The builder was given a directory or glob that matches no .cu files, so there is nothing to
 compile.
 
 Confirm: list the directory named in the error.
 
 Fix: add .cu files there, or point Build::dir / Build::glob at the directory that has them."),
-    doc("write-failed", Environment, "A file could not be written", "\
+    doc("write-failed", Compile, "A file could not be written", "\
 cuda-build could not write an output (a kernel image, the generated module, a cache entry):
 the directory is missing or read-only, or the disk is full.
 
 Confirm: check the path named in the error, its permissions, and `df -h`.
 
 Fix: free space or fix permissions; set OUT_DIR / CUDA_BUILD_CACHE_DIR to a writable place."),
-    doc("nvcc-bad-output", Toolkit, "The compiler exited successfully but wrote a bad output", "\
+    doc("nvcc-bad-output", Compile, "The compiler exited successfully but wrote a bad output", "\
 nvcc (or the wrapper around it) exited 0, yet the file it was asked to write is missing,
 truncated or not what the output kind needs (a fatbin without its header, a cubin that is not a
 whole ELF file, PTX without `.version`/`.target`, an archive with no member). cuda-build checks
@@ -1250,41 +1385,41 @@ NVCC or CUDA_BUILD_WRAPPER names the real nvcc, and the free space in OUT_DIR.
 
 Fix: point NVCC / CUDA_HOME at a real toolkit, unset a wrapper that swallows nvcc's output, or
 free disk space."),
-    doc("module-name-collision", BuildConfig, "Two builds in one build script write the same module", "\
+    doc("module-name-collision", Compile, "Two builds in one build script write the same module", "\
 Two `Build`s given to `compile_all` (or run in one script) use the same module name, so one
 generated `$OUT_DIR/<name>.rs` and manifest would overwrite the other.
 
 Confirm: the error names both builds and the module name.
 
 Fix: give each build its own `module_name(...)`."),
-    doc("output-collision", BuildConfig, "Two sources would write the same output file", "\
+    doc("output-collision", Compile, "Two sources would write the same output file", "\
 With a shared output directory or the source-stem file names (`output_names`), two sources
 map to one output path (`a/x.cu` and `b/x.cu` both to `x.ptx`), and one would overwrite the other.
 
 Confirm: the error names both sources and the output.
 
 Fix: rename one source, exclude it, or keep the default per-module layout."),
-    doc("output-overwrites-source", BuildConfig, "An output location would overwrite sources", "\
+    doc("output-overwrites-source", Compile, "An output location would overwrite sources", "\
 The output directory chosen with `output_dir(...)` lies inside the package's sources, or an
 output would replace a source file; cuda-build refuses rather than overwrite code.
 
 Confirm: compare the output directory in the error with the source directories.
 
 Fix: put outputs under OUT_DIR (the default) or another directory outside the sources."),
-    doc("invalid-glob", BuildConfig, "A source glob or exclude pattern does not parse", "\
+    doc("invalid-glob", Compile, "A source glob or exclude pattern does not parse", "\
 A pattern given to `Build::glob` or `Build::exclude` is not a valid glob (an unclosed `[` or `{`).
 
 Confirm: the error names the pattern and what is wrong with it.
 
 Fix: correct the pattern; `**/*.cu` matches every .cu file below the package root."),
-    doc("internal", Environment, "cuda-build hit a state it does not expect", "\
+    doc("internal", Compile, "cuda-build hit a state it does not expect", "\
 An invariant of cuda-build failed (a worker thread panicked, a result went missing). This is a
 bug in cuda-build, not in your setup.
 
 Confirm: rerun the build; the error says where it happened.
 
 Fix: report it with the full output; meanwhile `CUDA_BUILD_NO_CACHE=1` or NUM_JOBS=1 may avoid it."),
-    doc("libclang-not-found", BuildConfig, "libclang, needed for the typed launchers, was not found", "\
+    doc("libclang-not-found", Compile, "libclang, needed for the typed launchers, was not found", "\
 The `launchers` feature parses the CUDA sources with libclang, and no libclang shared library
 was found.
 
@@ -1292,7 +1427,7 @@ Confirm: `ldconfig -p | grep libclang`.
 
 Fix: install it (`apt-get install libclang-dev`, or LLVM from your package manager) and set
 LIBCLANG_PATH to its directory if it is not on the loader path, or disable the feature."),
-    doc("invalid-argument", BuildConfig, "A command-line argument is missing or invalid", "\
+    doc("invalid-argument", Compile, "A command-line argument is missing or invalid", "\
 A `cargo cuda` option lacks its value or has one it cannot use (for example a log file that
 cannot be read).
 
@@ -1306,26 +1441,26 @@ directory, or has no bin/nvcc.
 Confirm: `ls <dir>/bin/nvcc`; `cargo cuda toolkits` lists what was found.
 
 Fix: pass the toolkit root, the directory that holds bin/nvcc (e.g. /usr/local/cuda-13.0)."),
-    doc("source-not-found", BuildConfig, "A CUDA source file does not exist", "\
+    doc("source-not-found", Compile, "A CUDA source file does not exist", "\
 A .cu file given to the builder does not exist or is not a file.
 
 Confirm: check the path named in the error; relative paths are taken from the package directory.
 
 Fix: fix the path given to Build::file / files."),
-    doc("include-dir-missing", BuildConfig, "An include directory does not exist", "\
+    doc("include-dir-missing", Compile, "An include directory does not exist", "\
 A directory given to Build::include does not exist, so headers in it cannot be found.
 
 Confirm: check the path named in the error; relative paths are taken from the package directory.
 
 Fix: fix the path, or create the directory."),
-    doc("invalid-module-name", BuildConfig, "The generated module's name is not valid", "\
+    doc("invalid-module-name", Compile, "The generated module's name is not valid", "\
 Build::module_name must be letters, digits, `_` or `-`, because it names the generated
 `$OUT_DIR/<name>.rs` file that the crate includes.
 
 Confirm: look at the name in the error.
 
 Fix: choose a plain name such as `kernels`."),
-    doc("invalid-link-modifier", BuildConfig, "A static library's link modifier is not one rustc takes here", "\
+    doc("invalid-link-modifier", Link, "A static library's link modifier is not one rustc takes here", "\
 Build::link_lib_modifier takes `+` or `-` followed by `bundle` or `whole-archive`, each at most
 once. They go into the `cargo:rustc-link-lib=static:<modifiers>=<name>` line. `verbatim` is
 refused because cuda-build names the archive file itself.
@@ -1334,91 +1469,91 @@ Confirm: the error quotes the modifier and says what is wrong with it.
 
 Fix: use \"-bundle\" to keep the archive out of the rlib (the final link takes it from
 OUT_DIR), or \"+whole-archive\" to keep objects nothing references."),
-    doc("out-dir-unset", BuildConfig, "OUT_DIR is not set", "\
+    doc("out-dir-unset", Compile, "OUT_DIR is not set", "\
 The builder needs an output directory. Cargo sets OUT_DIR for build scripts; outside one,
 nothing does.
 
 Confirm: is the builder called from build.rs?
 
 Fix: call cuda_build::Build from build.rs, or set Build::out_dir."),
-    doc("out-dir-not-writable", Environment, "The output directory is not writable", "\
+    doc("out-dir-not-writable", Compile, "The output directory is not writable", "\
 cuda-build could not write into the output directory (permissions, a read-only mount).
 
 Confirm: `ls -ld <dir>` for the directory named in the error.
 
 Fix: make it writable, or choose another with CARGO_TARGET_DIR / Build::out_dir."),
-    doc("disk-full", Environment, "The disk filled up during the build", "\
+    doc("disk-full", Compile, "The disk filled up during the build", "\
 nvcc or cuda-build got `No space left on device` while writing kernels or cache files.
 
 Confirm: `df -h` on the target directory and on /tmp (nvcc writes temporaries there).
 
 Fix: free space, or move CARGO_TARGET_DIR / TMPDIR / CUDA_BUILD_CACHE_DIR to a larger disk."),
-    doc("archive-failed", BuildConfig, "`ar` could not build the static library", "\
+    doc("archive-failed", Link, "`ar` could not build the static library", "\
 OutputKind::StaticLib archives the device-linked objects with `ar`, which failed or is missing.
 
 Confirm: `which ar`; check free space in OUT_DIR.
 
 Fix: install binutils (ar), and check the free space in OUT_DIR."),
-    doc("metadata-invalid", BuildConfig, "[package.metadata.cuda] could not be read", "\
+    doc("metadata-invalid", Compile, "[package.metadata.cuda] could not be read", "\
 The package's Cargo.toml could not be read, or its [package.metadata.cuda] table has a value
 of the wrong type (toolkit must be a version requirement, arch a string).
 
 Confirm: look at the key named in the error.
 
 Fix: correct the table, e.g. `toolkit = \"^12.4\"`, `arch = \"80;86;90\"`."),
-    doc("launchers-feature-off", BuildConfig, "Typed launchers were requested without the `launchers` feature", "\
+    doc("launchers-feature-off", Compile, "Typed launchers were requested without the `launchers` feature", "\
 Build::launchers(true) needs cuda-build's `launchers` feature (it parses the sources with
 libclang).
 
 Confirm: the [build-dependencies] entry for cuda-build.
 
 Fix: `cuda-build = { version = \"...\", features = [\"launchers\"] }`, or drop launchers(true)."),
-    doc("launchers-source-unreadable", BuildConfig, "A CUDA source could not be read for the launchers", "\
+    doc("launchers-source-unreadable", Compile, "A CUDA source could not be read for the launchers", "\
 Generating typed launchers reads each .cu file; one could not be read.
 
 Confirm: check the path and its permissions.
 
 Fix: fix the path given to the builder (file/files/dir/glob)."),
-    doc("cargo-not-found", Environment, "cargo could not be started", "\
+    doc("cargo-not-found", Compile, "cargo could not be started", "\
 `cargo cuda` runs cargo (CARGO, or `cargo` on PATH), and it could not be started.
 
 Confirm: `which cargo`; `echo $CARGO`.
 
 Fix: install Rust with rustup, or point CARGO at a working cargo executable."),
-    doc("cargo-failed", Environment, "Waiting for cargo failed", "\
+    doc("cargo-failed", Compile, "Waiting for cargo failed", "\
 `cargo cuda` started cargo but could not wait for it (the process was killed or the system
 refused).
 
 Confirm: rerun the same cargo command directly.
 
 Fix: rerun; if it persists, run cargo directly and report the message."),
-    doc("cargo-metadata-failed", Environment, "`cargo metadata` failed", "\
+    doc("cargo-metadata-failed", Compile, "`cargo metadata` failed", "\
 `cargo cuda` reads the workspace with `cargo metadata`, which failed: usually a broken
 Cargo.toml or an offline registry.
 
 Confirm: run `cargo metadata --format-version 1 --no-deps` in the same directory.
 
 Fix: fix the error cargo prints (Cargo.toml syntax, missing dependency, network)."),
-    doc("manifest-not-found", BuildConfig, "--manifest-path does not name a Cargo.toml", "\
+    doc("manifest-not-found", Compile, "--manifest-path does not name a Cargo.toml", "\
 The path given to --manifest-path does not exist or is not a Cargo.toml.
 
 Confirm: `ls <path>`.
 
 Fix: pass the path of a package's or workspace's Cargo.toml."),
-    doc("compile-failed", BuildConfig, "A kernel compile produced no output", "\
+    doc("compile-failed", Compile, "A kernel compile produced no output", "\
 nvcc reported success but produced no kernel image, so there is nothing to load.
 
 Confirm: rerun with `cargo cuda build -v` and look at nvcc's command line and output.
 
 Fix: check the source for an empty translation unit or a missing `__global__` function, and
 the flags for an output kind that writes elsewhere."),
-    doc("unknown-code", BuildConfig, "Not a known diagnosis code", "\
+    doc("unknown-code", Compile, "Not a known diagnosis code", "\
 `cargo cuda explain CODE` was given a code that is not in this catalogue.
 
 Confirm: the error lists the nearest known codes, or every code when none is near.
 
 Fix: check the spelling; codes are kebab-case, e.g. `ptx-too-new-for-driver`."),
-    doc("invalid-size", BuildConfig, "A problem size given to the sample workload is unusable", "\
+    doc("invalid-size", Run, "A problem size given to the sample workload is unusable", "\
 The sample workload (`cuda-workload`, run by `cargo cuda doctor` and by hand) was given a size
 or iteration count it cannot use: not a number, zero, too small to time, not a multiple of the
 kernels' vector width or SGEMM tile, or too large for 32-bit indices.
@@ -1466,6 +1601,48 @@ mod tests {
         }
         assert_eq!(Code::parse("nvcc-failed"), Some(Code::Other("nvcc-failed")));
         assert_eq!(Code::parse("no-such-code"), None);
+    }
+
+    /// The list a user reads (`cargo cuda explain --list`): every summary is
+    /// one line, every see-also names a real code and points back.
+    #[test]
+    fn summaries_are_one_line_and_see_also_is_symmetric() {
+        for d in all() {
+            assert!(
+                !d.title.contains('\n') && d.title.len() <= 120 && !d.title.ends_with('.'),
+                "{}: the one-line summary must be one short line: {:?}",
+                d.code,
+                d.title
+            );
+            for other in see_also(d.code) {
+                assert!(
+                    lookup(other).is_some(),
+                    "{}: see also {other} is no code",
+                    d.code
+                );
+                assert!(
+                    see_also(other).contains(&d.code),
+                    "{other} does not point back at {}",
+                    d.code
+                );
+            }
+        }
+        for group in SEE_ALSO {
+            for c in *group {
+                assert!(lookup(c).is_some(), "SEE_ALSO names {c}, which is no code");
+            }
+        }
+        // The pairs the issue found confusing say the difference and point at each other.
+        for (a, b) in [
+            ("bf16-kernel-unavailable", "kernel-not-found"),
+            ("framework-lib-not-found", "cuda-runtime-lib-not-found"),
+            ("toolkit-unsupported-by-crate", "toolkit-requirement"),
+        ] {
+            assert!(see_also(a).contains(&b), "{a} -> {b}");
+            assert_ne!(lookup(a).unwrap().title, lookup(b).unwrap().title);
+        }
+        let layers: usize = Layer::ALL.iter().map(|l| in_layer(*l).count()).sum();
+        assert_eq!(layers, all().len(), "every code is in exactly one layer");
     }
 
     #[test]

@@ -4,135 +4,15 @@
 //! the GPUs, the platform.
 
 use super::codes::Code;
+use super::defaults::default_text;
 use super::scan::{Fact, Hit, HostKind, Scan};
+use super::view::{push_unique, vs, Finding, View};
 use super::{Context, Diagnosis, Layer};
 use crate::arch::{Arch, ComputeCapability, Variant};
 use crate::facts::{self, CudaVersion};
-use crate::probe::{GpuInfo, Platform};
-use crate::toolkit::Toolkit;
 
 /// Most evidence lines kept per diagnosis.
 const MAX_EVIDENCE_LINES: usize = 6;
-
-/// All hits of one code.
-struct Finding {
-    code: Code,
-    offset: usize,
-    evidence: Vec<String>,
-    facts: Vec<Fact>,
-    confidence: f32,
-}
-
-/// What is known about the machine: the context first, the log second.
-struct View<'a> {
-    ctx: &'a Context,
-    scan: &'a Scan,
-}
-
-fn v2(v: &semver::Version) -> CudaVersion {
-    (v.major as u32, v.minor as u32)
-}
-
-fn vs(v: (u32, u32)) -> String {
-    format!("{}.{}", v.0, v.1)
-}
-
-impl View<'_> {
-    fn toolkit(&self) -> Option<&Toolkit> {
-        self.ctx.selected.and_then(|i| self.ctx.toolkits.get(i))
-    }
-
-    /// The nvcc that produced the log: its own banner wins over detection.
-    fn nvcc_version(&self) -> Option<CudaVersion> {
-        self.scan
-            .nvcc_release
-            .or_else(|| self.toolkit().and_then(|t| t.version.as_ref()).map(v2))
-    }
-
-    fn driver_version(&self) -> Option<String> {
-        self.ctx
-            .probe
-            .as_ref()
-            .and_then(|p| p.driver.as_ref())
-            .and_then(|d| d.version.clone())
-            .or_else(|| self.scan.smi_driver.clone())
-    }
-
-    /// Highest CUDA the driver supports.
-    fn driver_cuda(&self) -> Option<CudaVersion> {
-        self.ctx
-            .probe
-            .as_ref()
-            .and_then(|p| p.driver.as_ref())
-            .and_then(|d| d.cuda_version)
-            .or(self.scan.smi_cuda)
-            .or_else(|| {
-                self.driver_version()
-                    .and_then(|v| facts::max_cuda_for_driver(&v))
-            })
-    }
-
-    fn driver_branch(&self) -> Option<String> {
-        self.driver_version()
-            .map(|v| v.split('.').next().unwrap_or(&v).to_string())
-    }
-
-    fn gpus(&self) -> &[GpuInfo] {
-        self.ctx.probe.as_ref().map_or(&[], |p| p.gpus.as_slice())
-    }
-
-    fn platform(&self) -> Option<&Platform> {
-        self.ctx.probe.as_ref().map(|p| &p.platform)
-    }
-
-    fn in_container(&self) -> Option<&str> {
-        self.platform().and_then(|p| p.container.as_deref())
-    }
-
-    fn wsl(&self) -> bool {
-        self.platform().is_some_and(|p| p.wsl)
-    }
-
-    /// Installed toolkits (other than the selected one) whose version passes `ok`.
-    fn other_toolkits(&self, ok: impl Fn(CudaVersion) -> bool) -> Vec<(CudaVersion, &Toolkit)> {
-        let selected = self.toolkit().map(|t| &t.root);
-        let mut out: Vec<_> = self
-            .ctx
-            .toolkits
-            .iter()
-            .filter(|t| Some(&t.root) != selected && !t.is_broken())
-            .filter_map(|t| t.version.as_ref().map(|v| (v2(v), t)))
-            .filter(|(v, _)| ok(*v))
-            .collect();
-        out.sort_by_key(|t| std::cmp::Reverse(t.0));
-        out.dedup_by(|a, b| a.1.root == b.1.root);
-        out
-    }
-
-    /// "CUDA 12.4 is installed at /usr/local/cuda-12.4: set CUDA_HOME=/usr/local/cuda-12.4".
-    fn use_toolkit_fixes(&self, ok: impl Fn(CudaVersion) -> bool, why: &str) -> Vec<String> {
-        self.other_toolkits(ok)
-            .into_iter()
-            .take(2)
-            .map(|(v, t)| {
-                format!(
-                    "CUDA {} is installed at {}{why}: set CUDA_HOME={}",
-                    vs(v),
-                    t.root.display(),
-                    t.root.display()
-                )
-            })
-            .collect()
-    }
-
-    fn gpu_list(&self) -> String {
-        self.gpus()
-            .iter()
-            .map(|g| format!("{} (sm_{})", g.name, g.compute_capability.number()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
 
 /// Runs pass 2.
 pub(crate) fn explain(scan: Scan, ctx: &Context) -> Vec<Diagnosis> {
@@ -188,12 +68,9 @@ fn context_findings(view: &View, findings: &mut Vec<Finding>) {
     let Some(platform) = view.platform() else {
         return;
     };
-    let symptom = findings.iter().any(|f| {
-        matches!(
-            f.code.layer(),
-            Layer::Driver | Layer::Runtime | Layer::Environment
-        )
-    });
+    let symptom = findings
+        .iter()
+        .any(|f| matches!(f.code.layer(), Layer::Driver | Layer::Load | Layer::Run));
     if !symptom {
         return;
     }
@@ -273,6 +150,12 @@ fn log_version_mismatch(view: &View, findings: &mut Vec<Finding>) {
 
 /// Decides the code of facts that need the whole log or the context.
 fn resolve(hit: &Hit, view: &View) -> (Code, f32) {
+    if let Some(r) = super::build_oom::resolve(hit, view) {
+        return r;
+    }
+    if let Some(r) = super::optional_gpu::resolve(hit, view) {
+        return r;
+    }
     match &hit.fact {
         Fact::PtxVersion { jit, nvcc_tmp, .. } | Fact::PtxTarget { jit, nvcc_tmp, .. } => {
             if *jit {
@@ -298,8 +181,66 @@ fn resolve(hit: &Hit, view: &View) -> (Code, f32) {
         Fact::Cuda { err, .. } if err.code() == Code::KernelNotFound && view.scan.bf16_context => {
             (Code::Bf16KernelUnavailable, hit.confidence)
         }
+        // The runtime API finds no symbol when the binary has no code for
+        // this GPU (its module never loaded); the driver API's lookup by
+        // name is a name problem.
+        Fact::Cuda { err, .. }
+            if err.code() == Code::KernelNotFound && runtime_api_symbol(&hit.evidence) =>
+        {
+            (Code::NoKernelImageForDevice, 0.45)
+        }
+        // `unspecified launch failure` alone cannot tell a kernel fault from
+        // a driver that lost its state; a resume or an Xid in the log can.
+        Fact::Cuda { err, .. } if err.num == 719 => match view.scan.driver_fault {
+            Some(_) => (Code::DriverStateLost, 0.7),
+            None => (Code::IllegalAddress, 0.4),
+        },
+        Fact::Cuda { err, .. }
+            if matches!(err.num, 999 | 46) && view.scan.driver_fault.is_some() =>
+        {
+            (Code::DriverStateLost, 0.65)
+        }
+        // An unknown error while loading PTX: usually PTX newer than the driver.
+        Fact::Cuda { err, .. } if err.code() == Code::CudaUnknownError && view.scan.jit_context => {
+            (Code::PtxTooNewForDriver, 0.45)
+        }
+        _ if hit.code == Code::CudaUnknownError && view.scan.jit_context => {
+            (Code::PtxTooNewForDriver, 0.45)
+        }
         _ => (hit.code, hit.confidence),
     }
+}
+
+/// A `named symbol not found` reported through the runtime API (a
+/// `cudaError` name, a CUDA_CHECK at a .cu file) rather than a driver-API
+/// lookup by name (`CUDA_ERROR_NOT_FOUND`, cuModuleGetFunction).
+fn runtime_api_symbol(line: &str) -> bool {
+    let driver = [
+        "CUDA_ERROR_NOT_FOUND",
+        "DriverError",
+        "cuModuleGetFunction",
+        "cuModuleGetGlobal",
+        "get_func",
+        "module_get_function",
+        "load_function",
+    ]
+    .iter()
+    .any(|k| line.contains(k));
+    let runtime = [
+        "cudaErrorSymbolNotFound",
+        ".cu:",
+        ".cu(",
+        ".cuh:",
+        ".cuh(",
+        "file ",
+        "cudaGetLastError",
+        "cudaPeekAtLastError",
+        "getLastCudaError",
+        "cudaLaunch",
+    ]
+    .iter()
+    .any(|k| line.contains(k));
+    runtime && !driver
 }
 
 /// What is known about an architecture nvcc rejected.
@@ -408,65 +349,105 @@ fn base(f: &Finding) -> Diagnosis {
         evidence: f.evidence.clone(),
         cause: String::new(),
         fix: Vec::new(),
-        layer: doc.map_or(Layer::Runtime, |d| d.layer),
+        layer: doc.map_or(Layer::Run, |d| d.layer),
         confidence: f.confidence,
         alternatives: Vec::new(),
     }
 }
 
-fn push_unique(v: &mut Vec<String>, s: String) {
-    if !s.is_empty() && !v.contains(&s) {
-        v.push(s);
+/// How a code's cause and fixes are written.
+pub(super) enum Explainer {
+    /// Reads the facts and what was detected on the machine.
+    Custom(fn(&Finding, &View, &mut Diagnosis)),
+    /// The code's default text (`defaults.rs`), after its facts' notes.
+    Default,
+}
+
+/// Every code's explainer. The match names every code, so a new code does
+/// not compile until it has one, or `Default` and a text in defaults.rs (a
+/// test checks that text exists).
+pub(super) fn explainer(code: Code) -> Explainer {
+    use Explainer::{Custom, Default};
+    match code {
+        Code::ArchTooNewForNvcc | Code::ArchDroppedByNvcc | Code::ArchInvalid => {
+            Custom(arch_rejected_by_compiler)
+        }
+        Code::ArchFeatureNeedsHigherTarget => Custom(feature),
+        Code::ArchNotDetected => Custom(arch_not_detected),
+        Code::ToolkitIncomplete => Custom(toolkit_incomplete),
+        Code::PtxasTooOld => Custom(ptxas_too_old),
+        Code::HostCompilerUnsupported => Custom(host_unsupported),
+        Code::HostCompilerNotFound => Custom(|f, _, d| host_not_found(f, d)),
+        Code::NvccNotFound => Custom(nvcc_not_found),
+        Code::CudaHomeInvalid => Custom(cuda_home_invalid),
+        Code::NoKernelImageForDevice => Custom(no_kernel_image),
+        Code::PtxTooNewForDriver => Custom(ptx_too_new),
+        Code::PtxJitFailed => Custom(ptx_jit_failed),
+        Code::DriverTooOld => Custom(driver_too_old),
+        Code::DriverNotLoaded => Custom(driver_not_loaded),
+        Code::DriverLibraryMismatch => Custom(driver_mismatch),
+        Code::LibcudaNotFound | Code::NvmlNotFound | Code::PtxJitCompilerMissing => {
+            Custom(lib_missing)
+        }
+        Code::LibcudaStub => Custom(libcuda_stub),
+        Code::NoDeviceVisible => Custom(|_, v, d| no_device(v, d)),
+        Code::CudaUnknownError => Custom(|_, v, d| unknown_error(v, d)),
+        Code::CudaRuntimeLibNotFound => Custom(runtime_lib),
+        Code::FrameworkLibNotFound => Custom(|f, _, d| framework_lib(f, d)),
+        Code::DeviceFunctionUnresolved => Custom(|f, _, d| unresolved(f, d)),
+        Code::NvccUnknownOption => Custom(|f, _, d| unknown_option(f, d)),
+        Code::ToolkitUnsupportedByCrate => Custom(toolkit_unsupported_by_crate),
+        Code::SccacheNvccFailed => Custom(|_, _, d| sccache_nvcc(d)),
+        Code::ComputeCapQueryUnsupported => Custom(|_, v, d| compute_cap_query(v, d)),
+        Code::Bf16KernelUnavailable => Custom(|_, v, d| bf16_kernel(v, d)),
+        Code::LibraryOpUnsupported => Custom(super::library_status::explain),
+        Code::CudaDependencyFetchFailed => Custom(super::fetch::explain),
+        Code::DriverStateLost => Custom(super::driver_state::explain),
+        Code::CudaObjectNotPic => Custom(super::link_pic::explain),
+        Code::IllegalAddress => Custom(super::driver_state::explain_launch_failure),
+        Code::CompilerKilled
+        | Code::CudaBackendNotBuilt
+        | Code::ContainerDeviceMissing
+        | Code::ContainerRuntimeMissing
+        | Code::TorchCudaVersionMismatch
+        | Code::NouveauHoldsGpu
+        | Code::GpuUnsupportedByDriver
+        | Code::MsbuildCudaIntegrationMissing
+        | Code::OutOfMemory
+        | Code::LaunchOutOfResources
+        | Code::CudaInitFailed
+        | Code::KernelNotFound
+        | Code::InvalidKernelImage
+        | Code::ForwardCompatUnsupported
+        | Code::SystemNotReady
+        | Code::InvalidDeviceOrdinal
+        | Code::DeviceUnavailable => Default,
+        // cuda-build's own errors carry their message and help (Fact::Own).
+        Code::Other(_) => Default,
+    }
+}
+
+fn arch_rejected_by_compiler(f: &Finding, view: &View, d: &mut Diagnosis) {
+    arch_rejected(f, view, d);
+    // NVRTC at run time, not nvcc at build time.
+    if f.evidence.iter().any(|e| e.contains("NVRTC_ERROR")) {
+        d.cause = match d.cause.strip_prefix("nvcc") {
+            Some(rest) => format!("The libnvrtc the program loaded{rest}"),
+            None => d
+                .cause
+                .replacen("nvcc", "the libnvrtc the program loaded", 1),
+        };
+        d.alternatives.push("NVRTC names no option in this error; the architecture is the usual one, with an older CUDA's libnvrtc found first on the library path (`ldd`, LD_LIBRARY_PATH, PATH on Windows).".into());
     }
 }
 
 fn build(f: &Finding, view: &View) -> Diagnosis {
     let mut d = base(f);
-    match f.code {
-        Code::ArchTooNewForNvcc | Code::ArchDroppedByNvcc | Code::ArchInvalid => {
-            arch_rejected(f, view, &mut d);
-            // NVRTC at run time, not nvcc at build time.
-            if f.evidence.iter().any(|e| e.contains("NVRTC_ERROR")) {
-                d.cause = match d.cause.strip_prefix("nvcc") {
-                    Some(rest) => format!("The libnvrtc the program loaded{rest}"),
-                    None => d
-                        .cause
-                        .replacen("nvcc", "the libnvrtc the program loaded", 1),
-                };
-                d.alternatives.push("NVRTC names no option in this error; the architecture is the usual one, with an older CUDA's libnvrtc found first on the library path (`ldd`, LD_LIBRARY_PATH, PATH on Windows).".into());
-            }
-        }
-        Code::ArchFeatureNeedsHigherTarget => feature(f, view, &mut d),
-        Code::ArchNotDetected => arch_not_detected(f, view, &mut d),
-        Code::ToolkitIncomplete => toolkit_incomplete(f, view, &mut d),
-        Code::PtxasTooOld => ptxas_too_old(f, view, &mut d),
-        Code::HostCompilerUnsupported => host_unsupported(f, view, &mut d),
-        Code::HostCompilerNotFound => host_not_found(f, &mut d),
-        Code::NvccNotFound => nvcc_not_found(f, view, &mut d),
-        Code::CudaHomeInvalid => cuda_home_invalid(f, view, &mut d),
-        Code::NoKernelImageForDevice => no_kernel_image(f, view, &mut d),
-        Code::PtxTooNewForDriver => ptx_too_new(f, view, &mut d),
-        Code::PtxJitFailed => ptx_jit_failed(f, view, &mut d),
-        Code::DriverTooOld => driver_too_old(f, view, &mut d),
-        Code::DriverNotLoaded => driver_not_loaded(f, view, &mut d),
-        Code::DriverLibraryMismatch => driver_mismatch(f, view, &mut d),
-        Code::LibcudaNotFound | Code::NvmlNotFound | Code::PtxJitCompilerMissing => {
-            lib_missing(f, view, &mut d)
-        }
-        Code::LibcudaStub => libcuda_stub(f, view, &mut d),
-        Code::NoDeviceVisible => no_device(view, &mut d),
-        Code::CudaUnknownError => unknown_error(view, &mut d),
-        Code::CudaRuntimeLibNotFound => runtime_lib(f, view, &mut d),
-        Code::FrameworkLibNotFound => framework_lib(f, &mut d),
-        Code::DeviceFunctionUnresolved => unresolved(f, &mut d),
-        Code::NvccUnknownOption => unknown_option(f, &mut d),
-        Code::ToolkitUnsupportedByCrate => toolkit_unsupported_by_crate(f, view, &mut d),
-        Code::SccacheNvccFailed => sccache_nvcc(&mut d),
-        Code::ComputeCapQueryUnsupported => compute_cap_query(view, &mut d),
-        Code::Bf16KernelUnavailable => bf16_kernel(view, &mut d),
-        _ => {}
+    if let Explainer::Custom(explain) = explainer(f.code) {
+        explain(f, view, &mut d);
     }
     compute_cap_fixes(f, view, &mut d);
+    super::optional_gpu::annotate(f, view, &mut d);
     // Facts every code shares: notes, CUDA error names, cuda-build's own errors.
     let mut by_number_only = true;
     let mut any_cuda = false;
@@ -513,12 +494,19 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
             "Only the error number was seen: check that it is a CUresult/cudaError_t value and not another library's code.".into(),
         );
     }
+    let defaults = default_text(d.code);
     if d.cause.is_empty() {
-        d.cause = default_cause(d.code).map_or_else(|| format!("{}.", d.title), str::to_string);
+        d.cause = defaults
+            .as_ref()
+            .map_or_else(|| format!("{}.", d.title), |t| t.cause.to_string());
     }
     if d.fix.is_empty() {
-        d.fix
-            .extend(default_fixes(d.code).iter().map(|f| f.to_string()));
+        d.fix.extend(
+            defaults
+                .iter()
+                .flat_map(|t| t.fixes.iter())
+                .map(|f| f.to_string()),
+        );
     }
     if d.fix.is_empty() {
         d.fix.push(format!(
@@ -532,10 +520,7 @@ fn build(f: &Finding, view: &View) -> Diagnosis {
         .as_ref()
         .filter(|_| f.code != Code::ToolkitUnsupportedByCrate)
     {
-        if matches!(
-            d.layer,
-            Layer::Toolkit | Layer::BuildConfig | Layer::HostCompiler
-        ) {
+        if matches!(d.layer, Layer::Toolkit | Layer::Compile | Layer::Link) {
             d.cause = format!("{} (in the build script of `{crate_name}`)", d.cause);
         }
     }
@@ -705,41 +690,6 @@ fn cuda_home_invalid(f: &Finding, view: &View, d: &mut Diagnosis) {
         d.fix.push("set CUDA_HOME to exactly one toolkit root (e.g. CUDA_HOME=/usr/local/cuda-12.1); put the other paths on PATH or LD_LIBRARY_PATH instead".into());
     }
     nvcc_not_found(f, view, d);
-}
-
-/// The cause when the evidence says no more than the code.
-fn default_cause(code: Code) -> Option<&'static str> {
-    Some(match code {
-        Code::NvccNotFound => "nvcc is not on PATH, and no CUDA_HOME / NVCC names a toolkit.",
-        Code::CompilerKilled => "A compiler stage was killed with signal 9, which during a build almost always means the out-of-memory killer stopped it.",
-        Code::DriverNotLoaded => "Nothing can talk to the NVIDIA kernel driver: the nvidia module is not loaded (Secure Boot refused an unsigned module, the kernel was updated without rebuilding it, or nouveau holds the GPU).",
-        Code::NoDeviceVisible => "The CUDA driver shows this program no GPU: CUDA_VISIBLE_DEVICES hides them, the container was started without GPUs, /dev/nvidia* is not accessible, or there is none.",
-        _ => return None,
-    })
-}
-
-/// Fixes for codes whose fix does not depend on what was detected.
-fn default_fixes(code: Code) -> &'static [&'static str] {
-    match code {
-        Code::ForwardCompatUnsupported => &[
-            "remove the cuda-compat directory (/usr/local/cuda/compat) from LD_LIBRARY_PATH and /etc/ld.so.conf.d, so the host driver's libcuda is used",
-            "upgrade the host driver to one that supports the program's CUDA version (`nvidia-smi` shows it)",
-        ],
-        Code::CompilerKilled => &[
-            "build with fewer parallel jobs (CARGO_BUILD_JOBS=2, or NUM_JOBS for the build script): each nvcc stage can need gigabytes",
-            "add RAM or swap (or raise the container's memory limit), or split the largest .cu files",
-        ],
-        Code::SystemNotReady => &["start the NVIDIA Fabric Manager of exactly the driver's version: `sudo systemctl enable --now nvidia-fabricmanager`"],
-        Code::OutOfMemory => &["allocate less (smaller batches or buffers), free device memory earlier, or stop other processes using the GPU (`nvidia-smi`)"],
-        Code::IllegalAddress => &["run the program under `compute-sanitizer` to find the kernel, thread and address; check index bounds and the buffer sizes passed to the kernel"],
-        Code::LaunchOutOfResources => &["launch fewer threads per block, or cap registers with __launch_bounds__ / -maxrregcount (`-Xptxas -v` shows the usage)"],
-        Code::CudaInitFailed => &["initialise CUDA after fork() (or use spawn), and check that `nvidia-smi` works in the same environment"],
-        Code::KernelNotFound => &["declare the kernel `extern \"C\" __global__` (C++ mangles the name), or load it by its mangled name; the generated module's ENTRIES lists the names"],
-        Code::InvalidKernelImage => &["load the image cuda-build generated (IMAGE in the generated module), rebuilt for this GPU"],
-        Code::DeviceUnavailable => &["wait for or stop the process holding the GPU, or set the compute mode back: `sudo nvidia-smi -c DEFAULT`"],
-        Code::InvalidDeviceOrdinal => &["use a device index below the number of visible GPUs (`nvidia-smi -L`); CUDA_VISIBLE_DEVICES renumbers them from 0"],
-        _ => &[],
-    }
 }
 
 fn lower_first(s: &str) -> String {
@@ -1224,6 +1174,12 @@ fn ptxas_too_old(f: &Finding, view: &View, d: &mut Diagnosis) {
                 .push("use the ptxas of the release that wrote the PTX, or newer".into()),
         }
     }
+    if let Some(n) = f.facts.iter().find_map(|x| match x {
+        Fact::GpuArch(n) => Some(*n),
+        _ => None,
+    }) {
+        d.fix.push(format!("give XLA a ptxas that knows sm_{n}: `pip install -U nvidia-cuda-nvcc-cu12` (JAX's cuda12 extra), or put the bin directory of a CUDA toolkit that targets sm_{n} first on PATH"));
+    }
     d.alternatives.push("If this came from a program loading PTX at run time, it is ptx-too-new-for-driver (the driver's JIT is the old ptxas).".into());
 }
 
@@ -1315,7 +1271,7 @@ fn host_not_found(f: &Finding, d: &mut Diagnosis) {
             d.fix.push("run the build from a \"x64 Native Tools Command Prompt for VS\", or set NVCC_CCBIN to cl.exe's full path".into());
         }
         None => {
-            d.cause = "nvcc could not run its host compiler.".into();
+            d.cause = "nvcc could not run its host compiler: none is installed, or -ccbin / NVCC_CCBIN names one that does not exist.".into();
             d.fix.push(
                 "install g++ (apt install g++) or set NVCC_CCBIN to an existing host compiler"
                     .into(),
@@ -1361,6 +1317,14 @@ fn no_kernel_image(f: &Finding, view: &View, d: &mut Diagnosis) {
         .facts
         .iter()
         .all(|x| matches!(x, Fact::Cuda { err, .. } if err.num == 98));
+    let only_500 = f
+        .facts
+        .iter()
+        .all(|x| matches!(x, Fact::Cuda { err, .. } if err.num == 500));
+    if only_500 {
+        d.confidence = d.confidence.min(0.45);
+        d.alternatives.push("kernel-not-found: through the runtime API `named symbol not found` usually means the binary has no code for this GPU (its module never loaded); check `nvidia-smi --query-gpu=compute_cap --format=csv` against the build's architectures (`cuobjdump --list-elf <binary>`). If this GPU's architecture is there, a symbol really is missing.".into());
+    }
     if only_98 {
         d.confidence = d.confidence.min(0.6);
         d.alternatives.push("\"invalid device function\" (98) also means the kernel is not in the module or was called through the wrong symbol (kernel-not-found).".into());
@@ -1504,6 +1468,16 @@ fn ptx_too_new(f: &Finding, view: &View, d: &mut Diagnosis) {
             d.cause = format!("{driver}'s PTX JIT is older than the toolkit that wrote the PTX.");
             d.fix.push(format!("{sass}, or upgrade the driver, or build with a toolkit no newer than the driver's CUDA version (`nvidia-smi`)"));
         }
+    }
+    // A hint (the error named no cause): say so, and how to decide.
+    if f.confidence < 0.5 {
+        if let Some(n) = f.facts.iter().find_map(|x| match x {
+            Fact::Note(n) => Some(*n),
+            _ => None,
+        }) {
+            d.cause = n.to_string();
+        }
+        d.fix.insert(0, "decide first: `nvidia-smi` shows the driver's CUDA version; the PTX's `.version` line (or the toolkit that built it) must not be newer".into());
     }
 }
 
@@ -1763,7 +1737,8 @@ fn libcuda_stub(f: &Finding, view: &View, d: &mut Diagnosis) {
 }
 
 fn no_device(view: &View, d: &mut Diagnosis) {
-    d.cause = default_cause(Code::NoDeviceVisible)
+    d.cause = default_text(Code::NoDeviceVisible)
+        .map(|t| t.cause)
         .unwrap_or_default()
         .into();
     if let Some(p) = view.platform() {
@@ -1855,6 +1830,10 @@ fn runtime_lib(f: &Finding, view: &View, d: &mut Diagnosis) {
 /// the toolkit's.
 fn framework_lib(f: &Finding, d: &mut Diagnosis) {
     let (lib, link_time) = library_fact(f);
+    let note = f.facts.iter().find_map(|x| match x {
+        Fact::Note(n) => Some(*n),
+        _ => None,
+    });
     let lib = lib.unwrap_or_else(|| "a framework's CUDA library".into());
     let name = lib.to_ascii_lowercase();
     let (framework, dir_fix) = if ["torch", "c10", "caffe2"].iter().any(|p| name.contains(p)) {
@@ -1866,6 +1845,11 @@ fn framework_lib(f: &Finding, d: &mut Diagnosis) {
         (
             "ONNX Runtime",
             "let ort copy its provider libraries next to the binary (its `copy-dylibs` feature) and link with the rpath `$ORIGIN` (`-C link-args=-Wl,-rpath,$ORIGIN`), or point ORT_DYLIB_PATH at a full CUDA build of ONNX Runtime with its providers beside it",
+        )
+    } else if name.contains("bitsandbytes") {
+        (
+            "bitsandbytes",
+            "upgrade bitsandbytes (`pip install -U bitsandbytes`): current releases ship their CUDA library for every supported CUDA version and for Windows; `python -m bitsandbytes` prints what it found and loaded",
         )
     } else if name.contains("ggml") || name.contains("llama") {
         (
@@ -1886,6 +1870,11 @@ fn framework_lib(f: &Finding, d: &mut Diagnosis) {
         d.fix.push(dir_fix.to_string());
         d.fix
             .push("`ldd ./program | grep 'not found'` lists every library still missing".into());
+    }
+    // The rule read a report that names no file (bitsandbytes' setup line):
+    // its note says how to find out which.
+    if let Some(n) = note.filter(|_| lib.contains('*')) {
+        d.cause = n.to_string();
     }
     d.alternatives.push(format!("If {framework}'s directory has no `{lib}` at all, the CPU-only build was installed: that is cuda-backend-not-built."));
 }
@@ -1994,7 +1983,26 @@ fn cross_check(out: &mut [(usize, Diagnosis)]) {
         // messages about it are not.
         (Code::ToolkitUnsupportedByCrate, &[Code::NvccNotFound]),
     ];
-    for &(cause, effects) in rules {
+    // Warnings earlier in the log that cause a later symptom: with the
+    // symptom present, the warning is the diagnosis.
+    let causal_warnings: &[(Code, &[Code])] = &[(
+        Code::PtxasTooOld,
+        &[
+            Code::KernelNotFound,
+            Code::NoKernelImageForDevice,
+            Code::Bf16KernelUnavailable,
+            Code::PtxJitFailed,
+            Code::IllegalAddress,
+        ],
+    )];
+    for &(cause, effects) in causal_warnings {
+        if out.iter().any(|(_, d)| effects.contains(&d.code)) {
+            for (_, d) in out.iter_mut().filter(|(_, d)| d.code == cause) {
+                d.confidence = d.confidence.max(0.75);
+            }
+        }
+    }
+    for &(cause, effects) in rules.iter().chain(causal_warnings) {
         if !has(cause, out) {
             continue;
         }

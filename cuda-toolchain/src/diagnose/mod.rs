@@ -15,12 +15,29 @@
 //! from `crate::facts` and the [`Context`] (what was detected on this machine).
 //! Every code is documented in [`codes`].
 
+mod build_oom;
 pub mod codes;
 mod cuda_error_codes;
+mod defaults;
+mod driver_state;
 mod explain;
+mod fetch;
+mod fp_types;
+mod frameworks;
+mod jit_warnings;
+mod library_status;
+mod link_pic;
+mod memory;
+mod message_variants;
+mod optional_gpu;
+mod ptx_load;
 mod render;
 mod rules;
 mod scan;
+mod toolkit_paths;
+mod view;
+mod windows_loader;
+mod words;
 
 pub use codes::Code;
 pub use render::render;
@@ -47,22 +64,69 @@ pub fn diagnose(text: &str, ctx: &Context) -> Vec<Diagnosis> {
     explain::explain(scan::scan(text), ctx)
 }
 
-/// The layer of the stack a diagnosis is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+/// Explains a log read from `reader` (a file, a pipe) in bounded memory:
+/// a log of any size is read in pieces of 1 MiB, and what is kept between
+/// them is bounded (one window around a match, the lines already seen, a
+/// few dozen hits per code). Invalid UTF-8 reads as U+FFFD. Gives what
+/// [`diagnose`] gives for the whole text.
+pub fn diagnose_reader(
+    mut reader: impl std::io::Read,
+    ctx: &Context,
+) -> std::io::Result<Vec<Diagnosis>> {
+    let mut stream = scan::StreamScanner::default();
+    let mut piece = vec![0u8; 1 << 20];
+    loop {
+        match reader.read(&mut piece) {
+            Ok(0) => break,
+            Ok(n) => stream.feed(&piece[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(explain::explain(stream.finish(), ctx))
+}
+
+/// The layer a failure shows in, in the order a CUDA program meets them:
+/// `cargo cuda explain --list` groups the codes by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layer {
-    /// Kernel module, libcuda, device nodes.
+    /// The kernel module, libcuda, device nodes, containers' GPU access.
     Driver,
-    /// nvcc and its components.
+    /// Finding and running the toolkit: nvcc, its parts, the variables that name it.
     Toolkit,
-    /// gcc / clang / MSVC under nvcc.
-    HostCompiler,
-    /// Arch flags, build settings.
-    BuildConfig,
-    /// Loading and launching kernels.
-    Runtime,
-    /// Containers, WSL, variables.
-    Environment,
+    /// Compiling kernels: nvcc, the host compiler, flags, architectures, build scripts.
+    Compile,
+    /// Linking host and device code.
+    Link,
+    /// Loading libraries and modules at run time.
+    Load,
+    /// Kernels and API calls at run time.
+    Run,
+}
+
+impl Layer {
+    /// Every layer, in order.
+    pub const ALL: [Layer; 6] = [
+        Layer::Driver,
+        Layer::Toolkit,
+        Layer::Compile,
+        Layer::Link,
+        Layer::Load,
+        Layer::Run,
+    ];
+
+    /// The kebab-case name (`driver`, `toolkit`, ...).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Layer::Driver => "driver",
+            Layer::Toolkit => "toolkit",
+            Layer::Compile => "compile",
+            Layer::Link => "link",
+            Layer::Load => "load",
+            Layer::Run => "run",
+        }
+    }
 }
 
 /// One explained failure.

@@ -13,6 +13,11 @@
 
 use super::codes::Code;
 use super::scan::{Fact, HostKind, LineCx};
+use super::words::{has_word, lib_code};
+use super::{
+    build_oom, driver_state, fetch, fp_types, frameworks, jit_warnings, library_status, link_pic,
+    memory, message_variants, optional_gpu, ptx_load, toolkit_paths, windows_loader,
+};
 use crate::cuda_errors;
 
 /// Where a rule's trigger literals come from.
@@ -89,7 +94,7 @@ pub(crate) static RULES: &[Rule] = &[
     rule!("unresolved-extern", Some(Code::DeviceFunctionUnresolved), ["Unresolved extern function"],
         unresolved_extern, "ptxas fatal   : Unresolved extern function '_Z6helperf'"),
     rule!("host-link-undefined", Some(Code::CudaRuntimeLibNotFound),
-        ["undefined reference to `", "unresolved external symbol"],
+        ["undefined reference to `", "unresolved external symbol", "error: undefined symbol: "],
         host_link_undefined, "main.o: undefined reference to `cudaMalloc'"),
     rule!("nvlink-undefined", Some(Code::DeviceFunctionUnresolved), ["Undefined reference to"],
         nvlink_undefined, "nvlink error   : Undefined reference to '_Z6helperf' in 'a.o'"),
@@ -114,7 +119,7 @@ pub(crate) static RULES: &[Rule] = &[
         ["CMAKE_CUDA_ARCHITECTURES must be non-empty", "Failed to detect a default CUDA architecture"],
         cmake_arch, "CMAKE_CUDA_ARCHITECTURES must be non-empty if set."),
     rule!("compute-cap-detection", Some(Code::ArchNotDetected),
-        ["compute cap", "Compute cap", "`nvidia-smi` failed", "nvidia-smi failed", "compute_cap"],
+        ["compute cap", "Compute cap", "`nvidia-smi` failed", "nvidia-smi failed", "compute_cap", "no gpu codes parsed from nvcc"],
         compute_cap_detection, "Could not get Cuda compute cap: `nvidia-smi` failed. Ensure that you have CUDA installed and that `nvidia-smi` is in your PATH."),
     rule!("nvcc-cannot-target", Some(Code::ArchTooNewForNvcc), ["cannot target gpu arch"],
         nvcc_cannot_target, "nvcc cannot target gpu arch 89. Available nvcc targets are [35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87]."),
@@ -159,7 +164,7 @@ pub(crate) static RULES: &[Rule] = &[
          "lib under the names", "nvcuda.dll", "libnvidia-ml.so", "NVML Shared Library Not Found",
          "cannot open input file", "unable to find library -l", "Unable to find `include/",
          "could not find native static library", "load library", "Could not load \"", "specified module could not be found",
-         "LNK1181", "failed to load builtins",
+         "LNK1181", "failed to load builtins", "libnvrtc-builtins", "nvrtc-builtins64",
          "LoadLibrary failed with error 126"],
         library_missing, "libcudart.so.12: cannot open shared object file: No such file or directory"),
     rule!("libcuda-stub", Some(Code::LibcudaStub), ["stubs/libcuda.so", "stubs\\libcuda", "stubs/libcuda"],
@@ -226,6 +231,91 @@ pub(crate) static RULES: &[Rule] = &[
     rule!("gcc11-std-function", Some(Code::HostCompilerUnsupported), ["parameter packs not expanded with"],
         gcc11_std_function, "/usr/include/c++/11/bits/std_function.h:435:145: error: parameter packs not expanded with '...':"),
     rule!("bf16-context", None, ["bf16", "candle"], context_bf16, "when loading cast_f32_bf16"),
+    // ------------------------------------ families with their own files
+    rule!("driver-fault", Some(Code::DriverStateLost),
+        ["suspend", "Suspend", "resume", "Resume", "hibernat", "Hibernat", "wake from", "woke from", "systemd-sleep", "Xid", "fallen off the bus"],
+        driver_state::context, "NVRM: Xid (PCI:0000:01:00): 79, pid=1234, GPU has fallen off the bus."),
+    rule!("dependency-fetch", Some(Code::CudaDependencyFetchFailed),
+        ["Cloning ", "Fetching ", "GitOperationFailed", "git clone failed", "Failed to clone", "failed to clone", "clone of '", "unable to access 'http",
+         "Could not resolve host", "could not resolve host", "Failed to download", "failed to download", "Download failed",
+         "download failed", "Error downloading", "error downloading", "Failed to fetch", "failed to fetch"],
+        fetch::extract, "Error: Failed to clone cutlass repository: No such file or directory (os error 2)"),
+    Rule {
+        name: "library-status",
+        code: Some(Code::LibraryOpUnsupported),
+        triggers: Triggers::Derived(library_status::trigger_literals),
+        extract: library_status::extract,
+        example: "Error: Cuda(Cublas(CublasError(CUBLAS_STATUS_NOT_SUPPORTED)))",
+    },
+    rule!("built-without-cuda", Some(Code::CudaBackendNotBuilt),
+        ["without CUDA", "without cuda", "with CUDA", "with cuda", "CUDA support", "cuda support", "CUDA Support", "GPU support",
+         "gpu support", "GPU offload", "CUDA backend", "cuda backend", "CUDA-enabled", "CUDAExecutionProvider", "CPU version",
+         "not compiled with", "not built with"],
+        frameworks::not_built, "Error: the candle crate has not been built with cuda support"),
+    rule!("framework-setup", Some(Code::FrameworkLibNotFound),
+        ["CUDA Setup failed despite GPU being available", "Required library version not found", "libcudart.so not found in any environmental path"],
+        frameworks::bnb_setup, "RuntimeError: CUDA Setup failed despite GPU being available. Please run the following command to get more information:"),
+    rule!("malformed-toolkit-path", Some(Code::CudaHomeInvalid),
+        ["bin/nvcc", "bin\\nvcc", "bin/ptxas", "bin\\ptxas"],
+        toolkit_paths::extract, "FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda-12.1:/bin/nvcc'"),
+    rule!("ptx-load-unknown", Some(Code::PtxTooNewForDriver), ["PTX", "ptx", "UnknownError"],
+        ptx_load::extract, "ERROR kaspacuda::worker] Error loading PTX: \"unknown error\""),
+    rule!("allocation-generic-error", Some(Code::OutOfMemory),
+        ["invalid argument", "INVALID_VALUE", "InvalidValue", "unknown error", "CUDA_ERROR_UNKNOWN",
+         "Allocating", "allocating", "Tried to allocate", "cudaMalloc", "cuMemAlloc"],
+        memory::extract, "cuMemSetAccess(base, size, &desc, 1) failed with error CUDA_ERROR_INVALID_VALUE during allocation"),
+    Rule {
+        name: "build-context",
+        code: None,
+        triggers: Listed(build_oom::CONTEXT_TRIGGERS),
+        extract: build_oom::context,
+        example: "   Compiling cuda-kernels v0.1.0",
+    },
+    Rule {
+        name: "killed-for-memory",
+        code: Some(Code::CompilerKilled),
+        triggers: Listed(build_oom::TRIGGERS),
+        extract: build_oom::extract,
+        example: "killed out of memory",
+    },
+    Rule {
+        name: "gpu-optional-notice",
+        code: None,
+        triggers: Listed(optional_gpu::TRIGGERS),
+        extract: optional_gpu::context,
+        example: "I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror if you do not have a GPU set up on your machine.",
+    },
+    rule!("no-cuda-implementation", Some(Code::CudaBackendNotBuilt), ["no cuda implementation for"],
+        frameworks::no_cuda_impl, "Error: Cuda(\"no cuda implementation for rms-norm\")"),
+    rule!("cuda-provider-not-offered", Some(Code::CudaBackendNotBuilt),
+        ["invalid choice", "Available providers", "available providers", "available execution providers", "Available execution providers"],
+        frameworks::provider_choices, "run.py: error: argument --execution-provider: invalid choice: 'cuda' (choose from 'azure', 'cpu')"),
+    rule!("cuda-available-false", Some(Code::CudaBackendNotBuilt),
+        ["is_available", "cuda available", "Cuda available", "CUDA available", "CUDA Available", "Cuda Available", "cuda_if_available"],
+        frameworks::available_false, "println!(\"Cuda available: {:?}\", Cuda::is_available());\n> false"),
+    rule!("jit-compiler-warnings", Some(Code::PtxasTooOld),
+        ["ptxas does not support CC", "ptxas too old", "No PTX compilation provider is available", "Couldn't find a suitable version of ptxas"],
+        jit_warnings::extract, "W external/xla/xla/stream_executor/gpu/asm_compiler.cc:231] Falling back to the CUDA driver for PTX compilation; ptxas does not support CC 9.0"),
+    rule!("wmma-fragment", Some(Code::ArchFeatureNeedsHigherTarget), ["incomplete type"],
+        fp_types::wmma_fragment, "default_program(26): error: incomplete type \"nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 8, float, void>\" is not allowed"),
+    rule!("half-operators", Some(Code::ArchFeatureNeedsHigherTarget), ["no instance of overloaded function", "no operator"],
+        fp_types::half_operators, "error: no instance of overloaded function \"atomicAdd\" matches the argument list (__nv_bfloat16 *, __nv_bfloat16)"),
+    rule!("windows-loader", Some(Code::CudaRuntimeLibNotFound),
+        ["which is missing", " is missing", "-1073741515", "3221225781", "0xC0000135", "0xc0000135"],
+        windows_loader::extract, "FAIL : Error loading \"C:\\x\\onnxruntime_providers_cuda.dll\" which depends on \"cublasLt64_12.dll\" which is missing."),
+    rule!("cuda-object-not-pic", Some(Code::CudaObjectNotPic),
+        ["recompile with -fPIC", "recompile with -fPIE", "when making a PIE object", "when making a shared object"],
+        link_pic::extract, "/usr/bin/ld: kernels.cu.o: relocation R_X86_64_32 against `.rodata' can not be used when making a PIE object; recompile with -fPIE"),
+    rule!("cuda-error-number-loose", Some(Code::OutOfMemory),
+        ["CUDA error", "CUDA Error", "cuda error", "CUDA ERROR", "Cuda error", "Cuda Error"],
+        message_variants::loose_number, "CUDA error! 2"),
+    Rule {
+        name: "error-string-variants",
+        code: Some(Code::NoKernelImageForDevice),
+        triggers: Triggers::Derived(message_variants::trigger_literals),
+        extract: message_variants::extract,
+        example: "RuntimeError: No kernel image is available for execution on the device",
+    },
     // ------------------------------------------------------------- CUDA errors
     Rule {
         name: "cuda-error",
@@ -275,17 +365,6 @@ fn number_after(line: &str, key: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// Whether `word` occurs in `line` as a whole word.
-fn has_word(line: &str, word: &str) -> bool {
-    let b = line.as_bytes();
-    line.match_indices(word).any(|(p, _)| {
-        let before = p.checked_sub(1).map(|i| b[i]);
-        let after = b.get(p + word.len()).copied();
-        !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
-            && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
-    })
-}
-
 /// Header names that belong to the CUDA toolkit (so a missing one means the
 /// toolkit, not the user's project, is incomplete).
 fn is_cuda_header(h: &str) -> bool {
@@ -324,53 +403,6 @@ fn is_cuda_header(h: &str) -> bool {
         .contains(&h)
 }
 
-/// The code of a library that could not be found, by its name.
-fn lib_code(lib: &str) -> Option<Code> {
-    let base = lib.rsplit(['/', '\\']).next().unwrap_or(lib);
-    let base = base.trim_start_matches("lib");
-    if base.starts_with("cuda.so")
-        || base == "cuda"
-        || base.starts_with("cuda.dll")
-        || base.starts_with("nvcuda")
-    {
-        Some(Code::LibcudaNotFound)
-    } else if base.starts_with("nvidia-ml") || base.starts_with("nvml") {
-        Some(Code::NvmlNotFound)
-    } else if base.starts_with("nvidia-ptxjitcompiler") {
-        Some(Code::PtxJitCompilerMissing)
-    } else if [
-        "cudart",
-        "cublas",
-        "cublasLt",
-        "nvrtc",
-        "nvvm",
-        "cufft",
-        "curand",
-        "cusparse",
-        "cusolver",
-        "nvJitLink",
-        "nvToolsExt",
-        "cudnn",
-        "nccl",
-        "npp",
-        "nvjpeg",
-        "cudadevrt",
-        "culibos",
-        "cupti",
-        "cufile",
-        "cutensor",
-        "nvptxcompiler",
-        "nvfatbin",
-    ]
-    .iter()
-    .any(|p| base.starts_with(p))
-    {
-        Some(Code::CudaRuntimeLibNotFound)
-    } else {
-        None
-    }
-}
-
 /// The CUDA part of a framework (not of the toolkit) by its library name:
 /// a `cuda` or `nvrtc` word in the name (`libtorch_cuda.so`, `libc10_cuda.so`,
 /// `libggml-cuda.so`, `libcaffe2_nvrtc.so`) or ONNX Runtime's provider
@@ -382,6 +414,27 @@ fn is_framework_cuda_lib(lib: &str) -> bool {
     let words: Vec<&str> = stem.split(['_', '-']).collect();
     words.len() > 1 && words.iter().any(|w| *w == "cuda" || *w == "nvrtc")
         || stem.starts_with("onnxruntime_providers_")
+}
+
+/// A framework's own core library (not its CUDA part): `libonnxruntime.so`
+/// (ort links it dynamically with its `cuda` feature), libtorch's
+/// `libtorch_cpu.so` / `libc10.so`, ggml's and llama.cpp's shared libraries.
+fn is_framework_core_lib(lib: &str) -> bool {
+    let base = lib.rsplit(['/', '\\']).next().unwrap_or(lib);
+    let base = base.strip_prefix("lib").unwrap_or(base);
+    let stem = base.split('.').next().unwrap_or(base);
+    [
+        "onnxruntime",
+        "torch",
+        "torch_cpu",
+        "torch_global_deps",
+        "c10",
+        "ggml",
+        "ggml-base",
+        "llama",
+        "whisper",
+    ]
+    .contains(&stem)
 }
 
 /// The arch-specific target an instruction refused on `target` belongs to.
@@ -583,6 +636,12 @@ fn host_link_undefined(cx: &mut LineCx) {
     }
     let sym = if let Some(p) = l.find("undefined reference to `") {
         &l[p + 24..]
+    } else if let Some(p) = l
+        .find("error: undefined symbol: ")
+        .filter(|_| !l.contains("symbol lookup error"))
+    {
+        // lld's and mold's wording (`mold: error: undefined symbol: ncclGroupEnd`).
+        l[p + 25..].trim_start().trim_start_matches(['`', '\''])
     } else if let Some(p) = l.find("unresolved external symbol") {
         l[p + 26..].trim_start().trim_start_matches(['"', '_'])
     } else {
@@ -835,6 +894,17 @@ fn cmake_arch(cx: &mut LineCx) {
 /// bindgen_cuda's, cudaforge's, mistral.rs's) and fail.
 fn compute_cap_detection(cx: &mut LineCx) {
     let l = cx.line;
+    // bindgen_cuda asks `nvcc --list-gpu-code` for the targets and parsed
+    // none: the nvcc found is too old to list them (CUDA 9 answers the
+    // option with an error), older than the crate supports.
+    if l.contains("no gpu codes parsed from nvcc") {
+        cx.hit_as(
+            Code::ToolkitUnsupportedByCrate,
+            Fact::Note("The build script asked nvcc for the GPU targets it supports (`nvcc --list-gpu-code`) and got none: the nvcc it found is too old for that option and for the crate. `nvcc --version` shows which nvcc that is; point CUDA_HOME (and PATH) at a current toolkit."),
+            0.8,
+        );
+        return;
+    }
     if l.contains("is not a valid field to query") {
         if l.contains("compute_cap") {
             cx.hit_as(Code::ComputeCapQueryUnsupported, Fact::None, 0.9);
@@ -1193,6 +1263,23 @@ fn library_missing(cx: &mut LineCx) {
     // NVRTC without its builtins library beside it (pip, conda, a copied DLL).
     if l.contains("nvrtc") && l.contains("failed to load builtins") {
         found.push(("libnvrtc-builtins.so".to_string(), false, 0.85));
+    } else if l.contains("nvrtc-builtins")
+        && [
+            "failed to open",
+            "Make sure that",
+            "could not",
+            "cannot",
+            "not found",
+        ]
+        .iter()
+        .any(|w| l.contains(w))
+    {
+        let name = l
+            .split([' ', '\'', '"', '`', '/', '\\'])
+            .find(|w| w.contains("nvrtc-builtins"))
+            .unwrap_or("libnvrtc-builtins.so")
+            .trim_end_matches(['.', ',', ':']);
+        found.push((name.to_string(), false, 0.85));
     }
     // rustc, for `cargo:rustc-link-lib=static=<name>` with no such archive.
     if let Some(lib) = quoted_after(l, "could not find native static library", '`') {
@@ -1258,6 +1345,17 @@ fn library_missing(cx: &mut LineCx) {
         }
         let code = lib_code(&lib)
             .or_else(|| is_framework_cuda_lib(&lib).then_some(Code::FrameworkLibNotFound));
+        // A framework's core library (ONNX Runtime, libtorch, ggml) missing at
+        // load: its CUDA build is linked dynamically, so the loader must find it.
+        let (code, confidence) = match code {
+            Some(c) => (Some(c), confidence),
+            // At load time only: a static archive missing at link time is the
+            // framework's own build setup, not its CUDA part.
+            None => (
+                (!link_time && is_framework_core_lib(&lib)).then_some(Code::FrameworkLibNotFound),
+                confidence.min(0.7),
+            ),
+        };
         if let Some(code) = code {
             let fact = Fact::Library {
                 name: lib,
@@ -1826,8 +1924,12 @@ mod tests {
                             || s.build_script.is_some()
                             || s.jit_context
                             || s.bf16_context
+                            || s.driver_fault.is_some()
                             || s.arch_option.is_some()
-                            || s.kernel_module.is_some()),
+                            || s.kernel_module.is_some()
+                            || s.building
+                            || s.program_ran
+                            || s.gpu_optional),
                     "context rule {} learnt nothing from its example",
                     rule.name
                 ),

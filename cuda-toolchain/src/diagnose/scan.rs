@@ -113,6 +113,24 @@ pub(crate) struct Scan {
     pub kernel_module: Option<(String, String)>,
     /// A user-space driver package's version (dpkg) and its line.
     pub user_driver: Option<(String, String)>,
+    /// A line that shows the driver lost the GPU's state (a resume from
+    /// suspend, an Xid fault): later generic errors are that, not a kernel's.
+    pub driver_fault: Option<String>,
+    /// The CUDA dependency a build step announced it is fetching
+    /// (`Cloning cutlass from ...`), for a failure that does not name it.
+    pub fetching: Option<&'static str>,
+    /// Where the last line that talks about allocating device memory ends
+    /// (`Allocating 640 MB for the KV cache`), for a generic error after it.
+    pub allocating: Option<usize>,
+    /// The log shows a build running (cargo's `Compiling`, an nvcc command,
+    /// CMake/make/ninja, a wheel build), for a kill that does not name the compiler.
+    pub building: bool,
+    /// The log shows a built program running (cargo's `Running`, a Python
+    /// traceback): a kill after that is the program's.
+    pub program_ran: bool,
+    /// The framework said its CUDA library notices may be ignored without a
+    /// GPU (TensorFlow's `Ignore above cudart dlerror ...`).
+    pub gpu_optional: bool,
     /// Hits kept per (code, fact kind), to bound memory on huge logs.
     kept: Vec<(Code, std::mem::Discriminant<Fact>, u32)>,
 }
@@ -189,44 +207,159 @@ pub(crate) const MAX_LINE: usize = 16 * 1024;
 
 /// Runs pass 1 over the whole text.
 pub(crate) fn scan(text: &str) -> Scan {
-    let mut scan = Scan::default();
-    let mut state = LineState::default();
-    let mut next_unread = 0usize;
-    while next_unread < text.len() {
-        let Some((m_start, m_end)) = next_trigger(text, next_unread) else {
-            break;
-        };
-        let (start, end) = line_window(text, m_start, m_end);
-        next_unread = if end < text.len() && text.as_bytes()[end] == b'\n' {
-            end + 1
-        } else {
-            end.max(m_end)
-        };
-        // A line seen before adds nothing (diagnoses collapse duplicates);
-        // skipping it keeps logs that repeat one error fast.
-        let line = &text[start..end];
-        if state.seen.len() < MAX_SEEN_LINES {
-            if !state.seen.insert(hash_line(line)) {
+    let mut scanner = Scanner::default();
+    scanner.read(text, true);
+    scanner.scan
+}
+
+/// Longer than any trigger literal: a trigger that may straddle the end of
+/// what has arrived is searched again when more does.
+const MAX_TRIGGER: usize = 256;
+
+/// Pass 1's state between pieces of a text that arrives in parts.
+#[derive(Default)]
+struct Scanner {
+    scan: Scan,
+    state: LineState,
+    /// Absolute offset (in the whole text) of the piece's first byte.
+    base: usize,
+    /// Where reading goes on, relative to the piece.
+    next_unread: usize,
+}
+
+impl Scanner {
+    /// Reads `piece` (the text from `self.base` on) from `next_unread`.
+    /// Unless `eof`, it stops before a match whose line and lookahead may
+    /// not have arrived yet. Returns how many leading bytes of `piece` are
+    /// no longer needed (`next_unread` is then relative to what is left).
+    fn read(&mut self, text: &str, eof: bool) -> usize {
+        let needed_after = MAX_LINE + LOOKAHEAD;
+        loop {
+            if self.next_unread >= text.len() {
+                break;
+            }
+            let Some((m_start, m_end)) = next_trigger(text, self.next_unread) else {
+                if !eof {
+                    // Nothing here; a trigger may straddle the end.
+                    self.next_unread = self.next_unread.max(floor_char_boundary(
+                        text,
+                        text.len().saturating_sub(MAX_TRIGGER),
+                    ));
+                }
+                break;
+            };
+            if !eof && m_end + needed_after > text.len() {
+                // Read this match when its line and lookahead have arrived.
+                self.next_unread = m_start;
+                break;
+            }
+            let (start, end) = line_window(text, m_start, m_end);
+            self.next_unread = if end < text.len() && text.as_bytes()[end] == b'\n' {
+                end + 1
+            } else {
+                end.max(m_end)
+            };
+            // A line seen before adds nothing (diagnoses collapse duplicates);
+            // skipping it keeps logs that repeat one error fast.
+            let line = &text[start..end];
+            if self.state.seen.len() < MAX_SEEN_LINES {
+                if !self.state.seen.insert(hash_line(line)) {
+                    continue;
+                }
+            } else if self.state.seen.contains(&hash_line(line)) {
                 continue;
             }
-        } else if state.seen.contains(&hash_line(line)) {
-            continue;
+            let scan = &mut self.scan;
+            let before = scan.hits.len();
+            let after = &text[end..floor_char_boundary(text, (end + LOOKAHEAD).min(text.len()))];
+            read_line(line, self.base + start, after, scan, &mut self.state);
+            // cuda-build's own errors: attach the `= help:` lines that follow.
+            let own = scan.hits[before..]
+                .iter()
+                .position(|h| matches!(h.fact, Fact::Own { .. }));
+            if let Some(i) = own {
+                let helps = following_help_lines(after);
+                if let Fact::Own { help, .. } = &mut scan.hits[before + i].fact {
+                    *help = helps;
+                }
+            }
         }
-        let before = scan.hits.len();
-        let after = &text[end..floor_char_boundary(text, (end + LOOKAHEAD).min(text.len()))];
-        read_line(line, start, after, &mut scan, &mut state);
-        // cuda-build's own errors: attach the `= help:` lines that follow.
-        let own = scan.hits[before..]
-            .iter()
-            .position(|h| matches!(h.fact, Fact::Own { .. }));
-        if let Some(i) = own {
-            let helps = following_help_lines(after);
-            if let Fact::Own { help, .. } = &mut scan.hits[before + i].fact {
-                *help = helps;
+        // A later line window reaches back at most MAX_LINE / 4 bytes.
+        let done = floor_char_boundary(text, self.next_unread.saturating_sub(MAX_LINE / 4));
+        self.base += done;
+        self.next_unread -= done;
+        done
+    }
+}
+
+/// Pass 1 over a text that arrives in pieces (a log read from a file or a
+/// pipe): memory stays bounded by a piece plus one window, whatever the
+/// text's size. Bytes that are not UTF-8 read as U+FFFD, as
+/// `String::from_utf8_lossy` reads them.
+#[derive(Default)]
+pub(crate) struct StreamScanner {
+    scanner: Scanner,
+    /// What has arrived and is still needed.
+    buf: String,
+    /// An incomplete UTF-8 sequence at the end of the last piece.
+    pending: Vec<u8>,
+}
+
+impl StreamScanner {
+    /// Reads the next piece of the text.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
+        decode_into(&mut self.buf, &mut self.pending, bytes, false);
+        let done = self.scanner.read(&self.buf, false);
+        self.buf.drain(..done);
+    }
+
+    /// The text has ended: reads what is left.
+    pub(crate) fn finish(mut self) -> Scan {
+        decode_into(&mut self.buf, &mut self.pending, &[], true);
+        self.scanner.read(&self.buf, true);
+        self.scanner.scan
+    }
+}
+
+/// Appends `bytes` (after `pending`) to `out` as UTF-8, each invalid
+/// sequence as one U+FFFD; an incomplete sequence at the end waits in
+/// `pending` unless `eof`.
+fn decode_into(out: &mut String, pending: &mut Vec<u8>, bytes: &[u8], eof: bool) {
+    let joined;
+    let mut rest: &[u8] = if pending.is_empty() {
+        bytes
+    } else {
+        pending.extend_from_slice(bytes);
+        joined = std::mem::take(pending);
+        &joined
+    };
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                return;
+            }
+            Err(e) => {
+                let (good, bad) = rest.split_at(e.valid_up_to());
+                // Checked by from_utf8 above.
+                out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                match e.error_len() {
+                    Some(n) => {
+                        out.push('\u{FFFD}');
+                        rest = &bad[n..];
+                    }
+                    None if eof => {
+                        out.push('\u{FFFD}');
+                        return;
+                    }
+                    None => {
+                        pending.extend_from_slice(bad);
+                        return;
+                    }
+                }
             }
         }
     }
-    scan
 }
 
 /// The line around a match, or a window of at most [`MAX_LINE`] bytes of it
@@ -314,6 +447,22 @@ impl LineCx<'_> {
     /// Records a hit with another code (the rule refines it from the line).
     pub fn hit_as(&mut self, code: Code, fact: Fact, confidence: f32) {
         hit(self.scan, code, self.offset, self.line, fact, confidence);
+    }
+
+    /// The line's byte offset in the whole text.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The first non-blank line after this one, normalised like the line
+    /// (ANSI colour, CR and cargo's indentation stripped): the second half
+    /// of a message a tool writes over two lines.
+    pub fn next_line(&self) -> String {
+        self.after
+            .lines()
+            .map(normalise)
+            .find(|l| !l.is_empty())
+            .unwrap_or_default()
     }
 
     /// Whether an earlier rule already gave `code` for this line.
@@ -489,6 +638,66 @@ mod tests {
             let s = scan(&line);
             assert_eq!(s.hits.len(), 1, "pad {pad}");
             assert!(s.hits[0].evidence.len() <= MAX_EVIDENCE + 8);
+        }
+    }
+
+    /// A text read in pieces of any size gives what reading it whole gives.
+    #[test]
+    fn pieces_of_any_size_scan_like_the_whole() {
+        let mut text = String::new();
+        for i in 0..2000 {
+            text.push_str(&format!("   Compiling crate{i} v0.1.0 (/src/é{i})\n"));
+            if i % 500 == 250 {
+                text.push_str("nvcc fatal   : Unsupported gpu architecture 'compute_35'\n");
+                text.push_str(&"x".repeat(MAX_LINE * 2));
+                text.push_str(" libcudart.so.12: cannot open shared object file\n");
+            }
+        }
+        text.push_str(
+            "Error: DriverError(CUDA_ERROR_NO_DEVICE, \"no CUDA-capable device is detected\")",
+        );
+        let whole = scan(&text);
+        let key = |s: &Scan| {
+            s.hits
+                .iter()
+                .map(|h| (h.code, h.offset, h.evidence.clone()))
+                .collect::<Vec<_>>()
+        };
+        for size in [1, 3, 4096, 65_536, 1 << 20] {
+            let mut stream = StreamScanner::default();
+            for piece in text.as_bytes().chunks(size) {
+                stream.feed(piece);
+            }
+            let parts = stream.finish();
+            assert_eq!(key(&parts), key(&whole), "pieces of {size} bytes");
+            assert!(stream_bound_holds(size));
+        }
+    }
+
+    /// What a stream holds between pieces: a piece and one window.
+    fn stream_bound_holds(size: usize) -> bool {
+        let mut stream = StreamScanner::default();
+        let filler = "ordinary build output without anything to report\n".repeat(50_000);
+        for piece in filler.as_bytes().chunks(size.max(1024)) {
+            stream.feed(piece);
+            if stream.buf.len() > size.max(1024) + MAX_LINE + LOOKAHEAD + MAX_LINE / 4 + MAX_TRIGGER
+            {
+                return false;
+            }
+        }
+        true
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_read_as_lossy_strings_do() {
+        let bytes = b"ok \xe2\x82 bad \xff\xfe caf\xc3\xa9 end \xe2\x82";
+        for size in [1, 2, 5, bytes.len()] {
+            let (mut out, mut pending) = (String::new(), Vec::new());
+            for piece in bytes.chunks(size) {
+                decode_into(&mut out, &mut pending, piece, false);
+            }
+            decode_into(&mut out, &mut pending, &[], true);
+            assert_eq!(out, String::from_utf8_lossy(bytes), "pieces of {size}");
         }
     }
 

@@ -31,18 +31,9 @@ pub struct PlanInputs {
     pub metadata: Option<String>,
     /// The fallback list (compared only for a plan that used it).
     pub fallback: Option<String>,
-    /// `CUDA_ARCHS`, `CUDAARCHS`, `CUDA_COMPUTE_CAP`, `CUDA_VISIBLE_DEVICES`
-    /// and `CARGO_CUDA_SYSROOT` as set (None when unset).
+    /// The variables of [`super::INPUT_VARS`] as set (None when unset).
     pub vars: Vec<(String, Option<String>)>,
 }
-
-const VARS: [Var; 5] = [
-    Var::CudaArchs,
-    Var::CmakeCudaArchs,
-    Var::CudaComputeCap,
-    Var::CudaVisibleDevices,
-    Var::CargoCudaSysroot,
-];
 
 impl PlanInputs {
     /// The inputs as this process sees them.
@@ -53,7 +44,7 @@ impl PlanInputs {
             explicit: inputs.explicit.clone(),
             metadata: inputs.metadata.clone(),
             fallback: inputs.fallback.clone(),
-            vars: VARS
+            vars: super::INPUT_VARS
                 .iter()
                 .map(|v| {
                     (

@@ -5,7 +5,8 @@
 //! The driver layer reports the root cause once: with no NVIDIA driver at all,
 //! one check fails and the checks that depend on it are skipped, naming it.
 //!
-//! One file per layer: [`driver`], [`toolkit`] (toolkit and compatibility),
+//! One file per layer: [`driver`], [`toolkit`] (toolkit and compatibility;
+//! [`consumers`]: the other crates of the build that look for CUDA),
 //! [`compile`] (nvcc, sccache), [`run`] (the kernel and the workload, through
 //! [`gpu`]); [`print`] renders. A new check is a function in its layer's
 //! file, called from [`check_all`] in layer order.
@@ -17,6 +18,7 @@ use crate::session::{Overrides, ProjectWants, Session};
 use cuda_toolchain::toolkit::Toolkit;
 
 mod compile;
+mod consumers;
 mod driver;
 mod gpu;
 mod print;
@@ -184,6 +186,11 @@ pub fn check_all(session: &Session, opts: &Options) -> Report {
     checks.push(settings_check(
         &session.env,
         wants.as_ref().map(|w| w.warnings.as_slice()).unwrap_or(&[]),
+    ));
+    checks.push(consumers::consumers_check(
+        session,
+        &opts.overrides,
+        selected.as_ref(),
     ));
 
     let plan = selected.as_ref().map(|t| {

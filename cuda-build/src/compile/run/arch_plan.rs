@@ -10,7 +10,6 @@ use crate::compile::run::context::Run;
 use crate::compile::settings::presets;
 use crate::compile::settings::toolchain;
 use cuda_toolchain::arch::Arch;
-use cuda_toolchain::env::Var;
 use cuda_toolchain::plan::{ArchInputs, ArchPlan, ArchSource};
 use cuda_toolchain::toolkit::Toolkit;
 use cuda_toolchain::Error;
@@ -45,7 +44,7 @@ impl Run<'_> {
         }
         k.str(&format!("{:?}", tk.version));
         k.str(&format!("{inputs:?}"));
-        for v in [Var::CudaArchs, Var::CmakeCudaArchs, Var::CudaComputeCap] {
+        for v in cuda_toolchain::plan::INPUT_VARS {
             k.str(self.env.get(v).unwrap_or("\u{0}unset"));
         }
         let key = k.finish();
@@ -80,15 +79,8 @@ fn stamp_plan(p: &ArchPlan) -> PlanStamp {
 }
 
 fn plan_from_stamp(s: &PlanStamp) -> Option<ArchPlan> {
-    let source = [
-        ArchSource::Explicit,
-        ArchSource::CudaArchs,
-        ArchSource::CmakeCudaArchs,
-        ArchSource::CudaComputeCap,
-        ArchSource::CargoMetadata,
-    ]
-    .into_iter()
-    .find(|x| x.as_str() == s.source)?;
+    let source = ArchSource::from_name(&s.source)
+        .filter(|x| !matches!(x, ArchSource::Detected | ArchSource::Fallback))?;
     Some(ArchPlan {
         sass: s
             .sass

@@ -7,17 +7,7 @@ use cuda_toolchain::Error;
 
 /// The nvcc option an arch flag starts with, if it is one.
 pub(crate) fn arch_flag_name(flag: &str) -> Option<&'static str> {
-    let name = flag.split('=').next().unwrap_or(flag).trim();
-    [
-        "-arch",
-        "--gpu-architecture",
-        "-gencode",
-        "--generate-code",
-        "-code",
-        "--gpu-code",
-    ]
-    .into_iter()
-    .find(|n| name == *n)
+    cuda_toolchain::interop::nvcc_flags::arch_option(flag)
 }
 
 /// An arch flag as written (`-arch=sm_80`) and the arch it plans (`80`).

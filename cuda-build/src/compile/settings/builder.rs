@@ -89,7 +89,8 @@ impl Build {
 
     /// A header-only dependency: its include dirs are added and its version
     /// goes into the cache key. An index package is read from the store that
-    /// `cargo cuda deps fetch` fills; build scripts never download.
+    /// `cargo cuda deps fetch` fills, or that the build fetches into with
+    /// the `fetch` feature (unless `CARGO_NET_OFFLINE`).
     pub fn header_dep(&mut self, name: &str, source: HeaderSource) -> &mut Self {
         let env = self.spec.env.clone().unwrap_or_else(Env::from_process);
         match header_deps::resolve(&env, name, &source) {

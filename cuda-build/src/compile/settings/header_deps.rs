@@ -1,10 +1,12 @@
 //! Header-only dependencies (CUTLASS/CuTe and others) for [`Build`](crate::compile::Build):
 //! where their headers are, and what they require of the build.
 //!
-//! cuda-build never fetches: an index package must already be in the store
-//! (`cargo cuda deps fetch` puts it there, sha256-verified), so builds work
-//! offline, under `cargo build --offline` and on docs.rs alike. A missing one
-//! is an error naming that command.
+//! A git or index dependency is read from the store (`cargo cuda deps fetch`
+//! puts it there, sha256-verified). A missing one is fetched into the store
+//! by the build itself when cuda-build's `fetch` feature is on and cargo is
+//! not offline (`CARGO_NET_OFFLINE`), so a plain `cargo build` of a crate
+//! that declares CUTLASS works for a user who never ran `cargo cuda`;
+//! otherwise it is an error naming that command. docs.rs never fetches.
 
 use std::path::PathBuf;
 
@@ -21,6 +23,8 @@ pub(crate) struct Resolved {
     /// The exact version, or the path for a local one (part of the cache key).
     pub version: String,
     pub includes: Vec<PathBuf>,
+    /// Set when this build fetched it into the store (feature `fetch`): the note to print.
+    pub fetched: Option<String>,
 }
 
 impl Resolved {
@@ -131,6 +135,7 @@ pub(crate) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
                 name: name.into(),
                 version: dir.display().to_string(),
                 includes: vec![dir.clone()],
+                fetched: None,
             })
         }
         HeaderSource::Git { url, commit } => {
@@ -141,18 +146,20 @@ pub(crate) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
                 )
                 .with_help("pin the full 40-digit hash (`git rev-parse <ref>` prints it): a short hash can become ambiguous, and a branch or tag can move"));
             }
-            let dep = store::root(env).and_then(|r| store::find_git_dep(&r, name, commit));
-            let Some(dep) = dep else {
-                return Err(Error::new(
+            let found = store::root(env).and_then(|r| store::find_git_dep(&r, name, commit));
+            let (dep, fetched) = match found {
+                Some(dep) => (dep, None),
+                None => fetch_missing(env, name, source, Error::new(
                     "header-dep-missing",
-                    format!("header dependency `{name}` ({url} at {commit}) is not in the store; build scripts never download"),
+                    format!("header dependency `{name}` ({url} at {commit}) is not in the store"),
                 )
-                .with_help(format!("run `cargo cuda deps fetch` (it fetches every `[package.metadata.cuda.header-deps]` entry of the workspace), or `cargo cuda deps fetch --git {name}={url}@{commit}`")));
+                .with_help(format!("run `cargo cuda deps fetch` (it fetches every `[package.metadata.cuda.header-deps]` entry of the workspace), or `cargo cuda deps fetch --git {name}={url}@{commit}`")))?,
             };
             Ok(Resolved {
                 name: name.into(),
                 version: dep.version.clone(),
                 includes: dep.include_paths(),
+                fetched,
             })
         }
         HeaderSource::Index { package, version } => {
@@ -168,29 +175,28 @@ pub(crate) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
                 )
                 .with_help("set CARGO_CUDA_HOME to the store that `cargo cuda deps fetch` fills"));
             };
-            let Some(dep) = store::find_header_dep(&root, package, version) else {
-                let offline = env
-                    .get_nonempty(cuda_toolchain::env::Var::CargoNetOffline)
-                    .is_some_and(|v| v == "true" || v == "1");
-                let why = if offline {
-                    " (and the build is offline)"
-                } else {
-                    ""
-                };
-                return Err(Error::new(
-                    "header-dep-missing",
-                    format!(
-                        "header dependency `{name}` ({package} {version}) is not in the store `{}`{why}; build scripts never download{}",
+            let (dep, fetched) = match store::find_header_dep(&root, package, version) {
+                Some(dep) => (dep, None),
+                None => fetch_missing(
+                    env,
+                    name,
+                    source,
+                    Error::new(
+                        "header-dep-missing",
+                        format!(
+                        "header dependency `{name}` ({package} {version}) is not in the store `{}`{}",
                         store::deps_dir(&root).display(),
                         request_note(package, version),
                     ),
-                )
-                .with_help(fetch));
+                    )
+                    .with_help(fetch),
+                )?,
             };
             Ok(Resolved {
                 name: name.into(),
                 version: dep.version.clone(),
                 includes: dep.include_paths(),
+                fetched,
             })
         }
     }
@@ -206,6 +212,55 @@ pub(crate) fn request_note(package: &str, version: &str) -> String {
     cuda_toolchain::cutlass::request_meaning(version)
         .map(|m| format!(" ({m})"))
         .unwrap_or_default()
+}
+
+/// The store lacks a git or index dependency. With the `fetch` feature, and
+/// unless cargo is offline (`CARGO_NET_OFFLINE`; cargo does not tell build
+/// scripts about `--offline`) or this is docs.rs (no network), it is fetched
+/// into the store by cuda-install, the code `cargo cuda deps fetch` runs:
+/// sha256-verified against the index, or checked out at its commit, and
+/// unpacked atomically. Otherwise `missing`, saying how to get it.
+fn fetch_missing(
+    env: &Env,
+    name: &str,
+    source: &HeaderSource,
+    missing: Error,
+) -> Result<(store::HeaderDep, Option<String>), Error> {
+    let offline = env.flag(cuda_toolchain::env::Var::CargoNetOffline);
+    let docs_rs = env.get_os(cuda_toolchain::env::Var::DocsRs).is_some();
+    #[cfg(feature = "fetch")]
+    if !offline && !docs_rs {
+        if let Some(root) = store::root(env) {
+            let fetched =
+                cuda_install::deps::fetch_declared(env, &root, name, source, None, false, &|_| {})
+                    .map_err(|e| {
+                        e.with_help(format!("cuda-build fetches `{name}` because the store lacks it and cuda-build's `fetch` feature is on; `cargo cuda deps fetch` with network (or on another machine, then copy the store) fetches it too"))
+                    })?;
+            if let Some((dep, _)) = fetched {
+                let note = format!(
+                    "fetched header dependency `{name}` {} into the store `{}`",
+                    dep.version,
+                    store::deps_dir(&root).display()
+                );
+                return Ok((dep, Some(note)));
+            }
+        }
+    }
+    let _ = (name, source, docs_rs);
+    Err(if offline {
+        Error::new(
+            missing.code,
+            format!(
+                "{}, and the build is offline (CARGO_NET_OFFLINE)",
+                missing.message
+            ),
+        )
+        .with_help("run `cargo cuda deps fetch` once with network, then build offline")
+    } else if cfg!(feature = "fetch") {
+        missing
+    } else {
+        missing.with_help("or turn on cuda-build's `fetch` feature in [build-dependencies] (`cuda-build = { version = \"0.1\", features = [\"fetch\"] }`) so a plain `cargo build` fetches it into the store")
+    })
 }
 
 /// What CUTLASS 3.x/4.x needs: C++17 and sm_80+ for most of its paths.

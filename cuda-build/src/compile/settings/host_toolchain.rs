@@ -30,7 +30,7 @@ pub struct HostTool {
 /// The target and build-machine triples: TARGET and HOST as cargo sets them
 /// for build scripts, else the machine this code runs on.
 pub(crate) fn triples(env: &Env) -> (String, String) {
-    let native = native_triple();
+    let native = cuda_toolchain::env::native_triple();
     let host = env
         .get_nonempty(Var::Host)
         .map(|s| s.trim().to_string())
@@ -40,17 +40,6 @@ pub(crate) fn triples(env: &Env) -> (String, String) {
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|| host.clone());
     (target, host)
-}
-
-/// The triple this library was compiled for, as far as `cfg` tells.
-fn native_triple() -> String {
-    let arch = std::env::consts::ARCH;
-    match std::env::consts::OS {
-        "windows" => format!("{arch}-pc-windows-msvc"),
-        "macos" => format!("{arch}-apple-darwin"),
-        "linux" => format!("{arch}-unknown-linux-gnu"),
-        os => format!("{arch}-unknown-{os}"),
-    }
 }
 
 /// A `cc::Build` for `triple`, reading variables from `env` only.

@@ -46,6 +46,7 @@ impl Build {
         let profile = Profile::from_env(env, b.profile_flags, b.device_debug);
         b.flags
             .extend(profile.flags(b.output == OutputKind::StaticLib, msvc));
+        flags_other_tools_set(&mut b, env, msvc);
         supported_flags(&mut b, env)?;
         // The crate can read which version it was built with: env!("CUDA_BUILD_DEP_CUTLASS").
         for dep in &b.header_deps {
@@ -110,6 +111,8 @@ fn package_header_deps(
             b.add_header_dep(dep);
         }
     }
+    // Said once, by the build that fetched it (feature `fetch`).
+    notes.extend(b.header_deps.iter().filter_map(|d| d.fetched.clone()));
     if let Some(std) = &b.std {
         for needs in &b.header_needs {
             if header_deps::std_number(std).is_some_and(|n| n < needs.min_std) {
@@ -118,6 +121,26 @@ fn package_header_deps(
         }
     }
     Ok(())
+}
+
+/// `CUDA_NVCC_FLAGS` without its arch flags (the plan owns those, and warns
+/// when they ask for other archs), and the host flags an MSVC build of this
+/// CUDA release needs (`/Zc:preprocessor`, `_USE_MATH_DEFINES`).
+fn flags_other_tools_set(b: &mut Spec, env: &Env, msvc: bool) {
+    b.flags
+        .extend(cuda_toolchain::interop::nvcc_flags::from_env(env).flags);
+    let (target, host_triple) = host_toolchain::triples(env);
+    let triple = if b.output == OutputKind::StaticLib {
+        target
+    } else {
+        host_triple
+    };
+    if msvc || triple.ends_with("-msvc") {
+        let release = b.toolkit.toolkit().and_then(|t| t.version.as_ref());
+        let release = release.map(|v| (v.major as u32, v.minor as u32));
+        let extra = cuda_toolchain::interop::msvc::host_flags(release, &b.flags);
+        b.flags.extend(extra);
+    }
 }
 
 /// Settles [`ToolkitChoice`]: the toolkit at `Build::toolkit_root` is read

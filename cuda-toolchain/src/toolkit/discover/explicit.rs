@@ -229,27 +229,165 @@ fn check_usable(c: &Candidate, setting: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// NVCC, CUDA_HOME, CUDA_PATH… naming different toolkits (the first one wins).
-pub(super) fn variable_conflicts(named: &[(&'static str, PathBuf, PathBuf)]) -> Vec<Problem> {
-    let Some((first, first_key, first_root)) = named.first() else {
+/// A variable that named a usable toolkit.
+pub(super) struct Named {
+    var: Var,
+    /// The resolved nvcc (what makes two toolkits the same).
+    key: PathBuf,
+    root: PathBuf,
+    version: Option<semver::Version>,
+}
+
+impl Named {
+    pub(super) fn of(var: Var, c: &Candidate) -> Named {
+        Named {
+            var,
+            key: c.key.clone(),
+            root: c.tk.root.clone(),
+            version: c.tk.version.clone(),
+        }
+    }
+}
+
+/// NVCC, CUDA_HOME, CUDA_TOOLKIT_PATH, CUDACXX… naming different toolkits:
+/// one warning that names every variable, the toolkit and release each
+/// names, which one wins here, and who reads the others.
+pub(super) fn variable_conflicts(named: &[Named]) -> Vec<Problem> {
+    let Some(first) = named.first() else {
         return Vec::new();
     };
-    named[1..]
+    // Groups of variables naming one toolkit, in precedence order.
+    let mut groups: Vec<Vec<&Named>> = Vec::new();
+    for n in named {
+        match groups.iter_mut().find(|g| g[0].key == n.key) {
+            Some(g) => g.push(n),
+            None => groups.push(vec![n]),
+        }
+    }
+    if groups.len() < 2 {
+        return Vec::new();
+    }
+    let names = |g: &[&Named]| -> String {
+        let v: Vec<&str> = g.iter().map(|n| n.var.name()).collect();
+        match v.as_slice() {
+            [one] => one.to_string(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+            [] => String::new(),
+        }
+    };
+    let described: Vec<String> = groups
         .iter()
-        .filter(|(_, key, _)| key != first_key)
-        .map(|(other, _, other_root)| Problem {
-            code: "toolkit-env-conflict",
+        .map(|g| {
+            format!(
+                "{} {} `{}` (CUDA {})",
+                names(g),
+                if g.len() == 1 { "names" } else { "name" },
+                g[0].root.display(),
+                g[0].version
+                    .as_ref()
+                    .map_or("of unknown version".to_string(), |v| v.to_string())
+            )
+        })
+        .collect();
+    let losers: Vec<&Named> = groups[1..].iter().flatten().copied().collect();
+    let readers: Vec<String> = losers
+        .iter()
+        .map(|n| {
+            format!(
+                "{} ({})",
+                n.var.name(),
+                crate::interop::consumers::readers(n.var)
+            )
+        })
+        .collect();
+    let loser_names: Vec<&str> = losers.iter().map(|n| n.var.name()).collect();
+    vec![Problem {
+        code: "toolkit-env-conflict",
+        severity: Severity::Warning,
+        message: format!(
+            "the CUDA variables name {} different toolkits: {}. {} wins here, but the tools that read {} use another toolkit",
+            groups.len(),
+            described.join("; "),
+            first.var.name(),
+            readers.join(", "),
+        ),
+        fix: Some(format!(
+            "point every one at `{}` (`cargo cuda env --write` records it for cargo, or `eval \"$(cargo cuda env --shell)\"`), or unset {}",
+            first.root.display(),
+            loser_names.join(" ")
+        )),
+    }]
+}
+
+impl Search<'_> {
+    /// CMake's CUDACXX: the path of nvcc, optionally followed by arguments
+    /// (CMake passes those on; they are not read here). `Ok(None)` when it is
+    /// blank ([`crate::env::Env::check`] says so); a warning when it names
+    /// no working nvcc (CMake may compile CUDA with clang, so it is not an
+    /// error here).
+    pub(super) fn cudacxx_candidate(
+        &mut self,
+        value: &OsStr,
+    ) -> Result<Option<Candidate>, Problem> {
+        let text = value.to_string_lossy();
+        let Some(first) = text.split_whitespace().next() else {
+            return Ok(None);
+        };
+        let warn = |msg: String| {
+            Problem {
+            code: "cuda-home-invalid",
             severity: Severity::Warning,
             message: format!(
-                "{first} names the toolkit at `{}` but {other} names `{}`; {first} wins, but tools that read {other} use the other one",
-                first_root.display(),
-                other_root.display(),
+                "{msg}; expected the path of nvcc (e.g. CUDACXX=/usr/local/cuda-13.0/bin/nvcc), so cuda-build ignores CUDACXX"
             ),
-            fix: Some(if *first == "NVCC" {
-                format!("point {other} at `{}`, or unset {other}", first_root.display())
-            } else {
-                format!("make them agree (`export {other}=\"${first}\"`) or unset {other}")
-            }),
-        })
-        .collect()
+            fix: Some(
+                "point CUDACXX at the selected nvcc (`cargo cuda env --write` does), or unset it".into(),
+            ),
+        }
+        };
+        let given = PathBuf::from(first);
+        let path = if given.components().count() == 1 && given.is_relative() {
+            match self.which(OsStr::new(first)) {
+                Some(p) => p,
+                None => {
+                    return Err(warn(format!(
+                        "CUDACXX={} names `{first}`, which is not on PATH",
+                        quoted(value)
+                    )))
+                }
+            }
+        } else if given.is_relative() {
+            return Err(warn(format!(
+                "CUDACXX={} is a relative path (build scripts run in another directory)",
+                quoted(value)
+            )));
+        } else {
+            given
+        };
+        if !path.is_file() {
+            return Err(warn(format!(
+                "CUDACXX={} names `{}`, which is not a file",
+                quoted(value),
+                path.display()
+            )));
+        }
+        let c = self.candidate(
+            &path,
+            FoundVia::EnvVar("CUDACXX".into()),
+            Extras::default(),
+            true,
+        );
+        if let Some(p) =
+            c.tk.problems
+                .iter()
+                .find(|p| NVCC_UNUSABLE.contains(&p.code))
+        {
+            return Err(warn(format!(
+                "CUDACXX={} is not a working nvcc ({})",
+                quoted(value),
+                p.message
+            )));
+        }
+        Ok(Some(c))
+    }
 }

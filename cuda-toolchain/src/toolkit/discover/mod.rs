@@ -30,10 +30,17 @@ pub struct DiscoverOptions {
     pub explicit_root: Option<PathBuf>,
 }
 
-/// The variables that name a toolkit root, in precedence order.
-pub(crate) const ROOT_VARS: [Var; 5] = [
+/// The variables that name a toolkit after `NVCC`, in precedence order:
+/// the two every tool reads (CUDA_HOME: PyTorch, NVIDIA's Rust crates,
+/// cudarc; CUDA_PATH: the NVIDIA installers, CMake, cuda-pathfinder), then
+/// the names one tool family reads (NVIDIA's Rust crates' CUDA_TOOLKIT_PATH,
+/// CMake's CUDACXX, a path to nvcc), then the older build systems' roots.
+/// Every one is a root except CUDACXX.
+pub(crate) const TOOLKIT_VARS: [Var; 7] = [
     Var::CudaHome,
     Var::CudaPath,
+    Var::CudaToolkitPath,
+    Var::Cudacxx,
     Var::CudaRoot,
     Var::CudaToolkitRootDir,
     Var::CudaToolkitRoot,
@@ -42,6 +49,8 @@ pub(crate) const ROOT_VARS: [Var; 5] = [
 /// Finds every toolkit and chooses one. Errors only when an explicit setting
 /// (an explicit root, `NVCC`, or the first set of `CUDA_HOME`…`CUDAToolkit_ROOT`)
 /// is broken; everything else wrong is a [`Problem`](super::Problem) on a candidate.
+/// `CUDACXX` is CMake's: when it names no nvcc it is skipped with a warning.
+/// Variables that name different toolkits give one warning that names them all.
 pub fn discover(env: &Env, opts: &DiscoverOptions) -> Result<Discovery, Error> {
     run(env, opts, false)
 }
@@ -104,8 +113,8 @@ fn run(env: &Env, opts: &DiscoverOptions, all: bool) -> Result<Discovery, Error>
     };
     let mut conflicts = Vec::new();
     let mut explicit_used = false;
-    // Each variable that named a usable toolkit: (name, resolved nvcc, root).
-    let mut named: Vec<(&'static str, PathBuf, PathBuf)> = Vec::new();
+    // Each variable that named a usable toolkit, in precedence order.
+    let mut named: Vec<explicit::Named> = Vec::new();
 
     if let Some(root) = &opts.explicit_root {
         let what = Setting::Explicit;
@@ -117,7 +126,7 @@ fn run(env: &Env, opts: &DiscoverOptions, all: bool) -> Result<Discovery, Error>
         let what = Setting::Var(Var::Nvcc);
         match s.nvcc_var_candidate(value) {
             Ok(c) => {
-                named.push(("NVCC", c.key.clone(), c.tk.root.clone()));
+                named.push(explicit::Named::of(Var::Nvcc, &c));
                 s.push(c);
                 explicit_used = true;
             }
@@ -125,14 +134,27 @@ fn run(env: &Env, opts: &DiscoverOptions, all: bool) -> Result<Discovery, Error>
             Err(e) => return Err(e),
         }
     }
-    for var in ROOT_VARS {
+    for var in TOOLKIT_VARS {
         let Some(value) = env.get_os(var) else {
             continue;
         };
+        if var == Var::Cudacxx {
+            // CMake's: a value naming another compiler is CMake's business.
+            match s.cudacxx_candidate(value) {
+                Ok(Some(c)) => {
+                    named.push(explicit::Named::of(var, &c));
+                    s.push(c);
+                    explicit_used = true;
+                }
+                Ok(None) => {}
+                Err(p) => conflicts.push(p),
+            }
+            continue;
+        }
         let what = Setting::Var(var);
         match s.explicit_root_candidate(&what, value) {
             Ok(c) => {
-                named.push((var.name(), c.key.clone(), c.tk.root.clone()));
+                named.push(explicit::Named::of(var, &c));
                 s.push(c);
                 explicit_used = true;
             }
