@@ -116,7 +116,10 @@ fn compare(old: &Path, new: &Path) -> (i32, String) {
 
 fn assert_same(old: &Path, new: &Path, what: &str) {
     let (code, out) = compare(old, new);
-    assert_eq!(code, 0, "{what}: the preset's output differs from the builder's:\n{out}");
+    assert_eq!(
+        code, 0,
+        "{what}: the preset's output differs from the builder's:\n{out}"
+    );
     assert!(out.contains("Same"), "{out}");
 }
 
@@ -150,11 +153,26 @@ fn each_preset_builds_what_its_builder_builds() {
     let lib = |module: &str| out.join(format!("cuda-build/{module}/lib{module}.a"));
 
     assert_same(&out.join("cc/libk.a"), &lib("ccport"), "cc");
-    assert_same(&out.join("bindgen/k.ptx"), &out.join("bindgen-port/k.ptx"), "bindgen_cuda PTX");
-    assert_same(&out.join("bindgen/libbk.a"), &lib("bk"), "bindgen_cuda library");
-    assert_same(&out.join("forge/k.ptx"), &out.join("forge-port/k.ptx"), "cudaforge PTX");
+    assert_same(
+        &out.join("bindgen/k.ptx"),
+        &out.join("bindgen-port/k.ptx"),
+        "bindgen_cuda PTX",
+    );
+    assert_same(
+        &out.join("bindgen/libbk.a"),
+        &lib("bk"),
+        "bindgen_cuda library",
+    );
+    assert_same(
+        &out.join("forge/k.ptx"),
+        &out.join("forge-port/k.ptx"),
+        "cudaforge PTX",
+    );
     assert_same(&out.join("forge/libfk.a"), &lib("fk"), "cudaforge library");
-    for (a, b) in [("bindgen/k.ptx", "bindgen-port/k.ptx"), ("forge/k.ptx", "forge-port/k.ptx")] {
+    for (a, b) in [
+        ("bindgen/k.ptx", "bindgen-port/k.ptx"),
+        ("forge/k.ptx", "forge-port/k.ptx"),
+    ] {
         assert!(
             std::fs::read(out.join(a)).unwrap() == std::fs::read(out.join(b)).unwrap(),
             "{a} and {b} differ"
@@ -177,7 +195,11 @@ fn each_preset_builds_what_its_builder_builds() {
     // And cc's debug build against a port without its preset: -G and the host flags.
     let (code, text) = compare(&out.join("cc/libk.a"), &lib("plain"));
     assert_eq!(code, 1, "{text}");
-    for needle in ["device-debug [-G]", "function-sections [-Xcompiler -ffunction-sections]", "host-debug [-Xcompiler -g]"] {
+    for needle in [
+        "device-debug [-G]",
+        "function-sections [-Xcompiler -ffunction-sections]",
+        "host-debug [-Xcompiler -g]",
+    ] {
         assert!(text.contains(needle), "no `{needle}` in:\n{text}");
     }
 }

@@ -213,7 +213,10 @@ mod tests {
         ] {
             assert!(is_repository(u), "{u}");
         }
-        for u in ["https://github.com/me/cutlass", "https://example.com/NVIDIA/cutlass-fork"] {
+        for u in [
+            "https://github.com/me/cutlass",
+            "https://example.com/NVIDIA/cutlass-fork",
+        ] {
             assert!(!is_repository(u), "{u}");
         }
     }
@@ -223,7 +226,9 @@ mod tests {
         assert!(request_meaning("3.5")
             .unwrap()
             .contains("newest 3.5.x release, 3.5.1.0 on the index (write \"3.5.0\" to pin 3.5.0)"));
-        assert!(request_meaning("3.5.0").unwrap().contains("pins release 3.5.0"));
+        assert!(request_meaning("3.5.0")
+            .unwrap()
+            .contains("pins release 3.5.0"));
         assert!(request_meaning("4").unwrap().contains("newest 4.x"));
         assert_eq!(request_meaning("3.5.0.0"), None);
     }

@@ -295,11 +295,17 @@ fn cutlass_by_commit(
     t: &toml::Table,
     bad: &dyn Fn(&str, &str, &str) -> Error,
 ) -> Result<(HeaderSource, String), Error> {
-    let git_form = format!("{{ git = \"{}\", commit = \"<full 40-digit hash>\" }}", crate::cutlass::REPOSITORY);
+    let git_form = format!(
+        "{{ git = \"{}\", commit = \"<full 40-digit hash>\" }}",
+        crate::cutlass::REPOSITORY
+    );
     if let Some(extra) = t.keys().find(|k| !matches!(k.as_str(), "commit" | "git")) {
         return Err(bad(
             "cutlass",
-            &format!("a version or a table with `commit` (and `git`): `{}` is not one of them", extra.escape_debug()),
+            &format!(
+                "a version or a table with `commit` (and `git`): `{}` is not one of them",
+                extra.escape_debug()
+            ),
             "{ commit = \"<full 40-digit hash>\" }",
         ));
     }
@@ -308,16 +314,31 @@ fn cutlass_by_commit(
         Some(toml::Value::String(c)) => {
             return Err(bad(
                 "cutlass.commit",
-                &format!("a full commit hash (40 hex digits): `{}` is short or not hex", c.escape_debug()),
+                &format!(
+                    "a full commit hash (40 hex digits): `{}` is short or not hex",
+                    c.escape_debug()
+                ),
                 "\"<the 40 digits `git rev-parse <ref>` prints>\"",
             ))
         }
-        _ => return Err(bad("cutlass", "complete: a table form needs `commit`", "{ commit = \"<full 40-digit hash>\" }")),
+        _ => {
+            return Err(bad(
+                "cutlass",
+                "complete: a table form needs `commit`",
+                "{ commit = \"<full 40-digit hash>\" }",
+            ))
+        }
     };
     let url = match t.get("git") {
         None => None,
         Some(toml::Value::String(u)) if !u.trim().is_empty() => Some(u.trim().to_string()),
-        Some(_) => return Err(bad("cutlass.git", "a repository URL", &format!("\"{}\"", crate::cutlass::REPOSITORY))),
+        Some(_) => {
+            return Err(bad(
+                "cutlass.git",
+                "a repository URL",
+                &format!("\"{}\"", crate::cutlass::REPOSITORY),
+            ))
+        }
     };
     let from_nvidia = url.as_deref().is_none_or(crate::cutlass::is_repository);
     match (crate::cutlass::release_for_commit(&commit), from_nvidia) {
@@ -627,16 +648,26 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(md.cutlass, None);
-        assert!(matches!(&md.header_deps[0].1, HeaderSource::Git { commit, .. } if commit == other));
+        assert!(
+            matches!(&md.header_deps[0].1, HeaderSource::Git { commit, .. } if commit == other)
+        );
         // ...a known commit of a fork too (its headers may differ)...
         let md = cutlass("{ git = \"https://github.com/me/cutlass\", commit = \"7d49e6c7e2f8896c47f586706e67e1fb215529dc\" }").unwrap();
         assert!(matches!(&md.header_deps[0].1, HeaderSource::Git { .. }));
         // ...and the bare form says plainly that it needs the git form.
         let e = cutlass(&format!("{{ commit = \"{other}\" }}")).unwrap_err();
         assert_eq!(e.code, "metadata-invalid");
-        assert!(e.message.contains("needs the git form") && e.message.contains("3.5.0.0"), "{e}");
+        assert!(
+            e.message.contains("needs the git form") && e.message.contains("3.5.0.0"),
+            "{e}"
+        );
         let help = e.help.join("\n");
-        assert!(help.contains(&format!("cutlass = {{ git = \"https://github.com/NVIDIA/cutlass\", commit = \"{other}\" }}")), "{help}");
+        assert!(
+            help.contains(&format!(
+                "cutlass = {{ git = \"https://github.com/NVIDIA/cutlass\", commit = \"{other}\" }}"
+            )),
+            "{help}"
+        );
         // Short hashes and unknown keys are refused by name.
         let e = cutlass("{ commit = \"7d49e6c\" }").unwrap_err();
         assert!(e.message.contains("`cutlass.commit`"), "{e}");

@@ -66,18 +66,29 @@ fn header_deps(session: &Session, workspace: Option<&Workspace>) -> Vec<HeaderDe
     use cuda_toolchain::toolkit::store;
     let root = store::root(&session.env);
     let mut out = Vec::new();
-    for p in workspace.map(|w| w.cuda_packages.as_slice()).unwrap_or_default() {
-        let dir = p.manifest_path.parent().unwrap_or(std::path::Path::new("."));
+    for p in workspace
+        .map(|w| w.cuda_packages.as_slice())
+        .unwrap_or_default()
+    {
+        let dir = p
+            .manifest_path
+            .parent()
+            .unwrap_or(std::path::Path::new("."));
         let Ok(md) = cuda_toolchain::metadata::read(dir) else {
             continue; // reported by the project's own checks
         };
         for (name, source) in md.header_deps {
             let row = match &source {
                 HeaderSource::Index { package, version } => {
-                    let found = root.as_deref().and_then(|r| store::find_header_dep(r, package, version));
+                    let found = root
+                        .as_deref()
+                        .and_then(|r| store::find_header_dep(r, package, version));
                     let cutlass = package == cuda_toolchain::cutlass::INDEX_PACKAGE;
                     // `cutlass = { commit = … }` became this exact release.
-                    let commit = md.cutlass_commit.clone().filter(|_| cutlass && name == "cutlass");
+                    let commit = md
+                        .cutlass_commit
+                        .clone()
+                        .filter(|_| cutlass && name == "cutlass");
                     let meaning = match &commit {
                         Some(c) => Some(format!(
                             "commit {c} has the headers of nvidia-cutlass {version}, verified file by file"
@@ -97,7 +108,9 @@ fn header_deps(session: &Session, workspace: Option<&Workspace>) -> Vec<HeaderDe
                     }
                 }
                 HeaderSource::Git { url, commit } => {
-                    let found = root.as_deref().and_then(|r| store::find_git_dep(r, &name, commit));
+                    let found = root
+                        .as_deref()
+                        .and_then(|r| store::find_git_dep(r, &name, commit));
                     HeaderDepJson {
                         package: p.name.clone(),
                         name,
@@ -417,7 +430,10 @@ pub fn exec(ctx: &Context, args: &Args) -> i32 {
             (Some(v), true) if d.source == "path" => (Tone::Good, format!("directory {v}")),
             (Some(v), true) => (Tone::Good, format!("{v}, in the store")),
             _ if d.source == "path" => (Tone::Bad, "the directory does not exist".to_string()),
-            _ => (Tone::Bad, "not in the store: run `cargo cuda deps fetch`".to_string()),
+            _ => (
+                Tone::Bad,
+                "not in the store: run `cargo cuda deps fetch`".to_string(),
+            ),
         };
         let asked = match d.source {
             "index" if d.requested.len() == 40 => format!("{} at commit {}", d.from, d.requested),

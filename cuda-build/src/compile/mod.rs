@@ -227,6 +227,6 @@ pub use output::artifacts::{Artifacts, BuildStats, KernelArtifact, OutputKind};
 pub use output::inspect;
 pub use settings::builder::Build;
 pub use settings::header_deps::HeaderSource;
-pub use settings::presets::Preset;
 pub use settings::host_toolchain::{check_host_compiler, host_compiler, HostTool};
+pub use settings::presets::Preset;
 pub use settings::spec::{Cudart, OutputNames};

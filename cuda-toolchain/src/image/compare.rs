@@ -111,7 +111,9 @@ pub fn summarize(data: &[u8]) -> Result<Summary, String> {
         }
         s.device_debug = s.device_debug.max(image_debug(data, image));
         for (target, bytes) in image_code(data, image) {
-            code.entry(target).or_default().push(hex(&Sha256::digest(&bytes)));
+            code.entry(target)
+                .or_default()
+                .push(hex(&Sha256::digest(&bytes)));
         }
     }
     s.device_code = code
@@ -139,14 +141,25 @@ fn hex(d: &[u8]) -> String {
 
 /// Each entry of one image as (target, bytes): decompressed when the
 /// reader can, else as stored (still the same bytes for the same code).
-fn image_code<'a>(data: &'a [u8], image: &super::Image) -> Vec<(String, std::borrow::Cow<'a, [u8]>)> {
+fn image_code<'a>(
+    data: &'a [u8],
+    image: &super::Image,
+) -> Vec<(String, std::borrow::Cow<'a, [u8]>)> {
     let start = image.offset as usize;
     let Some(bytes) = data.get(start..start + image.size as usize) else {
         return Vec::new();
     };
-    let target = || image.entries.first().map(|e| e.target.clone()).unwrap_or_default();
+    let target = || {
+        image
+            .entries
+            .first()
+            .map(|e| e.target.clone())
+            .unwrap_or_default()
+    };
     match image.format {
-        ImageFormat::Cubin | ImageFormat::Ptx => vec![(target(), std::borrow::Cow::Borrowed(bytes))],
+        ImageFormat::Cubin | ImageFormat::Ptx => {
+            vec![(target(), std::borrow::Cow::Borrowed(bytes))]
+        }
         ImageFormat::Fatbin => {
             let Ok(block) = read_block(data, start) else {
                 return Vec::new();
@@ -285,7 +298,11 @@ fn stream_mode(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
     if po.is_empty() == pn.is_empty() {
         return;
     }
-    let (with, without) = if pn.is_empty() { ("OLD", "NEW") } else { ("NEW", "OLD") };
+    let (with, without) = if pn.is_empty() {
+        ("OLD", "NEW")
+    } else {
+        ("NEW", "OLD")
+    };
     out.push(Difference {
         aspect: "stream-mode",
         only_old: po.into_iter().collect(),
@@ -329,9 +346,16 @@ fn targets(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
     }
     let (po, pn) = sides(&old.ptx, &new.ptx);
     if !po.is_empty() || !pn.is_empty() {
-        let lacks = if new.ptx.is_empty() { "NEW" } else if old.ptx.is_empty() { "OLD" } else { "" };
+        let lacks = if new.ptx.is_empty() {
+            "NEW"
+        } else if old.ptx.is_empty() {
+            "OLD"
+        } else {
+            ""
+        };
         let explanation = if lacks.is_empty() {
-            "different PTX targets: cuda-build embeds PTX for the highest plain arch of the plan".to_string()
+            "different PTX targets: cuda-build embeds PTX for the highest plain arch of the plan"
+                .to_string()
         } else {
             format!(
                 "{lacks} has no PTX: in cuda-build `80` (and CUDA_COMPUTE_CAP=80) means SASS for sm_80 plus PTX for newer GPUs to JIT, \
@@ -417,12 +441,25 @@ fn kernels(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
 }
 
 fn host(o: &HostCode, n: &HostCode, out: &mut Vec<Difference>) {
-    let flag_diff = |aspect: &'static str, a: bool, b: bool, flag: &'static str, why: &str, out: &mut Vec<Difference>| {
+    let flag_diff = |aspect: &'static str,
+                     a: bool,
+                     b: bool,
+                     flag: &'static str,
+                     why: &str,
+                     out: &mut Vec<Difference>| {
         if a != b {
             out.push(Difference {
                 aspect,
-                only_old: if a { vec![flag.to_string()] } else { Vec::new() },
-                only_new: if b { vec![flag.to_string()] } else { Vec::new() },
+                only_old: if a {
+                    vec![flag.to_string()]
+                } else {
+                    Vec::new()
+                },
+                only_new: if b {
+                    vec![flag.to_string()]
+                } else {
+                    Vec::new()
+                },
                 flag: Some(flag),
                 explanation: format!("{} has it: {why}", if a { "OLD" } else { "NEW" }),
             });
@@ -469,8 +506,12 @@ fn host(o: &HostCode, n: &HostCode, out: &mut Vec<Difference>) {
     };
     let (uo, un) = sides(&o.undefined, &n.undefined);
     let (uo, un): (Vec<String>, Vec<String>) = (
-        uo.into_iter().filter(|s| !stream_pair(s, &n.undefined)).collect(),
-        un.into_iter().filter(|s| !stream_pair(s, &o.undefined)).collect(),
+        uo.into_iter()
+            .filter(|s| !stream_pair(s, &n.undefined))
+            .collect(),
+        un.into_iter()
+            .filter(|s| !stream_pair(s, &o.undefined))
+            .collect(),
     );
     if !uo.is_empty() || !un.is_empty() {
         out.push(Difference {
@@ -529,14 +570,33 @@ mod tests {
 
     #[test]
     fn a_lost_per_thread_stream_names_the_flag() {
-        let old = summary(&["sm_80"], &[], Some(host(&["__cudaLaunchKernel_ptsz", "cudaMemcpyAsync_ptsz"], &["launch"])));
-        let new = summary(&["sm_80"], &[], Some(host(&["__cudaLaunchKernel", "cudaMemcpyAsync"], &["launch"])));
+        let old = summary(
+            &["sm_80"],
+            &[],
+            Some(host(
+                &["__cudaLaunchKernel_ptsz", "cudaMemcpyAsync_ptsz"],
+                &["launch"],
+            )),
+        );
+        let new = summary(
+            &["sm_80"],
+            &[],
+            Some(host(
+                &["__cudaLaunchKernel", "cudaMemcpyAsync"],
+                &["launch"],
+            )),
+        );
         let d = compare(&old, &new);
         assert_eq!(d.len(), 1, "{d:#?}");
         assert_eq!(d[0].aspect, "stream-mode");
         assert_eq!(d[0].flag, Some("--default-stream per-thread"));
-        assert_eq!(d[0].only_old, ["__cudaLaunchKernel_ptsz", "cudaMemcpyAsync_ptsz"]);
-        assert!(d[0].explanation.starts_with("OLD was compiled with `--default-stream per-thread`"));
+        assert_eq!(
+            d[0].only_old,
+            ["__cudaLaunchKernel_ptsz", "cudaMemcpyAsync_ptsz"]
+        );
+        assert!(d[0]
+            .explanation
+            .starts_with("OLD was compiled with `--default-stream per-thread`"));
         assert!(compare(&old, &old).is_empty());
     }
 
@@ -546,10 +606,20 @@ mod tests {
         let port = summary(&["sm_80"], &["compute_80"], None);
         let d = compare(&forge, &port);
         assert_eq!((d.len(), d[0].aspect), (1, "ptx"));
-        assert!(d[0].explanation.starts_with("OLD has no PTX"), "{}", d[0].explanation);
-        let d = compare(&summary(&["sm_90a"], &[], None), &summary(&["sm_90"], &[], None));
+        assert!(
+            d[0].explanation.starts_with("OLD has no PTX"),
+            "{}",
+            d[0].explanation
+        );
+        let d = compare(
+            &summary(&["sm_90a"], &[], None),
+            &summary(&["sm_90"], &[], None),
+        );
         assert_eq!(d[0].flag, Some("the arch suffix (90 → sm_90a)"));
-        let d = compare(&summary(&["sm_80"], &[], None), &summary(&["sm_86"], &[], None));
+        let d = compare(
+            &summary(&["sm_80"], &[], None),
+            &summary(&["sm_86"], &[], None),
+        );
         assert_eq!(d[0].flag, None);
     }
 
@@ -559,7 +629,10 @@ mod tests {
         let mut b = a.clone();
         b.non_pic = vec!["k.o".into()];
         b.function_sections = true;
-        let d = compare(&summary(&[], &[], Some(a.clone())), &summary(&[], &[], Some(b)));
+        let d = compare(
+            &summary(&[], &[], Some(a.clone())),
+            &summary(&[], &[], Some(b)),
+        );
         let aspects: Vec<_> = d.iter().map(|d| d.aspect).collect();
         assert_eq!(aspects, ["pic", "function-sections"]);
         assert!(d[0].explanation.starts_with("NEW has it"));
@@ -573,8 +646,14 @@ mod tests {
 
     #[test]
     fn debug_information_in_ptx_text() {
-        assert_eq!(ptx_debug(b".version 9.0\n.target sm_80\n"), DeviceDebug::None);
-        assert_eq!(ptx_debug(b"\n.file\t1 \"k.cu\"\n\t.loc\t1 2 3\n"), DeviceDebug::LineInfo);
+        assert_eq!(
+            ptx_debug(b".version 9.0\n.target sm_80\n"),
+            DeviceDebug::None
+        );
+        assert_eq!(
+            ptx_debug(b"\n.file\t1 \"k.cu\"\n\t.loc\t1 2 3\n"),
+            DeviceDebug::LineInfo
+        );
         assert_eq!(ptx_debug(b".section\t.debug_info\n{"), DeviceDebug::Full);
     }
 }

@@ -15,7 +15,8 @@ use super::compare::HostCode;
 pub fn host_code(data: &[u8]) -> Result<Option<HostCode>, String> {
     let mut code = HostCode::default();
     if data.starts_with(b"!<arch>\n") {
-        let archive = ArchiveFile::parse(data).map_err(|e| format!("not a readable archive: {e}"))?;
+        let archive =
+            ArchiveFile::parse(data).map_err(|e| format!("not a readable archive: {e}"))?;
         for member in archive.members() {
             let member = member.map_err(|e| format!("archive member: {e}"))?;
             let name = String::from_utf8_lossy(member.name()).into_owned();
@@ -74,13 +75,25 @@ fn add_object(code: &mut HostCode, member: &str, bytes: &[u8]) -> Result<(), Str
             }) && file.architecture() == object::Architecture::X86_64;
         }
     }
-    if text_sections > 3 && file.sections().any(|s| s.name().is_ok_and(|n| n.starts_with(".text."))) {
+    if text_sections > 3
+        && file
+            .sections()
+            .any(|s| s.name().is_ok_and(|n| n.starts_with(".text.")))
+    {
         code.function_sections = true;
     }
     if absolute {
-        code.non_pic.push(if member.is_empty() { "(the object)".into() } else { member.into() });
+        code.non_pic.push(if member.is_empty() {
+            "(the object)".into()
+        } else {
+            member.into()
+        });
     }
-    if code.undefined.iter().any(|s| s.starts_with("__cudaRegisterLinkedBinary")) {
+    if code
+        .undefined
+        .iter()
+        .any(|s| s.starts_with("__cudaRegisterLinkedBinary"))
+    {
         code.relocatable_device_code = true;
     }
     Ok(())

@@ -91,8 +91,11 @@ fn outputs(dir: &Path) -> BTreeMap<String, PathBuf> {
 
 fn side(path: &Path) -> Result<Side, Error> {
     let bytes = cuda_toolchain::image::map_file(path).map_err(|e| {
-        Error::new("invalid-argument", format!("cannot read `{}`: {e}", path.display()))
-            .with_help("check the path and its permissions")
+        Error::new(
+            "invalid-argument",
+            format!("cannot read `{}`: {e}", path.display()),
+        )
+        .with_help("check the path and its permissions")
     })?;
     let summary = compare::summarize(&bytes).map_err(|e| {
         Error::new(
@@ -170,8 +173,9 @@ fn report(old: &Path, new: &Path) -> Result<Report, Error> {
         )
         .with_help("name the OUT_DIRs of the two builds (`cargo build -vv` prints them), or two output files"));
     }
-    let same =
-        pairs.iter().all(|p| p.differences.is_empty()) && only_old.is_empty() && only_new.is_empty();
+    let same = pairs.iter().all(|p| p.differences.is_empty())
+        && only_old.is_empty()
+        && only_new.is_empty();
     Ok(Report {
         schema: 1,
         old: old.display().to_string(),
@@ -216,7 +220,12 @@ fn describe(s: &Summary) -> String {
 /// At most a few names of a long list, then how many more.
 fn names(list: &[String]) -> String {
     const SHOWN: usize = 6;
-    let mut s = list.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    let mut s = list
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if list.len() > SHOWN {
         s.push_str(&format!(" and {} more", list.len() - SHOWN));
     }
@@ -271,9 +280,17 @@ fn print(r: &Report, out: &Style) {
         }
     }
     let verdict = if r.same {
-        out.status(Tone::Good, "Same", "outputs: kernels, targets, debug information and host symbols match")
+        out.status(
+            Tone::Good,
+            "Same",
+            "outputs: kernels, targets, debug information and host symbols match",
+        )
     } else {
-        out.status(Tone::Bad, "Different", "outputs: each difference and the flag that explains it are listed above")
+        out.status(
+            Tone::Bad,
+            "Different",
+            "outputs: each difference and the flag that explains it are listed above",
+        )
     };
     outln!("{verdict}");
 }

@@ -78,7 +78,11 @@ impl Run<'_> {
             manifest_path,
             default_plan,
             sources: inputs.files,
-            includes: inputs.includes.into_iter().chain(inputs.system_includes).collect(),
+            includes: inputs
+                .includes
+                .into_iter()
+                .chain(inputs.system_includes)
+                .collect(),
         })))
     }
 
@@ -127,7 +131,11 @@ impl Run<'_> {
             }
         }
         let names = generated_module::names(&self.base, &srcs.files);
-        let system_includes = spec.system_includes.iter().map(|i| self.base.join(i)).collect();
+        let system_includes = spec
+            .system_includes
+            .iter()
+            .map(|i| self.base.join(i))
+            .collect();
         Ok(Inputs {
             files: srcs.files,
             names,

@@ -299,7 +299,9 @@ mod tests {
         assert_eq!(cc_flags(&env("false", "3"), false).join(" "), release);
         // -C target-cpu=native: no -march, as in cc.
         let native = env("false", "3").set(Var::CargoEncodedRustflags, "-C\u{1f}target-cpu=native");
-        assert!(!cc_flags(&native, false).iter().any(|f| f.starts_with("-march")));
+        assert!(!cc_flags(&native, false)
+            .iter()
+            .any(|f| f.starts_with("-march")));
     }
 
     #[test]
@@ -326,12 +328,21 @@ mod tests {
             files: vec!["kernels/flash_api.cu".into()],
             ..Spec::default()
         };
-        apply(&mut s, &Env::empty().set(Var::NvccCcbin, "/usr/bin/g++-12"), false, dir.path());
+        apply(
+            &mut s,
+            &Env::empty().set(Var::NvccCcbin, "/usr/bin/g++-12"),
+            false,
+            dir.path(),
+        );
         assert!(s.globs.is_empty());
         assert_eq!(s.profile_flags, Some(true));
         assert_eq!(
             s.flags,
-            ["--default-stream", "per-thread", "-allow-unsupported-compiler"]
+            [
+                "--default-stream",
+                "per-thread",
+                "-allow-unsupported-compiler"
+            ]
         );
         let flags: Vec<&str> = file_flags(&s, Path::new("kernels/flash_api.cu")).collect();
         assert_eq!(flags, ["--threads=2"]);
