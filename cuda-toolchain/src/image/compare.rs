@@ -110,6 +110,17 @@ pub fn summarize(data: &[u8]) -> Result<Summary, String> {
             }
         }
         s.device_debug = s.device_debug.max(image_debug(data, image));
+        // An image without kernels holds no code a launch runs: it is
+        // `nvcc --device-link`'s stub for non-relocatable objects, which cc
+        // adds to every library (`lib<name>_dlink.o`) and a port need not.
+        let launchable = !image.kernels.is_empty()
+            || image
+                .entries
+                .iter()
+                .any(|e| e.kernels.as_ref().is_some_and(|k| !k.is_empty()));
+        if !launchable {
+            continue;
+        }
         for (target, bytes) in image_code(data, image) {
             code.entry(target)
                 .or_default()
@@ -418,11 +429,10 @@ fn device_code(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
     out.push(Difference {
         aspect: "device-code",
         only_old: Vec::new(),
-        only_new: differ,
+        only_new: Vec::new(),
         flag: None,
-        explanation: "the same targets compiled to different bytes: a flag that changes code generation differs (`--use_fast_math`, `-G`, `-lineinfo`, `-O`, `-ftz`, a define), \
-                      or a header seen at another path reaches the code (`assert` keeps `__FILE__`); the differences above, if any, say which"
-            .into(),
+        explanation: format!("{} compiled to different bytes: a flag that changes code generation differs (`--use_fast_math`, `-G`, `-lineinfo`, `-O`, `-ftz`, a define), \
+                      or a header seen at another path reaches the code (`assert` keeps `__FILE__`); the differences above, if any, say which", differ.join(", ")),
     });
 }
 
