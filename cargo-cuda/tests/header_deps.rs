@@ -103,6 +103,23 @@ fn make_crate(dir: &Path, name: &str, url: &str, commit: &str, explicit: bool) -
     dir.join("Cargo.toml")
 }
 
+/// `cargo build --offline` of one crate with the real nvcc and `store`, no
+/// other CUDA setting from the caller's environment.
+fn offline_build(manifest: &Path, root: &Path, store: &Path) -> Command {
+    let mut cmd = Command::new(real_cargo());
+    for var in cuda_toolchain::env::Var::ALL {
+        if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
+            cmd.env_remove(var.name());
+        }
+    }
+    cmd.args(["build", "--offline", "--manifest-path"])
+        .arg(manifest)
+        .env("CUDA_HOME", root)
+        .env("CARGO_CUDA_HOME", store)
+        .env("CARGO_NET_OFFLINE", "true");
+    cmd
+}
+
 /// `cargo cuda deps fetch` for one crate against `store`; returns stderr (it must succeed).
 fn deps_fetch(manifest: &Path, store: &Path, offline: bool) -> String {
     let mut cmd = cargo_cuda();
@@ -168,19 +185,8 @@ fn two_crates_share_cutlass_and_a_git_dep_from_one_store() {
     // cuda-build cache per crate), and no header lands in OUT_DIR.
     let target = common::shared_target();
     for (manifest, name) in [(&a, "crate-a"), (&b, "crate-b")] {
-        let mut cmd = Command::new(real_cargo());
-        for var in cuda_toolchain::env::Var::ALL {
-            if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
-                cmd.env_remove(var.name());
-            }
-        }
-        let out = cmd
-            .args(["build", "--offline", "--manifest-path"])
-            .arg(manifest)
-            .env("CUDA_HOME", &root)
+        let out = offline_build(manifest, &root, &store)
             .env("CARGO_TARGET_DIR", &target)
-            .env("CARGO_CUDA_HOME", &store)
-            .env("CARGO_NET_OFFLINE", "true")
             .env(
                 "CUDA_BUILD_CACHE_DIR",
                 tmp.path().join(format!("cache-{name}")),
@@ -319,19 +325,8 @@ fn warnings_from_cutlass_headers_are_not_the_users() {
     .unwrap();
     std::fs::write(dir.join("src/lib.rs"), "").unwrap();
 
-    let mut cmd = Command::new(real_cargo());
-    for var in cuda_toolchain::env::Var::ALL {
-        if !matches!(var.name(), "PATH" | "HOME" | "CARGO") {
-            cmd.env_remove(var.name());
-        }
-    }
-    let out = cmd
-        .args(["build", "--offline", "--manifest-path"])
-        .arg(dir.join("Cargo.toml"))
-        .env("CUDA_HOME", &root)
+    let out = offline_build(&dir.join("Cargo.toml"), &root, &store)
         .env("CARGO_TARGET_DIR", common::shared_target())
-        .env("CARGO_CUDA_HOME", &store)
-        .env("CARGO_NET_OFFLINE", "true")
         .env("CUDA_BUILD_CACHE_DIR", tmp.path().join("cache"))
         .output()
         .unwrap();
