@@ -302,3 +302,34 @@ pub(crate) fn std_error(needs: &Needs, std: &str) -> Error {
         needs.min_std
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuda_toolchain::env::Var;
+
+    #[test]
+    fn a_missing_cutlass_says_how_its_version_reads() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = Env::empty()
+            .set(Var::CargoCudaHome, tmp.path().to_str().unwrap())
+            .set(Var::CargoNetOffline, "true");
+        let missing = |version: &str| {
+            let source = HeaderSource::Index {
+                package: "nvidia-cutlass".into(),
+                version: version.into(),
+            };
+            resolve(&env, "cutlass", &source).unwrap_err()
+        };
+        let e = missing("3.5");
+        assert_eq!(e.code, "header-dep-missing");
+        assert!(
+            e.message.contains("(\"3.5\" means the newest 3.5.x release, 3.5.1.0 on the index (write \"3.5.0\" to pin 3.5.0))"),
+            "{e}"
+        );
+        let e = missing("3.5.0");
+        assert!(e.message.contains("(\"3.5.0\" pins release 3.5.0)"), "{e}");
+        let e = missing("3.5.0.0");
+        assert!(!e.message.contains("pins"), "{e}");
+    }
+}
