@@ -11,6 +11,7 @@
 # copies); without, the whole crate is built. Environment: ARCH (default 80:
 # the arch both builds get, as CUDA_COMPUTE_CAP for cudaforge and --arch for
 # `cargo cuda build`), BENCH_DIR (default target/compare-ports/<crate>),
+# CARGO_CUDA (a cargo-cuda binary; default: build target/release/cargo-cuda),
 # CARGO_CUDA_HOME (the store; flash-attn needs nvidia-cutlass 3.5.0.0 in it,
 # which `cargo cuda deps fetch` puts there).
 #
@@ -28,8 +29,12 @@ shift
 keep=("$@")
 arch=${ARCH:-80}
 work=${BENCH_DIR:-$repo/target/compare-ports/$crate}
-cargo_cuda="$repo/target/release/cargo-cuda"
-(cd "$repo" && cargo build -q --release -p cuda-build-cli)
+if [ -n "${CARGO_CUDA:-}" ]; then
+    cargo_cuda=$CARGO_CUDA
+else
+    cargo_cuda="$repo/target/release/cargo-cuda"
+    (cd "$repo" && cargo build -q --release -p cuda-build-cli)
+fi
 
 case $crate in
 candle) pkg=candle-kernels version=0.11.1 ;;
