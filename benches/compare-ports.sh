@@ -141,7 +141,7 @@ for v in published ported; do
     (cd "$work/$v" && CARGO_TARGET_DIR="$work/target-$v" CUDA_BUILD_CACHE_DIR="$work/cache" \
         "$cargo_cuda" cuda build --arch "$arch" "${features[@]}" --message-format=json > "$work/$v.json" 2> "$work/$v.log") ||
         { tail -40 "$work/$v.log" >&2; exit 1; }
-    took[$v]=$(echo "$(now) - $t0" | bc)
+    took[$v]=$(printf "%.1f" "$(echo "$(now) - $t0" | bc)")
     out_dir[$v]=$(grep '"reason":"build-script-executed"' "$work/$v.json" | grep "$pkg" | sed 's/.*"out_dir":"\([^"]*\)".*/\1/' | tail -1)
 done
 
@@ -150,7 +150,7 @@ echo "$pkg $version, arch $arch, ${#keep[@]} kept file(s) (0: all), nvcc $("$CUD
 echo
 echo "| | published (cudaforge 0.1.6) | ported (like_cudaforge) |"
 echo "|---|---|---|"
-echo "| cold build | ${took[published]} s | ${took[ported]} s |"
+echo "| cold build (with the build script's Rust dependencies) | ${took[published]} s | ${took[ported]} s |"
 "$cargo_cuda" cuda inspect --compare "${out_dir[published]}" "${out_dir[ported]}" > "$work/compare.txt" && same=yes || same=no
 echo "| inspect --compare | same: $same | |"
 for f in $(cd "${out_dir[published]}" && ls *.ptx 2>/dev/null); do
