@@ -19,6 +19,13 @@ use std::path::{Path, PathBuf};
 /// A job's nvcc calls, its outputs (role, final path) and the archs it builds.
 type CallsAndOutputs = (Vec<Call>, Vec<(String, PathBuf)>, Vec<String>);
 
+/// A job's include directories, absolute: the crate's own (`-I`), and its
+/// header dependencies' (`-isystem`).
+pub(crate) struct IncludeDirs<'a> {
+    pub(crate) user: &'a [PathBuf],
+    pub(crate) system: &'a [PathBuf],
+}
+
 impl Run<'_> {
     /// One source as a job: `name` is its Rust module name, `file_name` the
     /// stem of its output files.
@@ -29,9 +36,9 @@ impl Run<'_> {
         name: &str,
         file_name: &str,
         plan: ArchPlan,
-        includes: &[PathBuf],
-        system_includes: &[PathBuf],
+        dirs: IncludeDirs<'_>,
     ) -> Result<Job, Error> {
+        let (includes, system_includes) = (dirs.user, dirs.system);
         let args = self.shared_args(tk, source, includes, system_includes);
         let (calls, outputs, archs) = self.calls_and_outputs(&plan, file_name)?;
         let source_arg = self.nvcc_path(source);

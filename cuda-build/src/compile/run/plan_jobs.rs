@@ -10,6 +10,7 @@ use crate::compile::output::generated_module;
 use crate::compile::output::write_error::write_error;
 use crate::compile::run::context::{JobDone, Planned, Run, Stage, Tools};
 use crate::compile::run::job::Job;
+use crate::compile::run::job_args::IncludeDirs;
 use crate::compile::settings::sources;
 use crate::compile::settings::spec::{OutputNames, ToolkitChoice};
 use crate::compile::settings::toolchain;
@@ -264,8 +265,10 @@ impl Run<'_> {
                 name,
                 &file_name,
                 plan,
-                &inputs.includes,
-                &inputs.system_includes,
+                IncludeDirs {
+                    user: &inputs.includes,
+                    system: &inputs.system_includes,
+                },
             )?);
         }
         Ok(jobs)
