@@ -228,5 +228,4 @@ pub use output::inspect;
 pub use settings::builder::Build;
 pub use settings::header_deps::HeaderSource;
 pub use settings::host_toolchain::{check_host_compiler, host_compiler, HostTool};
-pub use settings::presets::Preset;
-pub use settings::spec::{Cudart, OutputNames};
+pub use settings::spec::{Cudart, OutputNames, Preset};

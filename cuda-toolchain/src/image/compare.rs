@@ -29,29 +29,7 @@ use sha2::{Digest, Sha256};
 use serde::Serialize;
 
 use super::fatbin::{plain_payload, read_block, FatbinKind};
-use super::{Code, ImageFormat};
-
-/// The host code of an object or static library (see `image::host_code`,
-/// feature `host-symbols`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct HostCode {
-    /// Host ELF objects read (archive members, or 1).
-    pub objects: usize,
-    /// Global and weak symbols defined.
-    pub defined: BTreeSet<String>,
-    /// Symbols needed from outside (undefined in every object).
-    pub undefined: BTreeSet<String>,
-    /// Objects with absolute relocations in their code: not built with `-fPIC`.
-    pub non_pic: Vec<String>,
-    /// One section per function (`-ffunction-sections`).
-    pub function_sections: bool,
-    /// DWARF debug information (`-g`).
-    pub debug_info: bool,
-    /// Bytes of host machine code.
-    pub text_size: u64,
-    /// Relocatable device code (`-rdc=true`, `--device-c`).
-    pub relocatable_device_code: bool,
-}
+use super::{Code, HostCode, ImageFormat};
 
 /// How much debug information the device code carries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]

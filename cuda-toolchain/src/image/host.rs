@@ -2,12 +2,12 @@
 //! an object file or a static library (`ar` archive) defines and needs, read
 //! with the `object` crate, and the traces some flags leave in host code
 //! (absolute relocations without `-fPIC`, one section per function, DWARF,
-//! relocatable device code). [`super::compare`] explains the differences.
+//! relocatable device code). `compare.rs` explains the differences.
 
 use object::read::archive::ArchiveFile;
 use object::{Object, ObjectSection, ObjectSymbol, RelocationFlags, SectionKind};
 
-use super::compare::HostCode;
+use super::HostCode;
 
 /// The host code in `data`: an `ar` archive's ELF members, or one ELF
 /// object, executable or shared library; `Ok(None)` for anything else

@@ -438,3 +438,25 @@ mod tests {
         assert!(scan_file(&f).unwrap().images.is_empty());
     }
 }
+
+/// The host code of an object or static library (see `image::host_code`,
+/// feature `host-symbols`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HostCode {
+    /// Host ELF objects read (archive members, or 1).
+    pub objects: usize,
+    /// Global and weak symbols defined.
+    pub defined: std::collections::BTreeSet<String>,
+    /// Symbols needed from outside (undefined in every object).
+    pub undefined: std::collections::BTreeSet<String>,
+    /// Objects with absolute relocations in their code: not built with `-fPIC`.
+    pub non_pic: Vec<String>,
+    /// One section per function (`-ffunction-sections`).
+    pub function_sections: bool,
+    /// DWARF debug information (`-g`).
+    pub debug_info: bool,
+    /// Bytes of host machine code.
+    pub text_size: u64,
+    /// Relocatable device code (`-rdc=true`, `--device-c`).
+    pub relocatable_device_code: bool,
+}

@@ -6,7 +6,7 @@
 use crate::compile::output::artifacts::OutputKind;
 use crate::compile::settings::header_deps::{self, HeaderSource};
 use crate::compile::settings::package::package_dir;
-use crate::compile::settings::presets::Preset;
+use crate::compile::settings::spec::Preset;
 use crate::compile::settings::spec::{Spec, ToolkitChoice};
 use cuda_toolchain::env::Env;
 use cuda_toolchain::toolkit::Toolkit;

@@ -6,7 +6,6 @@
 
 use crate::compile::output::artifacts::OutputKind;
 use crate::compile::settings::header_deps::{Needs, Resolved};
-use crate::compile::settings::presets::Preset;
 use cuda_toolchain::env::Env;
 use cuda_toolchain::toolkit::Toolkit;
 use cuda_toolchain::Error;
@@ -312,4 +311,30 @@ mod tests {
             );
         }
     }
+}
+
+/// A build crate whose implicit behaviour a `Build` reproduces (see
+/// [`Build::preset`](crate::compile::Build::preset)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// cudaforge 0.1.x's `KernelBuilder` (`build_lib`, `build_ptx`):
+    /// `--default-stream per-thread`; SASS only, with the `a` suffix from
+    /// sm_90 on (`f` above sm_120); no profile flags; static libraries get
+    /// `-Xcompiler -fPIC` (MSVC: `-D_USE_MATH_DEFINES`) and, with CUTLASS,
+    /// `-DUSE_CUTLASS`; `--threads=2` for sources whose path contains
+    /// `flash_api` or `cutlass`; sources `src/**/*.cu` when none are given.
+    Cudaforge,
+    /// bindgen_cuda 0.1's `Builder` (`build_ptx`, `build_lib`):
+    /// `--default-stream per-thread`; SASS and PTX (`-arch=sm_XX`); no
+    /// profile flags; static libraries without `-fPIC`; PTX builds get `-I`
+    /// for each directory holding a `src/**/*.cuh` header (its default
+    /// `include_paths`); sources `src/**/*.cu` when none are given.
+    BindgenCuda,
+    /// cc 1.11's `Build::cuda(true)`: the host flags cc adds through
+    /// `-Xcompiler` (`-O<OPT_LEVEL>`, `-ffunction-sections`,
+    /// `-fdata-sections`, `-fPIC`, `-march=x86-64`, `-Wall`, `-Wextra`,
+    /// and in debug builds `-g -gdwarf-4 -fno-omit-frame-pointer`), `-m64`,
+    /// device debug `-G` when cargo's DEBUG is on, and relocatable device
+    /// code (`--device-c`) when more than one file is compiled.
+    Cc,
 }
