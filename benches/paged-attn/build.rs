@@ -1,13 +1,15 @@
 // mistralrs-paged-attn 0.8.1's build.rs (its CUDA part), ported from cudaforge
-// to cuda-build (swapped in by benches/paged-attn/run.sh). Same sources and
-// nvcc flags, one static library `libmistralrspagedattention.a` with shared
-// cudart, and `cfg(has_fp8)` when every target is sm_80 or newer.
+// to cuda-build with docs/migrating.md and `Build::like_cudaforge()` (swapped
+// in by benches/paged-attn/run.sh and cargo-cuda/tests/real_crate.rs). The
+// same sources and nvcc flags, one static library
+// `libmistralrspagedattention.a` with shared cudart, linked unbundled, and
+// `cfg(has_fp8)` when every target is sm_80 or newer.
 use cuda_build::compile::{Build, Cudart, OutputKind};
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(has_fp8)");
     println!("cargo::rerun-if-changed=build.rs");
-    let mut lib = Build::new();
+    let mut lib = Build::like_cudaforge();
     lib.glob("src/cuda/*.cu")
         .std("17")
         .flag("-O3")
@@ -18,14 +20,21 @@ fn main() {
         .flag("--expt-relaxed-constexpr")
         .flag("--expt-extended-lambda")
         .flag("--use_fast_math")
-        // cudaforge adds no profile flags: the same work in both.
-        .profile_flags(false)
+        .flag("--verbose")
+        // `.arg("--compiler-options").arg("-fPIC")`: kept as written (cuda-build adds `-Xcompiler -fPIC` too).
+        .flag("--compiler-options")
+        .flag("-fPIC")
         .output(OutputKind::StaticLib)
         .module_name("mistralrspagedattention")
         .generate_module(false)
-        .cudart(Cudart::Shared);
-    // FP8 needs sm_80 on every target: ask the plan before compiling
-    // (cudaforge asked nvidia-smi for one GPU, defaulting to 80).
+        .cudart(Cudart::Shared)
+        .link_lib_modifier("-bundle");
+    // `CUDA_NVCC_FLAGS`, read when the build script itself was compiled.
+    if let Some(flags) = option_env!("CUDA_NVCC_FLAGS") {
+        lib.flag("--compiler-options").flag(flags);
+    }
+    // `get_compute_cap().unwrap_or(80) >= 80` → ENABLE_FP8: asked of the plan
+    // instead, so every target must be sm_80 or newer.
     let plan = lib.plan().unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(1)

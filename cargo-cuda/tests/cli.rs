@@ -450,3 +450,86 @@ fn misspelled_metadata_keys_are_warned_about() {
         "{stderr}"
     );
 }
+
+#[test]
+fn info_lists_header_deps_and_says_how_a_cutlass_request_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    // A store holding nvidia-cutlass 3.5.0.0 only (info reads its dep.json).
+    let store = dir.path().join("store");
+    let entry = store.join("deps/nvidia-cutlass/3.5.0.0");
+    std::fs::create_dir_all(&entry).unwrap();
+    std::fs::write(
+        entry.join("dep.json"),
+        r#"{"package":"nvidia-cutlass","version":"3.5.0.0","sha256":"","include_dirs":["include"]}"#,
+    )
+    .unwrap();
+    let pkg = dir.path().join("pkg");
+    std::fs::create_dir_all(pkg.join("src")).unwrap();
+    std::fs::write(pkg.join("src/lib.rs"), "").unwrap();
+    std::fs::copy(
+        common::workspace_root().join("Cargo.lock"),
+        pkg.join("Cargo.lock"),
+    )
+    .unwrap();
+    let info = |cutlass: &str| {
+        std::fs::write(
+            pkg.join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"pkg\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [build-dependencies]\ncuda-build = {{ path = {:?} }}\n\n\
+                 [package.metadata.cuda]\ncutlass = {cutlass}\n\n[workspace]\n",
+                common::workspace_root().join("cuda-build")
+            ),
+        )
+        .unwrap();
+        let out = cargo_cuda()
+            .args(["info", "--json", "--manifest-path"])
+            .arg(pkg.join("Cargo.toml"))
+            .env("CARGO_CUDA_HOME", &store)
+            .env("CARGO_NET_OFFLINE", "true")
+            .output()
+            .unwrap();
+        json(&out)["header_deps"][0].clone()
+    };
+
+    // "3.5": the newest 3.5.x; the store's newest match is 3.5.0.0.
+    let d = info("\"3.5\"");
+    assert_eq!(d["package"], "pkg", "{d:#}");
+    assert_eq!(d["name"], "cutlass", "{d:#}");
+    assert_eq!(d["source"], "index", "{d:#}");
+    assert_eq!(d["from"], "nvidia-cutlass", "{d:#}");
+    assert_eq!(d["requested"], "3.5", "{d:#}");
+    assert_eq!(d["resolved"], "3.5.0.0", "{d:#}");
+    assert_eq!(d["in_store"], true, "{d:#}");
+    let meaning = d["meaning"].as_str().unwrap_or_default();
+    assert!(
+        meaning.contains(
+            "means the newest 3.5.x release, 3.5.1.0 on the index (write \"3.5.0\" to pin 3.5.0)"
+        ),
+        "{d:#}"
+    );
+    // "3.5.0" pins; "3.6" is not in the store.
+    let d = info("\"3.5.0\"");
+    assert!(
+        d["meaning"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("pins release 3.5.0"),
+        "{d:#}"
+    );
+    assert_eq!(d["resolved"], "3.5.0.0", "{d:#}");
+    let d = info("\"3.6\"");
+    assert_eq!(d["in_store"], false, "{d:#}");
+    assert_eq!(d["resolved"], serde_json::Value::Null, "{d:#}");
+    // A commit: the release with its headers.
+    let commit = "7d49e6c7e2f8896c47f586706e67e1fb215529dc";
+    let d = info(&format!("{{ commit = \"{commit}\" }}"));
+    assert_eq!(d["requested"], commit, "{d:#}");
+    assert_eq!(d["resolved"], "3.5.0.0", "{d:#}");
+    assert!(
+        d["meaning"].as_str().unwrap_or_default().contains(&format!(
+            "commit {commit} has the headers of nvidia-cutlass 3.5.0.0"
+        )),
+        "{d:#}"
+    );
+}

@@ -102,6 +102,18 @@ fn make_crate(dir: &Path, name: &str, url: &str, commit: &str, explicit: bool) -
     dir.join("Cargo.toml")
 }
 
+/// `cargo build --offline` of one crate with the real nvcc and `store`, no
+/// other CUDA setting from the caller's environment.
+fn offline_build(manifest: &Path, root: &Path, store: &Path) -> std::process::Command {
+    let mut cmd = common::plain_cargo();
+    cmd.args(["build", "--offline", "--manifest-path"])
+        .arg(manifest)
+        .env("CUDA_HOME", root)
+        .env("CARGO_CUDA_HOME", store)
+        .env("CARGO_NET_OFFLINE", "true");
+    cmd
+}
+
 /// `cargo cuda deps fetch` for one crate against `store`; returns stderr (it must succeed).
 fn deps_fetch(manifest: &Path, store: &Path, offline: bool) -> String {
     let mut cmd = cargo_cuda();
@@ -167,14 +179,8 @@ fn two_crates_share_cutlass_and_a_git_dep_from_one_store() {
     // cuda-build cache per crate), and no header lands in OUT_DIR.
     let target = common::shared_target();
     for (manifest, name) in [(&a, "crate-a"), (&b, "crate-b")] {
-        let mut cmd = common::plain_cargo();
-        let out = cmd
-            .args(["build", "--offline", "--manifest-path"])
-            .arg(manifest)
-            .env("CUDA_HOME", &root)
+        let out = offline_build(manifest, &root, &store)
             .env("CARGO_TARGET_DIR", &target)
-            .env("CARGO_CUDA_HOME", &store)
-            .env("CARGO_NET_OFFLINE", "true")
             .env(
                 "CUDA_BUILD_CACHE_DIR",
                 tmp.path().join(format!("cache-{name}")),
@@ -259,4 +265,75 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     files
+}
+
+/// Header dependencies are system headers: CUTLASS 3.5.0's `platform.h`
+/// names CUDA 13's deprecated vector types (`long4`, `double4`, …: five host
+/// warnings with `-I`), yet a build that includes it prints none of them,
+/// while the same deprecation planted in the crate's own header is printed.
+#[test]
+fn warnings_from_cutlass_headers_are_not_the_users() {
+    let (Some(root), Some(test_store)) = (
+        workspace_tests::cu13_root(),
+        workspace_tests::store_with_cutlass(),
+    ) else {
+        return;
+    };
+    let cutlass =
+        cuda_toolchain::toolkit::store::find_header_dep(&test_store, "nvidia-cutlass", "3.5.0")
+            .expect("the test store has CUTLASS 3.5.0 (scripts/test.sh fetches it)");
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let versions = store.join("deps/nvidia-cutlass");
+    std::fs::create_dir_all(&versions).unwrap();
+    std::os::unix::fs::symlink(&cutlass.dir, versions.join(&cutlass.version)).unwrap();
+
+    let dir = tmp.path().join("warns");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"warns\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+             [build-dependencies]\ncuda-build = {{ path = {:?} }}\n\n\
+             [package.metadata.cuda]\ncutlass = \"3.5.0\"\n\n[workspace]\n",
+            workspace_root().join("cuda-build")
+        ),
+    )
+    .unwrap();
+    std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::write(
+        dir.join("build.rs"),
+        "fn main() {\n    cuda_build::Build::new().header_deps_from_metadata().file(\"k.cu\").arch(\"80\").compile();\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("own.h"),
+        "#pragma once\n__device__ inline float own_value() { double4 d; d.x = 1; return (float)d.x; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("k.cu"),
+        "#include <cutlass/platform/platform.h>\n#include \"own.h\"\n\
+         extern \"C\" __global__ void k(float *x) { x[0] = own_value(); }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "").unwrap();
+
+    let out = offline_build(&dir.join("Cargo.toml"), &root, &store)
+        .env("CARGO_TARGET_DIR", common::shared_target())
+        .env("CUDA_BUILD_CACHE_DIR", tmp.path().join("cache"))
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "the build failed:\n{stderr}");
+    assert!(
+        stderr.contains("own.h") && stderr.contains("\"double4\" was declared deprecated"),
+        "the crate's own warning was not printed:\n{stderr}"
+    );
+    for needle in ["platform.h", "cutlass_library", "long4"] {
+        assert!(
+            !stderr.contains(needle),
+            "a warning from CUTLASS's headers (`{needle}`) was printed:\n{stderr}"
+        );
+    }
 }

@@ -273,11 +273,16 @@ pub fn fetch_git(
     } else {
         "."
     };
+    let mut include_dirs = vec![include.to_string()];
+    // CUTLASS's layout: cutlass/util lives in tools/util/include (as in its wheel).
+    if dir.join("include/cutlass").is_dir() && dir.join("tools/util/include").is_dir() {
+        include_dirs.push("tools/util/include".into());
+    }
     let mut dep = HeaderDep {
         package: format!("git:{url}"),
         version: commit.to_ascii_lowercase(),
         sha256: String::new(),
-        include_dirs: vec![include.into()],
+        include_dirs,
         dir: Default::default(),
     };
     publish(

@@ -237,6 +237,8 @@ vars! {
     Debug = "DEBUG", input, free;
     /// Cargo's profile opt-level (`0`-`3`, `s`, `z`); becomes the host compiler's `-O<n>`.
     OptLevel = "OPT_LEVEL", input, free;
+    /// Cargo's rustflags for the target; `Preset::Cc` reads `-C target-cpu` from it, as cc does (cargo reruns on a change itself).
+    CargoEncodedRustflags = "CARGO_ENCODED_RUSTFLAGS", side, free;
     /// Set to 1 for device debug code (`-G`, slow kernels) in builds where DEBUG is true.
     CudaBuildDeviceDebug = "CUDA_BUILD_DEVICE_DEBUG", input, flag;
     /// Set to 0 to ignore DEBUG and OPT_LEVEL (no `-lineinfo`, `-G` or host `-O` from the profile).

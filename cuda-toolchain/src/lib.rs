@@ -35,6 +35,7 @@
 //! | [`image`] | kernel images in any file (fatbin, cubin, PTX), and whether they run on a target |
 //! | [`interop`] | other tools' conventions (PyTorch, CMake, cudarc, NVIDIA's crates): what they read, and what to hand them |
 //! | [`metadata`] | `[package.metadata.cuda]` of a manifest |
+//! | [`cutlass`] | CUTLASS releases on the index, and the git commits whose headers are theirs |
 //! | `jit` (feature `cudarc`) | loading a kernel image with the driver JIT's logs |
 //! | [`process`], [`fsutil`] | children under a deadline; atomic file writes |
 #![warn(missing_docs)]
@@ -42,6 +43,7 @@
 pub mod arch;
 pub mod compat;
 mod cuda_errors;
+pub mod cutlass;
 pub mod diagnose;
 pub mod env;
 mod env_check;

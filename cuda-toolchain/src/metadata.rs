@@ -5,7 +5,9 @@
 //! toolkit = ">=12.4"          # a semver requirement on the toolkit (nvcc) version
 //! arch = "80;90"              # the arch list (any spelling `arch` parses), or ["sm_80", "sm_90"]
 //! fallback-arch = "80"        # used when no GPU can be detected
-//! cutlass = "4.2"             # CUTLASS/CuTe from the nvidia-cutlass wheel
+//! cutlass = "4.2"             # CUTLASS/CuTe from the nvidia-cutlass wheel: the newest 4.2.x; "4.2.0" pins
+//! # cutlass = { commit = "7d49e6c7e2f8896c47f586706e67e1fb215529dc" }   # a commit: the release with its headers (3.5.0.0)
+//! # cutlass = { git = "https://github.com/NVIDIA/cutlass", commit = "<full hash>" }   # any commit, fetched with git
 //!
 //! [package.metadata.cuda.header-deps]   # header-only dependencies, by name
 //! mylib = { git = "https://github.com/org/mylib", commit = "<full 40-digit hash>" }
@@ -63,8 +65,13 @@ pub struct CudaMetadata {
     pub arch: Option<String>,
     /// `fallback-arch`: targets used when no GPU is detected.
     pub fallback_arch: Option<String>,
-    /// `cutlass`: the CUTLASS version (`"4.2"`) that `cargo cuda deps fetch` puts in the store.
+    /// `cutlass`: the CUTLASS version (`"4.2"`) that `cargo cuda deps fetch`
+    /// puts in the store; for `cutlass = { commit = "…" }`, the exact release
+    /// whose headers are that commit's (None when it comes from git).
     pub cutlass: Option<String>,
+    /// `cutlass = { commit = "…" }` (or `{ git = …, commit = … }`): the commit
+    /// as written, lowercase.
+    pub cutlass_commit: Option<String>,
     /// Every header-only dependency, by name, in file order: `cutlass = "4.2"`
     /// (as `cutlass`, from `nvidia-cutlass`) and `[package.metadata.cuda.header-deps]`.
     /// A `path` is absolute (relative ones are from the Cargo.toml's directory).
@@ -222,20 +229,35 @@ fn parse(text: &str, path: &Path) -> Result<CudaMetadata, Error> {
             )
         })
         .collect();
-    let cutlass = match table.get("cutlass") {
-        None => None,
-        Some(toml::Value::String(s)) if is_version(s.trim()) => Some(s.trim().to_string()),
-        Some(_) => return Err(bad("cutlass", "a version string", "\"4.2\"")),
+    let (cutlass, cutlass_commit, cutlass_source) = match table.get("cutlass") {
+        None => (None, None, None),
+        Some(toml::Value::String(s)) if is_version(s.trim()) => {
+            let v = s.trim().to_string();
+            let source = HeaderSource::Index {
+                package: crate::cutlass::INDEX_PACKAGE.into(),
+                version: v.clone(),
+            };
+            (Some(v), None, Some(source))
+        }
+        Some(toml::Value::Table(t)) => {
+            let (source, commit) = cutlass_by_commit(t, &bad)?;
+            let version = match &source {
+                HeaderSource::Index { version, .. } => Some(version.clone()),
+                _ => None,
+            };
+            (version, Some(commit), Some(source))
+        }
+        Some(_) => {
+            return Err(bad(
+                "cutlass",
+                "a version string or a table with `commit`",
+                "\"4.2\" or { commit = \"<full 40-digit hash>\" }",
+            ))
+        }
     };
     let mut header_deps = Vec::new();
-    if let Some(v) = &cutlass {
-        header_deps.push((
-            "cutlass".to_string(),
-            HeaderSource::Index {
-                package: "nvidia-cutlass".into(),
-                version: v.clone(),
-            },
-        ));
+    if let Some(source) = cutlass_source {
+        header_deps.push(("cutlass".to_string(), source));
     }
     let base = path.parent().unwrap_or(Path::new("."));
     match table.get("header-deps") {
@@ -270,10 +292,92 @@ fn parse(text: &str, path: &Path) -> Result<CudaMetadata, Error> {
         arch: list("arch")?,
         fallback_arch: list("fallback-arch")?,
         cutlass,
+        cutlass_commit,
         header_deps,
         prebuilt,
         warnings,
     })
+}
+
+/// `cutlass = { commit = "…" }` or `cutlass = { git = URL, commit = "…" }`:
+/// a commit whose headers are a release on the index (see
+/// [`crate::cutlass::COMMITS`]) becomes that exact release, fetched from the
+/// index; another commit needs the git form, and is then fetched with git.
+/// Returns the source and the commit.
+fn cutlass_by_commit(
+    t: &toml::Table,
+    bad: &dyn Fn(&str, &str, &str) -> Error,
+) -> Result<(HeaderSource, String), Error> {
+    let git_form = format!(
+        "{{ git = \"{}\", commit = \"<full 40-digit hash>\" }}",
+        crate::cutlass::REPOSITORY
+    );
+    if let Some(extra) = t.keys().find(|k| !matches!(k.as_str(), "commit" | "git")) {
+        return Err(bad(
+            "cutlass",
+            &format!(
+                "a version or a table with `commit` (and `git`): `{}` is not one of them",
+                extra.escape_debug()
+            ),
+            "{ commit = \"<full 40-digit hash>\" }",
+        ));
+    }
+    let commit = match t.get("commit") {
+        Some(toml::Value::String(c)) if is_full_commit(c.trim()) => c.trim().to_ascii_lowercase(),
+        Some(toml::Value::String(c)) => {
+            return Err(bad(
+                "cutlass.commit",
+                &format!(
+                    "a full commit hash (40 hex digits): `{}` is short or not hex",
+                    c.escape_debug()
+                ),
+                "\"<the 40 digits `git rev-parse <ref>` prints>\"",
+            ))
+        }
+        _ => {
+            return Err(bad(
+                "cutlass",
+                "complete: a table form needs `commit`",
+                "{ commit = \"<full 40-digit hash>\" }",
+            ))
+        }
+    };
+    let url = match t.get("git") {
+        None => None,
+        Some(toml::Value::String(u)) if !u.trim().is_empty() => Some(u.trim().to_string()),
+        Some(_) => {
+            return Err(bad(
+                "cutlass.git",
+                "a repository URL",
+                &format!("\"{}\"", crate::cutlass::REPOSITORY),
+            ))
+        }
+    };
+    let from_nvidia = url.as_deref().is_none_or(crate::cutlass::is_repository);
+    match (crate::cutlass::release_for_commit(&commit), from_nvidia) {
+        (Some(version), true) => Ok((
+            HeaderSource::Index {
+                package: crate::cutlass::INDEX_PACKAGE.into(),
+                version: version.into(),
+            },
+            commit,
+        )),
+        (_, _) if url.is_some() => Ok((
+            HeaderSource::Git {
+                url: url.unwrap_or_default(),
+                commit: commit.clone(),
+            },
+            commit,
+        )),
+        _ => Err(Error::new(
+            "metadata-invalid",
+            format!(
+                "`cutlass = {{ commit = \"{commit}\" }}`: no CUTLASS release on the package index has this commit's headers (the index has nvidia-cutlass {}); this commit needs the git form",
+                crate::cutlass::INDEX_RELEASES.join(", ")
+            ),
+        )
+        .with_help(format!("write `cutlass = {}` with this commit: `cargo cuda deps fetch` then fetches it with git (or pin a release: `cutlass = \"3.5.0\"`)", git_form.replace("<full 40-digit hash>", &commit)))),
+    }
 }
 
 /// A version or version prefix on the index: `4`, `4.2`, `4.2.0.0`.
@@ -523,6 +627,65 @@ mod tests {
             deps["vendored"],
             HeaderSource::Path(PathBuf::from("/x/third_party/x/include"))
         );
+    }
+
+    #[test]
+    fn cutlass_by_commit_uses_the_release_with_the_same_headers() {
+        let cutlass = |body: &str| p(&format!("[package.metadata.cuda]\ncutlass = {body}\n"));
+        // A known commit (tag v3.5.0), bare or in the git form: the exact wheel.
+        for body in [
+            "{ commit = \"7D49E6C7E2F8896C47F586706E67E1FB215529DC\" }",
+            "{ git = \"https://github.com/NVIDIA/cutlass.git\", commit = \"7d49e6c7e2f8896c47f586706e67e1fb215529dc\" }",
+        ] {
+            let md = cutlass(body).unwrap();
+            assert_eq!(md.cutlass.as_deref(), Some("3.5.0.0"), "{body}");
+            assert_eq!(
+                md.cutlass_commit.as_deref(),
+                Some("7d49e6c7e2f8896c47f586706e67e1fb215529dc")
+            );
+            assert_eq!(
+                md.header_deps,
+                [(
+                    "cutlass".to_string(),
+                    HeaderSource::Index {
+                        package: "nvidia-cutlass".into(),
+                        version: "3.5.0.0".into()
+                    }
+                )]
+            );
+        }
+        // An unknown commit: the git form fetches it with git...
+        let other = "7127592069c2fe01b041e174ba4345ef9b279671";
+        let md = cutlass(&format!(
+            "{{ git = \"https://github.com/NVIDIA/cutlass\", commit = \"{other}\" }}"
+        ))
+        .unwrap();
+        assert_eq!(md.cutlass, None);
+        assert!(
+            matches!(&md.header_deps[0].1, HeaderSource::Git { commit, .. } if commit == other)
+        );
+        // ...a known commit of a fork too (its headers may differ)...
+        let md = cutlass("{ git = \"https://github.com/me/cutlass\", commit = \"7d49e6c7e2f8896c47f586706e67e1fb215529dc\" }").unwrap();
+        assert!(matches!(&md.header_deps[0].1, HeaderSource::Git { .. }));
+        // ...and the bare form says plainly that it needs the git form.
+        let e = cutlass(&format!("{{ commit = \"{other}\" }}")).unwrap_err();
+        assert_eq!(e.code, "metadata-invalid");
+        assert!(
+            e.message.contains("needs the git form") && e.message.contains("3.5.0.0"),
+            "{e}"
+        );
+        let help = e.help.join("\n");
+        assert!(
+            help.contains(&format!(
+                "cutlass = {{ git = \"https://github.com/NVIDIA/cutlass\", commit = \"{other}\" }}"
+            )),
+            "{help}"
+        );
+        // Short hashes and unknown keys are refused by name.
+        let e = cutlass("{ commit = \"7d49e6c\" }").unwrap_err();
+        assert!(e.message.contains("`cutlass.commit`"), "{e}");
+        let e = cutlass("{ tag = \"v3.5.0\" }").unwrap_err();
+        assert!(e.message.contains("`tag`"), "{e}");
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub enum DepsCommand {
 /// `cargo cuda deps fetch`.
 #[derive(Debug, clap::Args)]
 pub struct DepsFetchArgs {
-    /// Also fetch this CUTLASS version (`4.2`), whatever the workspace declares.
+    /// Also fetch this CUTLASS version (`4.2`: the newest 4.2.x; `4.2.0` pins), or the release whose headers a full commit has.
     #[arg(long, value_name = "VERSION")]
     pub cutlass: Option<String>,
     /// Also fetch a git header dependency at a full commit: NAME=URL@COMMIT (repeatable).
@@ -74,9 +74,25 @@ fn fetch(session: &Session, args: &Args, err: &Style) -> Result<(), Error> {
         }
     }
     if let Some(v) = &a.cutlass {
+        // A full commit: the release whose headers are that commit's.
+        let version = if cuda_toolchain::metadata::is_full_commit(v.trim()) {
+            match cuda_toolchain::cutlass::release_for_commit(v) {
+                Some(r) => r.to_string(),
+                None => {
+                    let repo = cuda_toolchain::cutlass::REPOSITORY;
+                    return Err(Error::new(
+                        "header-dep-bad-commit",
+                        format!("--cutlass {v}: no CUTLASS release on the package index has this commit's headers; it needs the git form"),
+                    )
+                    .with_help(format!("fetch it with git: `cargo cuda deps fetch --git cutlass={repo}@{v}`")));
+                }
+            }
+        } else {
+            v.clone()
+        };
         let source = HeaderSource::Index {
             package: "nvidia-cutlass".into(),
-            version: v.clone(),
+            version,
         };
         wanted.push(("--cutlass".into(), "cutlass".into(), source));
     }

@@ -33,6 +33,110 @@ pub struct InfoData {
     pub unusable: Option<cuda_toolchain::Error>,
     /// Bad variable values and unknown metadata keys.
     pub warnings: Vec<String>,
+    /// Each CUDA package's header-only dependencies, resolved against the store.
+    pub header_deps: Vec<HeaderDepJson>,
+}
+
+/// One header-only dependency of one package, as `info` shows it.
+#[derive(Debug, Serialize)]
+pub struct HeaderDepJson {
+    /// The package that declares it.
+    pub package: String,
+    /// Its name (`cutlass`).
+    pub name: String,
+    /// `index`, `git` or `path`.
+    pub source: &'static str,
+    /// The index package, the git URL, or the directory.
+    pub from: String,
+    /// What was asked for: a version (`3.5`), a commit, or the path.
+    pub requested: String,
+    /// How the request is read (`"3.5" means the newest 3.5.x release…`), or
+    /// which release a CUTLASS commit maps to.
+    pub meaning: Option<String>,
+    /// The exact version the store holds for it (the newest match), if any.
+    pub resolved: Option<String>,
+    /// Whether a build finds it: in the store (or, for a path, the directory exists).
+    pub in_store: bool,
+}
+
+/// Each CUDA package's `[package.metadata.cuda]` header dependencies, looked
+/// up in the store as a build script would (no network).
+fn header_deps(session: &Session, workspace: Option<&Workspace>) -> Vec<HeaderDepJson> {
+    use cuda_toolchain::metadata::HeaderSource;
+    use cuda_toolchain::toolkit::store;
+    let root = store::root(&session.env);
+    let mut out = Vec::new();
+    for p in workspace
+        .map(|w| w.cuda_packages.as_slice())
+        .unwrap_or_default()
+    {
+        let dir = p
+            .manifest_path
+            .parent()
+            .unwrap_or(std::path::Path::new("."));
+        let Ok(md) = cuda_toolchain::metadata::read(dir) else {
+            continue; // reported by the project's own checks
+        };
+        for (name, source) in md.header_deps {
+            let row = match &source {
+                HeaderSource::Index { package, version } => {
+                    let found = root
+                        .as_deref()
+                        .and_then(|r| store::find_header_dep(r, package, version));
+                    let cutlass = package == cuda_toolchain::cutlass::INDEX_PACKAGE;
+                    // `cutlass = { commit = … }` became this exact release.
+                    let commit = md
+                        .cutlass_commit
+                        .clone()
+                        .filter(|_| cutlass && name == "cutlass");
+                    let meaning = match &commit {
+                        Some(c) => Some(format!(
+                            "commit {c} has the headers of nvidia-cutlass {version}, verified file by file"
+                        )),
+                        None if cutlass => cuda_toolchain::cutlass::request_meaning(version),
+                        None => None,
+                    };
+                    HeaderDepJson {
+                        package: p.name.clone(),
+                        name,
+                        source: "index",
+                        from: package.clone(),
+                        requested: commit.unwrap_or_else(|| version.clone()),
+                        meaning,
+                        in_store: found.is_some(),
+                        resolved: found.map(|d| d.version),
+                    }
+                }
+                HeaderSource::Git { url, commit } => {
+                    let found = root
+                        .as_deref()
+                        .and_then(|r| store::find_git_dep(r, &name, commit));
+                    HeaderDepJson {
+                        package: p.name.clone(),
+                        name,
+                        source: "git",
+                        from: url.clone(),
+                        requested: commit.clone(),
+                        meaning: None,
+                        in_store: found.is_some(),
+                        resolved: found.map(|d| d.version),
+                    }
+                }
+                HeaderSource::Path(d) => HeaderDepJson {
+                    package: p.name.clone(),
+                    name,
+                    source: "path",
+                    from: d.display().to_string(),
+                    requested: d.display().to_string(),
+                    meaning: None,
+                    in_store: d.is_dir(),
+                    resolved: d.is_dir().then(|| d.display().to_string()),
+                },
+            };
+            out.push(row);
+        }
+    }
+    out
 }
 
 impl InfoData {
@@ -70,12 +174,14 @@ pub fn gather(session: &Session, o: &Overrides) -> InfoData {
         .and_then(|d| d.clone().into_selected().err());
     let mut warnings = session.env.check();
     warnings.extend(wants.warnings.iter().cloned());
+    let header_deps = header_deps(session, project.workspace.as_ref());
     InfoData {
         discovery,
         plan,
         workspace: project.workspace,
         unusable,
         warnings,
+        header_deps,
     }
 }
 
@@ -114,6 +220,8 @@ pub struct InfoJson<'a> {
     arch: Option<cuda_toolchain::plan::PlanSummary>,
     gencode: Vec<String>,
     workspace: Option<WorkspaceJson<'a>>,
+    /// Each CUDA package's header-only dependencies and whether the store has them.
+    header_deps: &'a [HeaderDepJson],
     sccache: crate::sccache::InfoJson,
     /// The kernel cache: local directory and the Redis tier's reachability.
     cache: cuda_build::compile::CacheStatus,
@@ -163,6 +271,7 @@ pub fn info_json<'a>(session: &'a Session, data: &'a InfoData) -> InfoJson<'a> {
             root: &w.root,
             cuda_packages: &w.cuda_packages,
         }),
+        header_deps: &data.header_deps,
         sccache: crate::sccache::info_json(&crate::sccache::current_state(
             &session.env,
             data.workspace.as_ref(),
@@ -315,6 +424,34 @@ pub fn exec(ctx: &Context, args: &Args) -> i32 {
                 &format!("{}: {what}", w.root.display())
             )
         );
+    }
+    for d in &data.header_deps {
+        let (tone, state) = match (&d.resolved, d.in_store) {
+            (Some(v), true) if d.source == "path" => (Tone::Good, format!("directory {v}")),
+            (Some(v), true) => (Tone::Good, format!("{v}, in the store")),
+            _ if d.source == "path" => (Tone::Bad, "the directory does not exist".to_string()),
+            _ => (
+                Tone::Bad,
+                "not in the store: run `cargo cuda deps fetch`".to_string(),
+            ),
+        };
+        let asked = match d.source {
+            "index" if d.requested.len() == 40 => format!("{} at commit {}", d.from, d.requested),
+            "index" => format!("{} \"{}\"", d.from, d.requested),
+            "git" => format!("git {} at {}", d.from, d.requested),
+            _ => format!("path {}", d.from),
+        };
+        outln!(
+            "{}",
+            style.status(
+                tone,
+                "Header dep",
+                &format!("{}: {} ({asked}) → {state}", d.package, d.name)
+            )
+        );
+        if let Some(m) = &d.meaning {
+            outln!("{:>12} {m}", "");
+        }
     }
     code
 }

@@ -1,7 +1,8 @@
 //! `cargo cuda inspect <PATH>`: which kernel images a binary, library,
 //! .fatbin, .cubin, .ptx or directory holds, and whether they run on the
 //! target GPUs and drivers (this machine's, `--gpu`/`--driver`, or
-//! `[package.metadata.cuda] deploy`).
+//! `[package.metadata.cuda] deploy`). `inspect --compare OLD NEW` compares
+//! two builds' outputs instead (`inspect/compare.rs`).
 //!
 //! Exit status ([`Report::exit_code`]; the README's table and `--help` say
 //! the same):
@@ -42,6 +43,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+mod compare;
+
 use super::Context;
 use crate::session::Session;
 use crate::style::{Style, Tone};
@@ -58,8 +61,13 @@ use cuda_toolchain::Error;
 )]
 pub struct Args {
     /// A Rust binary or library (ELF, .rlib, .a), a .fatbin, .cubin or .ptx file, or a directory (a cuda-build OUT_DIR).
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    #[arg(value_name = "PATH", required_unless_present = "compare")]
+    pub path: Option<PathBuf>,
+    /// Compare two builds' outputs (files, or OUT_DIRs paired by file name): kernels, SASS/PTX targets,
+    /// host symbols, debug information and sizes, each difference with the flag that explains it.
+    /// Exit status 0 when they match, 1 when they differ, 2 for unusable input.
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with_all = ["path", "gpu", "driver", "manifest_path"])]
+    pub compare: Option<Vec<PathBuf>>,
     /// Target GPUs: archs or product names, comma-separated (`sm_86,sm_90`, `"RTX 4090"`).
     #[arg(long, value_name = "GPUS")]
     pub gpu: Option<String>,
@@ -457,7 +465,7 @@ fn walk(root: &Path, targets: &[Target], files: &mut Vec<FileReport>, skipped: &
     }
 }
 
-fn human_size(n: u64) -> String {
+pub(crate) fn human_size(n: u64) -> String {
     match n {
         n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64),
         n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
@@ -635,7 +643,13 @@ pub fn print(r: &Report, out: &Style) {
 /// `cargo cuda inspect`: prints the report (or JSON) and returns the exit code.
 pub fn exec(ctx: &Context, o: &Args) -> i32 {
     let (out, err) = (ctx.out(), ctx.err());
-    let result = targets(ctx.session(), o).and_then(|(t, from)| inspect(&o.path, t, from));
+    if let Some([old, new]) = o.compare.as_deref() {
+        return compare::exec(old, new, o.json, &out, &err);
+    }
+    let Some(path) = &o.path else {
+        return exit::UNUSABLE;
+    };
+    let result = targets(ctx.session(), o).and_then(|(t, from)| inspect(path, t, from));
     match result {
         Ok(report) => {
             if o.json {

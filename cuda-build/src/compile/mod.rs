@@ -254,4 +254,4 @@ pub use output::timings;
 pub use settings::builder::Build;
 pub use settings::header_deps::HeaderSource;
 pub use settings::host_toolchain::{check_host_compiler, host_compiler, HostTool};
-pub use settings::spec::{Cudart, OutputNames};
+pub use settings::spec::{Cudart, OutputNames, Preset};

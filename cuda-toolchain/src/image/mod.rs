@@ -14,6 +14,10 @@
 //! [`check_image`] is the run-time question a program asks before loading:
 //! will this image run on the current device?
 //!
+//! [`compare`] reads two builds' outputs side by side and names the flag
+//! behind each difference (`cargo cuda inspect --compare`); host symbols of
+//! objects and static libraries need the `host-symbols` feature.
+//!
 //! Nothing here depends on the compile engine, so a program can use it.
 //!
 //! ```
@@ -24,10 +28,13 @@
 //! assert_eq!(found.images[0].kernels, ["k"]);
 //! ```
 
+pub mod compare;
 mod container;
 pub mod deploy;
 mod elf;
 mod fatbin;
+#[cfg(feature = "host-symbols")]
+mod host;
 mod ptx;
 pub mod verdict;
 
@@ -430,4 +437,26 @@ mod tests {
         std::fs::write(&f, b"").unwrap();
         assert!(scan_file(&f).unwrap().images.is_empty());
     }
+}
+
+/// The host code of an object or static library (see `image::host_code`,
+/// feature `host-symbols`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HostCode {
+    /// Host ELF objects read (archive members, or 1).
+    pub objects: usize,
+    /// Global and weak symbols defined.
+    pub defined: std::collections::BTreeSet<String>,
+    /// Symbols needed from outside (undefined in every object).
+    pub undefined: std::collections::BTreeSet<String>,
+    /// Objects with absolute relocations in their code: not built with `-fPIC`.
+    pub non_pic: Vec<String>,
+    /// One section per function (`-ffunction-sections`).
+    pub function_sections: bool,
+    /// DWARF debug information (`-g`).
+    pub debug_info: bool,
+    /// Bytes of host machine code.
+    pub text_size: u64,
+    /// Relocatable device code (`-rdc=true`, `--device-c`).
+    pub relocatable_device_code: bool,
 }

@@ -199,3 +199,35 @@ pub fn find_git_dep(store: &Path, name: &str, commit: &str) -> Option<HeaderDep>
     dep.dir = dir;
     Some(dep)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store holding nvidia-cutlass 3.5.0.0, 3.5.1.0 and 4.2.0.0.
+    fn store() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        for v in ["3.5.0.0", "3.5.1.0", "4.2.0.0"] {
+            let dir = deps_dir(tmp.path()).join("nvidia-cutlass").join(v);
+            std::fs::create_dir_all(&dir).unwrap();
+            let dep = format!(
+                "{{\"package\":\"nvidia-cutlass\",\"version\":\"{v}\",\"sha256\":\"\",\"include_dirs\":[\"include\"]}}"
+            );
+            std::fs::write(dir.join("dep.json"), dep).unwrap();
+        }
+        tmp
+    }
+
+    #[test]
+    fn a_short_version_is_the_newest_match_and_a_full_one_pins() {
+        let s = store();
+        let found = |req: &str| find_header_dep(s.path(), "nvidia-cutlass", req).map(|d| d.version);
+        assert_eq!(found("3.5").as_deref(), Some("3.5.1.0"));
+        assert_eq!(found("3").as_deref(), Some("3.5.1.0"));
+        assert_eq!(found("3.5.0").as_deref(), Some("3.5.0.0"));
+        assert_eq!(found("3.5.0.0").as_deref(), Some("3.5.0.0"));
+        assert_eq!(found("4").as_deref(), Some("4.2.0.0"));
+        assert_eq!(found("3.6"), None);
+        assert_eq!(found("3.50"), None);
+    }
+}

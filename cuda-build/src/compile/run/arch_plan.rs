@@ -7,6 +7,7 @@ use crate::compile::incremental::cache::Cache;
 use crate::compile::incremental::hash::KeyHasher;
 use crate::compile::incremental::manifest::{Manifest, PlanStamp};
 use crate::compile::run::context::Run;
+use crate::compile::settings::presets;
 use crate::compile::settings::toolchain;
 use cuda_toolchain::arch::Arch;
 use cuda_toolchain::plan::{ArchInputs, ArchPlan, ArchSource};
@@ -17,6 +18,18 @@ impl Run<'_> {
     /// The arch plan, remembered in the manifest when it depends only on
     /// settings (not on detected GPUs), so a no-op run starts no nvcc.
     pub(crate) fn arch_plan(
+        &self,
+        tk: &Toolkit,
+        inputs: &ArchInputs,
+        manifest: &mut Manifest,
+        cache: Option<&Cache>,
+    ) -> Result<ArchPlan, Error> {
+        let plan = self.planned_archs(tk, inputs, manifest, cache)?;
+        Ok(presets::shape_plan(self.spec.preset, plan))
+    }
+
+    /// The plan from the inputs, remembered (before a preset shapes it).
+    fn planned_archs(
         &self,
         tk: &Toolkit,
         inputs: &ArchInputs,

@@ -6,6 +6,7 @@ use crate::compile::incremental::hash::KeyHasher;
 use crate::compile::output::artifacts::OutputKind;
 use crate::compile::run::context::Run;
 use crate::compile::run::job::{Call, Job};
+use crate::compile::settings::presets;
 use cuda_toolchain::arch::Arch;
 use cuda_toolchain::env::Var;
 use cuda_toolchain::fsutil;
@@ -18,6 +19,13 @@ use std::path::{Path, PathBuf};
 /// A job's nvcc calls, its outputs (role, final path) and the archs it builds.
 type CallsAndOutputs = (Vec<Call>, Vec<(String, PathBuf)>, Vec<String>);
 
+/// A job's include directories, absolute: the crate's own (`-I`), and its
+/// header dependencies' (`-isystem`).
+pub(crate) struct IncludeDirs<'a> {
+    pub(crate) user: &'a [PathBuf],
+    pub(crate) system: &'a [PathBuf],
+}
+
 impl Run<'_> {
     /// One source as a job: `name` is its Rust module name, `file_name` the
     /// stem of its output files.
@@ -28,9 +36,10 @@ impl Run<'_> {
         name: &str,
         file_name: &str,
         plan: ArchPlan,
-        includes: &[PathBuf],
+        dirs: IncludeDirs<'_>,
     ) -> Result<Job, Error> {
-        let args = self.shared_args(source, includes);
+        let (includes, system_includes) = (dirs.user, dirs.system);
+        let args = self.shared_args(tk, source, includes, system_includes);
         let (calls, outputs, archs) = self.calls_and_outputs(&plan, file_name)?;
         let source_arg = self.nvcc_path(source);
         let flags_key = self.flags_key(tk, &args, &calls, &source_arg);
@@ -46,7 +55,7 @@ impl Run<'_> {
             calls,
             outputs,
             flags_key,
-            includes: includes.to_vec(),
+            includes: includes.iter().chain(system_includes).cloned().collect(),
             split,
         })
     }
@@ -89,8 +98,16 @@ impl Run<'_> {
     }
 
     /// The arguments every nvcc call for `source` shares: `-ccbin`, `-std`,
-    /// `-I`, `-D`, the build's flags and the source's own.
-    fn shared_args(&self, source: &Path, includes: &[PathBuf]) -> Vec<OsString> {
+    /// `-I`, `-isystem` (header dependencies, then the toolkit's include
+    /// dirs: warnings from their headers are not the crate's), `-D`, the
+    /// build's flags and the source's own.
+    fn shared_args(
+        &self,
+        tk: &Toolkit,
+        source: &Path,
+        includes: &[PathBuf],
+        system_includes: &[PathBuf],
+    ) -> Vec<OsString> {
         let spec = self.spec;
         let mut args: Vec<OsString> = Vec::new();
         let ccbin = spec
@@ -112,6 +129,13 @@ impl Run<'_> {
         }
         for inc in includes {
             args.push("-I".into());
+            args.push(self.nvcc_path(inc).into());
+        }
+        // nvcc passes `-isystem` to the host compiler's passes, host and
+        // device; a dir given with `-I` too (the toolkit's, by nvcc.profile)
+        // is then searched as a system dir, in the same order.
+        for inc in system_includes.iter().chain(&tk.include_dirs) {
+            args.push("-isystem".into());
             args.push(self.nvcc_path(inc).into());
         }
         for (k, v) in &spec.defines {
@@ -139,6 +163,7 @@ impl Run<'_> {
             args.push("--split-compile".into());
             args.push(n.to_string().into());
         }
+        args.extend(presets::file_flags(spec, &self.nvcc_path(source)).map(OsString::from));
         args
     }
 
@@ -207,7 +232,7 @@ impl Run<'_> {
             OutputKind::StaticLib => {
                 let mut a: Vec<OsString> = vec!["-c".into()];
                 // MSVC has no -fPIC (its objects need none); cl.exe would warn on every file.
-                if !self.msvc {
+                if !self.msvc && self.spec.pic.unwrap_or(true) {
                     a.extend(["-Xcompiler".into(), "-fPIC".into()]);
                 }
                 if self.spec.rdc {
@@ -241,7 +266,7 @@ impl Run<'_> {
             None => k.str(&tk.nvcc.to_string_lossy()),
         };
         for a in args {
-            k.str(&self.key_arg(&a.to_string_lossy()));
+            k.str(&self.key_arg(&a.to_string_lossy(), tk));
         }
         for (extra, role) in calls {
             k.str(role);
@@ -282,8 +307,12 @@ impl Run<'_> {
         k.finish()
     }
 
-    /// An argument as it enters the flags key: the package directory as `$ROOT`.
-    pub(crate) fn key_arg(&self, a: &str) -> String {
+    /// An argument as it enters the flags key: the package directory as
+    /// `$ROOT`, a path in the toolkit (its include dirs) toolkit-relative.
+    pub(crate) fn key_arg(&self, a: &str, tk: &Toolkit) -> String {
+        if Path::new(a).starts_with(&tk.root) {
+            return self.key_path(Path::new(a), tk);
+        }
         let base = self.base.to_string_lossy();
         if base.len() > 1 {
             a.replace(base.as_ref(), "$ROOT")

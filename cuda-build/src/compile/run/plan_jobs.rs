@@ -10,6 +10,7 @@ use crate::compile::output::generated_module;
 use crate::compile::output::write_error::write_error;
 use crate::compile::run::context::{JobDone, Planned, Run, Stage, Tools};
 use crate::compile::run::job::Job;
+use crate::compile::run::job_args::IncludeDirs;
 use crate::compile::settings::sources;
 use crate::compile::settings::spec::{OutputNames, ToolkitChoice};
 use crate::compile::settings::toolchain;
@@ -27,6 +28,8 @@ struct Inputs {
     files: Vec<PathBuf>,
     names: Vec<String>,
     includes: Vec<PathBuf>,
+    /// The header dependencies' include dirs (`-isystem`), absolute.
+    system_includes: Vec<PathBuf>,
 }
 
 impl Run<'_> {
@@ -91,7 +94,11 @@ impl Run<'_> {
             manifest_path,
             default_plan,
             sources: inputs.files,
-            includes: inputs.includes,
+            includes: inputs
+                .includes
+                .into_iter()
+                .chain(inputs.system_includes)
+                .collect(),
         })))
     }
 
@@ -147,10 +154,16 @@ impl Run<'_> {
             }
         }
         let names = generated_module::names(&self.base, &srcs.files);
+        let system_includes = spec
+            .system_includes
+            .iter()
+            .map(|i| self.base.join(i))
+            .collect();
         Ok(Inputs {
             files: srcs.files,
             names,
             includes,
+            system_includes,
         })
     }
 
@@ -276,7 +289,17 @@ impl Run<'_> {
                     .unwrap_or_else(|| name.clone()),
             };
             cuda_toolchain::image::deploy::check_plan_on(&deploy, &plan, tk.version.as_ref())?;
-            jobs.push(self.job(tk, source, name, &file_name, plan, &inputs.includes)?);
+            jobs.push(self.job(
+                tk,
+                source,
+                name,
+                &file_name,
+                plan,
+                IncludeDirs {
+                    user: &inputs.includes,
+                    system: &inputs.system_includes,
+                },
+            )?);
         }
         Ok(jobs)
     }

@@ -89,7 +89,7 @@ impl Run<'_> {
     pub(crate) fn identity(&self, tools: &Tools, job: &Job) -> Identity {
         let store = cuda_toolchain::toolkit::store::root(&self.env);
         let place = |a: &str| -> String {
-            let mut a = self.key_arg(a);
+            let mut a = self.key_arg(a, &tools.tk);
             for (root, name) in [
                 (Some(tools.tk.root.clone()), "$CUDA"),
                 (store.clone(), "$STORE"),

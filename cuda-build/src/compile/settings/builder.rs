@@ -6,6 +6,7 @@
 use crate::compile::output::artifacts::OutputKind;
 use crate::compile::settings::header_deps::{self, HeaderSource};
 use crate::compile::settings::package::package_dir;
+use crate::compile::settings::spec::Preset;
 use crate::compile::settings::spec::{Spec, ToolkitChoice};
 use cuda_toolchain::env::Env;
 use cuda_toolchain::toolkit::Toolkit;
@@ -113,6 +114,58 @@ impl Build {
                 version: version.into(),
             },
         )
+    }
+
+    /// CUTLASS at a git commit, as cudaforge's `with_cutlass(Some(commit))`
+    /// pins it: a commit whose headers are identical to a release on the
+    /// index (tags v3.4.0 to v4.2.0 and the commits around them; see
+    /// [`cuda_toolchain::cutlass::COMMITS`]) uses that release, exactly, as
+    /// [`Build::cutlass`] would. Another commit is an error that says so:
+    /// it needs the git form, `.header_dep("cutlass",
+    /// HeaderSource::Git { url, commit })` after `cargo cuda deps fetch
+    /// --git cutlass=https://github.com/NVIDIA/cutlass@<commit>`.
+    pub fn cutlass_commit(&mut self, commit: &str) -> &mut Self {
+        match cuda_toolchain::cutlass::release_for_commit(commit) {
+            Some(version) => self.cutlass(version),
+            None => {
+                self.spec
+                    .setup_errors
+                    .push(header_deps::unknown_cutlass_commit(commit));
+                self
+            }
+        }
+    }
+
+    /// Reproduces what another build crate does on its own (see [`Preset`]):
+    /// its stream mode, `-fPIC`, arch form, profile and thread flags, so a
+    /// port builds the same code before it is improved on purpose.
+    /// docs/migrating.md lists each flag with the line that reproduces it.
+    pub fn preset(&mut self, preset: Preset) -> &mut Self {
+        self.spec.preset = Some(preset);
+        self
+    }
+
+    /// `Build::new()` with [`Preset::Cudaforge`]: a port of cudaforge's
+    /// `KernelBuilder` in one line.
+    pub fn like_cudaforge() -> Build {
+        let mut b = Build::new();
+        b.preset(Preset::Cudaforge);
+        b
+    }
+
+    /// `Build::new()` with [`Preset::BindgenCuda`].
+    pub fn like_bindgen_cuda() -> Build {
+        let mut b = Build::new();
+        b.preset(Preset::BindgenCuda);
+        b
+    }
+
+    /// `Build::new()` with [`Preset::Cc`] and a static library, as cc's
+    /// `.cuda(true)` builds.
+    pub fn like_cc() -> Build {
+        let mut b = Build::new();
+        b.preset(Preset::Cc).output(OutputKind::StaticLib);
+        b
     }
 
     /// Every header-only dependency the package's `[package.metadata.cuda]`

@@ -74,6 +74,13 @@ impl Build {
         self
     }
 
+    /// Position-independent host code for static libraries (cc's `pic`;
+    /// default on, except for MSVC targets): `-Xcompiler -fPIC`.
+    pub fn pic(&mut self, on: bool) -> &mut Self {
+        self.spec.pic = Some(on);
+        self
+    }
+
     /// Device debug code (`-G`): no device optimisation, for cuda-gdb.
     /// Off by default, because it makes kernels much slower; also
     /// `CUDA_BUILD_DEVICE_DEBUG=1`.

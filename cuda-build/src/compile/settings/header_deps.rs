@@ -73,8 +73,32 @@ pub(crate) fn needs_of(source: &HeaderSource, advisory: bool) -> Option<Needs> {
             advisory,
             ..cutlass_needs(version)
         }),
+        HeaderSource::Git { url, commit } if cuda_toolchain::cutlass::is_repository(url) => {
+            Some(Needs {
+                advisory,
+                ..cutlass_needs(&format!("at {}", &commit[..commit.len().min(12)]))
+            })
+        }
         _ => None,
     }
+}
+
+/// The error for a CUTLASS commit whose headers are no release on the index
+/// (`Build::cutlass_commit`): it needs the git form.
+pub(crate) fn unknown_cutlass_commit(commit: &str) -> Error {
+    use cuda_toolchain::cutlass::{INDEX_RELEASES, REPOSITORY};
+    let (what, help) = if cuda_toolchain::metadata::is_full_commit(commit) {
+        (
+            format!("no CUTLASS release on the package index has the headers of commit {commit} (the index has nvidia-cutlass {}); this commit needs the git form", INDEX_RELEASES.join(", ")),
+            format!("fetch it with `cargo cuda deps fetch --git cutlass={REPOSITORY}@{commit}` and use `.header_dep(\"cutlass\", HeaderSource::Git {{ url: \"{REPOSITORY}\".into(), commit: \"{commit}\".into() }})`, or `cutlass = {{ git = \"{REPOSITORY}\", commit = \"{commit}\" }}` under [package.metadata.cuda]; or pin a release: `.cutlass(\"3.5.0\")`"),
+        )
+    } else {
+        (
+            format!("Build::cutlass_commit(\"{}\"): not a full commit hash", commit.escape_debug()),
+            "pass the full 40-digit hash (`git rev-parse <ref>` prints it): a short hash can become ambiguous".to_string(),
+        )
+    };
+    Error::new("header-dep-bad-commit", what).with_help(help)
 }
 
 /// The package's declared dependencies, resolved for a build that declares
@@ -160,8 +184,9 @@ pub(crate) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
                     Error::new(
                         "header-dep-missing",
                         format!(
-                        "header dependency `{name}` ({package} {version}) is not in the store `{}`",
-                        store::deps_dir(&root).display()
+                        "header dependency `{name}` ({package} {version}) is not in the store `{}`{}",
+                        store::deps_dir(&root).display(),
+                        request_note(package, version),
                     ),
                     )
                     .with_help(fetch),
@@ -175,6 +200,18 @@ pub(crate) fn resolve(env: &Env, name: &str, source: &HeaderSource) -> Result<Re
             })
         }
     }
+}
+
+/// How a CUTLASS version request is read (`"3.5"`: the newest 3.5.x;
+/// `"3.5.0"` pins), as a clause for messages; empty for other packages and
+/// full versions.
+pub(crate) fn request_note(package: &str, version: &str) -> String {
+    if package != cuda_toolchain::cutlass::INDEX_PACKAGE {
+        return String::new();
+    }
+    cuda_toolchain::cutlass::request_meaning(version)
+        .map(|m| format!(" ({m})"))
+        .unwrap_or_default()
 }
 
 /// The store lacks a git or index dependency. With the `fetch` feature, and
@@ -264,4 +301,35 @@ pub(crate) fn std_error(needs: &Needs, std: &str) -> Error {
         "use `.std(\"c++{}\")` (the default when std is not set)",
         needs.min_std
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuda_toolchain::env::Var;
+
+    #[test]
+    fn a_missing_cutlass_says_how_its_version_reads() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = Env::empty()
+            .set(Var::CargoCudaHome, tmp.path().to_str().unwrap())
+            .set(Var::CargoNetOffline, "true");
+        let missing = |version: &str| {
+            let source = HeaderSource::Index {
+                package: "nvidia-cutlass".into(),
+                version: version.into(),
+            };
+            resolve(&env, "cutlass", &source).unwrap_err()
+        };
+        let e = missing("3.5");
+        assert_eq!(e.code, "header-dep-missing");
+        assert!(
+            e.message.contains("(\"3.5\" means the newest 3.5.x release, 3.5.1.0 on the index (write \"3.5.0\" to pin 3.5.0))"),
+            "{e}"
+        );
+        let e = missing("3.5.0");
+        assert!(e.message.contains("(\"3.5.0\" pins release 3.5.0)"), "{e}");
+        let e = missing("3.5.0.0");
+        assert!(!e.message.contains("pins"), "{e}");
+    }
 }

@@ -7,6 +7,7 @@
 use crate::compile::prebuilt::shipped;
 use crate::compile::settings::builder::Build;
 use crate::compile::settings::package;
+use crate::compile::settings::presets;
 use crate::compile::settings::spec::{Cudart, OutputNames};
 use crate::compile::settings::toolchain;
 use cuda_toolchain::env::Env;
@@ -91,6 +92,7 @@ impl Build {
                     .as_ref()
                     .and_then(|s| s.declared_arch().map(str::to_string))),
         };
-        toolchain::arch_plan(&env, &tk, &inputs)
+        let plan = toolchain::arch_plan(&env, &tk, &inputs)?;
+        Ok(presets::shape_plan(self.spec.preset, plan))
     }
 }

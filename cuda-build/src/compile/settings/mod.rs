@@ -7,7 +7,8 @@
 //! (`arch_flags.rs`), the package (`package.rs`) and its header-only
 //! dependencies (`header_deps.rs`), the toolkit (`toolchain.rs`), the host
 //! compiler and archiver (`host_toolchain.rs`), the profile's flags
-//! (`cargo_profile.rs`) and the flags nvcc supports (`flag_probe.rs`).
+//! (`cargo_profile.rs`), a preset's flags (`presets.rs`) and the flags nvcc
+//! supports (`flag_probe.rs`).
 //! `sources.rs` turns file/dir/glob settings into the list of sources.
 pub(crate) mod arch_flags;
 pub(crate) mod builder;
@@ -19,6 +20,7 @@ pub(crate) mod host_toolchain;
 pub(crate) mod layout;
 pub(crate) mod package;
 pub(crate) mod prepare;
+pub(crate) mod presets;
 pub(crate) mod sources;
 pub(crate) mod spec;
 pub(crate) mod toolchain;

@@ -14,6 +14,7 @@ use crate::compile::settings::flag_probe::FlagProbe;
 use crate::compile::settings::header_deps;
 use crate::compile::settings::host_toolchain;
 use crate::compile::settings::package;
+use crate::compile::settings::presets;
 use crate::compile::settings::spec::{Prepared, Spec, ToolkitChoice};
 use crate::compile::settings::toolchain;
 use cuda_toolchain::env::{Env, Var};
@@ -41,6 +42,7 @@ impl Build {
         package_header_deps(&mut b, env, &metadata, &mut notes)?;
         choose_toolkit(&mut b, env, &metadata)?;
         let msvc = host_toolchain(&mut b, env, &mut notes, &mut rerun)?;
+        presets::apply(&mut b, env, msvc, &package::package_dir(env));
         let profile = Profile::from_env(env, b.profile_flags, b.device_debug);
         b.flags
             .extend(profile.flags(b.output == OutputKind::StaticLib, msvc));

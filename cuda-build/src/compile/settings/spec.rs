@@ -23,6 +23,9 @@ pub(crate) struct Spec {
     pub(crate) excludes: Vec<String>,
     /// `-I` directories (package-relative or absolute).
     pub(crate) includes: Vec<PathBuf>,
+    /// `-isystem` directories: the header dependencies' (their warnings are
+    /// not the crate's; the toolkit's are added by the engine).
+    pub(crate) system_includes: Vec<PathBuf>,
     /// `-D` macros, with an optional value.
     pub(crate) defines: Vec<(String, Option<String>)>,
     /// nvcc arguments for every source; after preparing, without arch
@@ -32,6 +35,9 @@ pub(crate) struct Spec {
     pub(crate) std: Option<String>,
     /// nvcc arguments and arch lists for single sources.
     pub(crate) file_flags: Vec<(PathBuf, String)>,
+    /// An nvcc argument for every source whose package-relative path
+    /// contains the text (a preset's, e.g. cudaforge's `--threads=2`).
+    pub(crate) path_flags: Vec<(String, String)>,
     pub(crate) file_archs: Vec<(PathBuf, String)>,
     /// nvcc's `--split-compile` count for every source, and for single
     /// sources (it changes the output, so it is a setting, never a guess
@@ -69,6 +75,10 @@ pub(crate) struct Spec {
     pub(crate) cargo_metadata: bool,
     pub(crate) profile_flags: Option<bool>,
     pub(crate) device_debug: Option<bool>,
+    /// `-Xcompiler -fPIC` for static libraries (None: yes, except on MSVC).
+    pub(crate) pic: Option<bool>,
+    /// The builder whose implicit behaviour this build reproduces.
+    pub(crate) preset: Option<Preset>,
     /// Output directory, names, module, cudart, target (see `layout.rs`).
     pub(crate) layout: Layout,
     /// Header-only dependencies, resolved when declared, and what they need.
@@ -89,10 +99,12 @@ impl Default for Spec {
             globs: Vec::new(),
             excludes: Vec::new(),
             includes: Vec::new(),
+            system_includes: Vec::new(),
             defines: Vec::new(),
             flags: Vec::new(),
             std: None,
             file_flags: Vec::new(),
+            path_flags: Vec::new(),
             file_archs: Vec::new(),
             split_compile: None,
             file_splits: Vec::new(),
@@ -115,6 +127,8 @@ impl Default for Spec {
             cargo_metadata: true,
             profile_flags: None,
             device_debug: None,
+            pic: None,
+            preset: None,
             layout: Layout::default(),
             header_deps: Vec::new(),
             header_needs: Vec::new(),
@@ -211,11 +225,12 @@ impl Layout {
 }
 
 impl Spec {
-    /// Adds a resolved header-only dependency: its include dirs, a
+    /// Adds a resolved header-only dependency: its include dirs (as system
+    /// include dirs, so their warnings are not the crate's), a
     /// `CUDA_BUILD_DEP_<NAME>` macro with its version (so it is in the cache
     /// key), and the record the crate's `rustc-env` line comes from.
     pub(crate) fn add_header_dep(&mut self, dep: Resolved) {
-        self.includes.extend(dep.includes.iter().cloned());
+        self.system_includes.extend(dep.includes.iter().cloned());
         self.defines
             .push((dep.env_name(), Some(format!("\"{}\"", dep.version))));
         self.header_deps.push(dep);
@@ -303,4 +318,30 @@ mod tests {
             );
         }
     }
+}
+
+/// A build crate whose implicit behaviour a `Build` reproduces (see
+/// [`Build::preset`](crate::compile::Build::preset)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// cudaforge 0.1.x's `KernelBuilder` (`build_lib`, `build_ptx`):
+    /// `--default-stream per-thread`; SASS only, with the `a` suffix from
+    /// sm_90 on (`f` above sm_120); no profile flags; static libraries get
+    /// `-Xcompiler -fPIC` (MSVC: `-D_USE_MATH_DEFINES`) and, with CUTLASS,
+    /// `-DUSE_CUTLASS`; `--threads=2` for sources whose path contains
+    /// `flash_api` or `cutlass`; sources `src/**/*.cu` when none are given.
+    Cudaforge,
+    /// bindgen_cuda 0.1's `Builder` (`build_ptx`, `build_lib`):
+    /// `--default-stream per-thread`; SASS and PTX (`-arch=sm_XX`); no
+    /// profile flags; static libraries without `-fPIC`; PTX builds get `-I`
+    /// for each directory holding a `src/**/*.cuh` header (its default
+    /// `include_paths`); sources `src/**/*.cu` when none are given.
+    BindgenCuda,
+    /// cc 1.11's `Build::cuda(true)`: the host flags cc adds through
+    /// `-Xcompiler` (`-O<OPT_LEVEL>`, `-ffunction-sections`,
+    /// `-fdata-sections`, `-fPIC`, `-march=x86-64`, `-Wall`, `-Wextra`,
+    /// and in debug builds `-g -gdwarf-4 -fno-omit-frame-pointer`), `-m64`,
+    /// device debug `-G` when cargo's DEBUG is on, and relocatable device
+    /// code (`--device-c`) when more than one file is compiled.
+    Cc,
 }
