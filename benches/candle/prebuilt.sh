@@ -12,7 +12,10 @@
 #
 # Environment: CUDA_HOME (the nvcc to prebuild and to compile with),
 # PREBUILT_ARCHS (default 80;86;89;90), BENCH_SUBSET (kernel stems to keep),
-# BENCH_DIR (default target/bench-prebuilt), JOBS (default: all cores).
+# BENCH_DIR (default target/bench-prebuilt), JOBS (default: all cores),
+# PREBUILD_CACHE (the prebuild's kernel cache; default under BENCH_DIR, which
+# each run empties: point it elsewhere to rerun the timed rows without
+# recompiling the prebuild).
 # The full port compiles every kernel once per arch for the prebuild and once
 # more for the compile row: about an hour of nvcc on 2 cores.
 set -eu
@@ -28,11 +31,12 @@ unset CUDA_ARCHS CUDA_COMPUTE_CAP CUDA_BUILD_PREBUILT
 
 . "$repo/benches/candle/common.sh"
 crate=$work/cuda-build
+prebuild_cache=${PREBUILD_CACHE:-$work/prebuild-cache}
 now() { date +%s.%N; }
 
 (cd "$repo" && cargo build -q -p cuda-build-cli)
 t0=$(now)
-(cd "$crate" && CARGO_TARGET_DIR="$work/prebuild-target" CUDA_BUILD_CACHE_DIR="$work/prebuild-cache" \
+(cd "$crate" && CARGO_TARGET_DIR="$work/prebuild-target" CUDA_BUILD_CACHE_DIR="$prebuild_cache" \
     "$repo/target/debug/cargo-cuda" prebuild --arch "$archs" --profile dev > "$work/prebuild.log" 2>&1) ||
     { cat "$work/prebuild.log" >&2; exit 1; }
 prebuild_s=$(echo "$(now) - $t0" | bc)
