@@ -78,17 +78,7 @@ impl Fx {
 fn fixture(kernels: &[&str]) -> Option<Fx> {
     let real_root = workspace_tests::cu13_root()?;
     let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compile/kernels");
-    let pkg = dir.path().join("pkg");
-    workspace_tests::copy_dir(&src.join("include"), &pkg.join("cu/include"));
-    std::fs::write(
-        pkg.join("Cargo.toml"),
-        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\n",
-    )
-    .unwrap();
-    for k in kernels {
-        std::fs::copy(src.join(k), pkg.join("cu").join(k)).unwrap();
-    }
+    workspace_tests::fixture_package(dir.path(), kernels);
     let log = dir.path().join("nvcc.log");
     let wrapper = dir.path().join("bin/nvcc");
     workspace_tests::write_script(
@@ -111,21 +101,7 @@ fn fixture(kernels: &[&str]) -> Option<Fx> {
     Some(Fx { dir, tk, real_root })
 }
 
-const ALL: &[&str] = &[
-    "vector_add.cu",
-    "saxpy.cu",
-    "reduction.cu",
-    "sgemm.cu",
-    "transpose.cu",
-    "histogram.cu",
-    "scan.cu",
-    "softmax.cu",
-    "layernorm.cu",
-    "nbody.cu",
-    "bitonic.cu",
-    "stencil.cu",
-    "conv2d.cu",
-];
+const ALL: &[&str] = workspace_tests::FIXTURE_KERNELS;
 
 fn kernel<'a>(a: &'a Artifacts, module: &str) -> &'a cuda_build::compile::KernelArtifact {
     a.kernels

@@ -130,17 +130,7 @@ fn toolkit(root: &Path, nvcc: PathBuf) -> Toolkit {
 fn fixture(kernels: &[&str]) -> Option<Fx> {
     let real_root = workspace_tests::cu13_root()?;
     let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compile/kernels");
-    let pkg = dir.path().join("pkg");
-    workspace_tests::copy_dir(&src.join("include"), &pkg.join("cu/include"));
-    std::fs::write(
-        pkg.join("Cargo.toml"),
-        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\n",
-    )
-    .unwrap();
-    for k in kernels {
-        std::fs::copy(src.join(k), pkg.join("cu").join(k)).unwrap();
-    }
+    workspace_tests::fixture_package(dir.path(), kernels);
     Some(Fx { dir, real_root })
 }
 
@@ -391,21 +381,7 @@ impl Drop for MemoryCgroup {
 /// its archs, a critical path; a rebuild lists them as up to date.
 #[test]
 fn the_timings_report_lists_every_compile_with_its_peak_memory() {
-    const ALL: &[&str] = &[
-        "vector_add.cu",
-        "saxpy.cu",
-        "reduction.cu",
-        "sgemm.cu",
-        "transpose.cu",
-        "histogram.cu",
-        "scan.cu",
-        "softmax.cu",
-        "layernorm.cu",
-        "nbody.cu",
-        "bitonic.cu",
-        "stencil.cu",
-        "conv2d.cu",
-    ];
+    const ALL: &[&str] = workspace_tests::FIXTURE_KERNELS;
     let Some(fx) = fixture(ALL) else {
         return;
     };

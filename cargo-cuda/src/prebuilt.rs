@@ -49,33 +49,7 @@ pub fn locate(env: &Env, cargo: &Path, manifest_path: Option<&Path>) -> Result<P
         cuda_toolchain::fsutil::normalize(&std::fs::canonicalize(&wanted).unwrap_or(wanted));
     let mut cmd = cargo_metadata::MetadataCommand::new();
     cmd.cargo_path(cargo).no_deps().manifest_path(&wanted);
-    let timeout = cuda_toolchain::process::timeout_from_env(env, Duration::from_secs(120));
-    let out =
-        cuda_toolchain::process::run_command(&mut cmd.cargo_command(), timeout).map_err(|e| {
-            Error::new(
-                "cargo-metadata-failed",
-                format!("`cargo metadata` could not run: {e}"),
-            )
-        })?;
-    if !out.status.success() {
-        return Err(Error::new(
-            "cargo-metadata-failed",
-            format!("`cargo metadata` failed for `{}`", wanted.display()),
-        )
-        .with_detail(out.stderr.trim().to_string())
-        .with_help("run in a package's folder, or pass --manifest-path path/to/Cargo.toml"));
-    }
-    let json = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with('{'))
-        .unwrap_or("");
-    let meta = cargo_metadata::MetadataCommand::parse(json).map_err(|e| {
-        Error::new(
-            "cargo-metadata-failed",
-            format!("`cargo metadata` printed unexpected JSON: {e}"),
-        )
-    })?;
+    let meta = crate::workspace::run_metadata(env, &cmd, Duration::from_secs(120))?;
     let package = meta
         .packages
         .iter()

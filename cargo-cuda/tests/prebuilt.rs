@@ -27,60 +27,17 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::candle::{self, KEPT};
 use common::registry::{registry, Registry};
 use common::{cargo_cuda, fresh, plain_cargo, real_cargo, text, workspace_root};
-
-/// The kernels kept: two PTX files and one file of the static library.
-const KEPT: [&str; 3] = ["affine.cu", "fill.cu", "mmq_quantize.cu"];
 
 /// The arch set shipped.
 const ARCHS: &str = "80;90";
 
-/// candle-kernels 0.11.1 as published, fetched by cargo into its registry.
-fn published_candle_kernels(scratch: &Path) -> PathBuf {
-    let dir = scratch.join("fetch");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"prebuilt-fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\
-         [dependencies]\ncandle-kernels = \"=0.11.1\"\n[workspace]\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("src/lib.rs"), "").unwrap();
-    let out = Command::new(real_cargo())
-        .args(["metadata", "--format-version", "1"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = text(&out);
-    assert!(
-        out.status.success(),
-        "cargo could not fetch candle-kernels 0.11.1 (this test needs the network once):\n{stderr}"
-    );
-    let meta: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    let manifest = meta["packages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "candle-kernels")
-        .and_then(|p| p["manifest_path"].as_str())
-        .expect("candle-kernels in cargo metadata");
-    Path::new(manifest).parent().unwrap().to_path_buf()
-}
-
-/// The port at `to`: [`KEPT`]'s kernels, a lib.rs with only the PTX module,
+/// The port at `to`: [`candle::KEPT`]'s kernels, a lib.rs with only the PTX module,
 /// benches/candle/build.rs, `cuda-build` by version, and what to prebuild.
 fn port(published: &Path, to: &Path) {
-    workspace_tests::copy_dir(published, to);
-    for f in ["Cargo.toml.orig", "Cargo.lock", ".cargo_vcs_info.json"] {
-        let _ = std::fs::remove_file(to.join(f));
-    }
-    remove_other_kernels(&to.join("src"));
-    std::fs::write(
-        to.join("src/lib.rs"),
-        "pub mod ptx { include!(concat!(env!(\"OUT_DIR\"), \"/ptx.rs\")); }\n",
-    )
-    .unwrap();
+    candle::trimmed_copy(published, to);
     std::fs::copy(
         workspace_root().join("benches/candle/build.rs"),
         to.join("build.rs"),
@@ -108,19 +65,6 @@ fn port(published: &Path, to: &Path) {
         ),
     )
     .unwrap();
-}
-
-fn remove_other_kernels(dir: &Path) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            remove_other_kernels(&path);
-        } else if path.extension().is_some_and(|e| e == "cu")
-            && !KEPT.iter().any(|k| path.file_name().unwrap() == *k)
-        {
-            std::fs::remove_file(&path).unwrap();
-        }
-    }
 }
 
 /// A fresh crate that depends on the packaged port by version.
@@ -283,7 +227,7 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
     std::fs::create_dir_all(&p.empty_root).unwrap();
 
     // The port, prebuilt with the real nvcc and packaged.
-    let published = published_candle_kernels(scratch.path());
+    let published = candle::published(scratch.path(), "");
     let crate_dir = reg.work("port").join("candle-kernels");
     let _ = std::fs::remove_dir_all(&crate_dir);
     port(&published, &crate_dir);

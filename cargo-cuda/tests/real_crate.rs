@@ -14,62 +14,16 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use common::{cargo_cuda, fresh, plain_cargo, real_cargo, text, workspace_root};
+use common::candle::{self, KEPT};
+use common::{cargo_cuda, fresh, plain_cargo, text, workspace_root};
 
-/// The kernels kept: two PTX files and one file of the static library.
-const KEPT: [&str; 3] = ["affine.cu", "fill.cu", "mmq_quantize.cu"];
-
-/// candle-kernels 0.11.1's published sources, fetched by cargo from
-/// crates.io into its registry (network on the first run only).
-fn fetch_candle_kernels(scratch: &Path) -> PathBuf {
-    let dir = scratch.join("fetch");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"real-crate-fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\
-         [dependencies]\ncandle-kernels = \"=0.11.1\"\ncudaforge = \"=0.1.6\"\n[workspace]\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("src/lib.rs"), "").unwrap();
-    let out = Command::new(real_cargo())
-        .args(["metadata", "--format-version", "1"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    let (stdout, stderr) = text(&out);
-    assert!(
-        out.status.success(),
-        "cargo could not fetch candle-kernels 0.11.1 from crates.io (this test needs the network once):\n{stderr}"
-    );
-    let meta: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    let manifest = meta["packages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "candle-kernels")
-        .and_then(|p| p["manifest_path"].as_str())
-        .expect("candle-kernels in cargo metadata");
-    Path::new(manifest).parent().unwrap().to_path_buf()
-}
-
-/// A copy of the published crate at `to`, with only [`KEPT`]'s kernels, a
-/// lib.rs that includes only the PTX module (the real one needs every
-/// kernel), its own workspace, and cudaforge pinned to 0.1.6 (the crate
-/// asks for ^0.1.2).
+/// [`candle::trimmed_copy`] of the published crate at `to`, in its own
+/// workspace, with cudaforge pinned to 0.1.6 (the crate asks for ^0.1.2).
 fn prepare(published: &Path, to: &Path) {
-    workspace_tests::copy_dir(published, to);
-    for f in ["Cargo.toml.orig", "Cargo.lock", ".cargo_vcs_info.json"] {
-        let _ = std::fs::remove_file(to.join(f));
-    }
-    remove_other_kernels(&to.join("src"));
-    std::fs::write(
-        to.join("src/lib.rs"),
-        "pub mod ptx { include!(concat!(env!(\"OUT_DIR\"), \"/ptx.rs\")); }\n",
-    )
-    .unwrap();
+    candle::trimmed_copy(published, to);
     let manifest = to.join("Cargo.toml");
     let toml = std::fs::read_to_string(&manifest).unwrap();
     let pin = "[build-dependencies.cudaforge]\nversion = \"0.1.2\"";
@@ -93,19 +47,6 @@ fn prepare(published: &Path, to: &Path) {
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(&build_rs, kept).unwrap();
-}
-
-fn remove_other_kernels(dir: &Path) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            remove_other_kernels(&path);
-        } else if path.extension().is_some_and(|e| e == "cu")
-            && !KEPT.iter().any(|k| path.file_name().unwrap() == *k)
-        {
-            std::fs::remove_file(&path).unwrap();
-        }
-    }
 }
 
 /// The published crate with benches/candle/build.rs instead of cudaforge's.
@@ -165,7 +106,7 @@ fn candle_kernels_from_crates_io_builds_both_ways_and_the_port_matches_byte_for_
         return;
     };
     let scratch = tempfile::tempdir().unwrap();
-    let published = fetch_candle_kernels(scratch.path());
+    let published = candle::published(scratch.path(), "cudaforge = \"=0.1.6\"\n");
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("real-crate");
     let cache = scratch.path().join("kernel-cache");
 

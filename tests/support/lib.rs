@@ -189,3 +189,39 @@ pub fn use_private_home(cmd: &mut Command) -> &mut Command {
     }
     cmd
 }
+
+/// The sample kernels of `tests/fixtures/compile/kernels` (real workloads:
+/// they share headers under `include/`).
+pub const FIXTURE_KERNELS: &[&str] = &[
+    "vector_add.cu",
+    "saxpy.cu",
+    "reduction.cu",
+    "sgemm.cu",
+    "transpose.cu",
+    "histogram.cu",
+    "scan.cu",
+    "softmax.cu",
+    "layernorm.cu",
+    "nbody.cu",
+    "bitonic.cu",
+    "stencil.cu",
+    "conv2d.cu",
+];
+
+/// A package at `<dir>/pkg` holding `kernels` (names from
+/// [`FIXTURE_KERNELS`]) under `cu/`, with the fixture's headers in
+/// `cu/include`; returns its directory.
+pub fn fixture_package(dir: &Path, kernels: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compile/kernels");
+    let pkg = dir.join("pkg");
+    copy_dir(&src.join("include"), &pkg.join("cu/include"));
+    std::fs::write(
+        pkg.join("Cargo.toml"),
+        "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    for k in kernels {
+        std::fs::copy(src.join(k), pkg.join("cu").join(k)).unwrap();
+    }
+    pkg
+}

@@ -1,6 +1,7 @@
 //! Helpers for running the built `cargo-cuda` binary in a controlled environment.
 #![allow(dead_code)]
 
+pub mod candle;
 pub mod fresh;
 pub mod registry;
 

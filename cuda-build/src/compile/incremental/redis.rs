@@ -324,7 +324,7 @@ mod tests {
             ("redis://", "no host"),
             ("redis://h:port", "not a port"),
             ("redis://h:0", "not a port"),
-            ("redis://h:6379/x", "not a number"),
+            ("redis://h:6379/x", "not a database number"),
         ] {
             let e = Endpoint::parse(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
