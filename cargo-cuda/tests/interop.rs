@@ -475,7 +475,9 @@ fn env_target_names_the_cross_header_tree_or_warns() {
     for e in std::fs::read_dir(root.join("bin")).unwrap() {
         let e = e.unwrap();
         let to = cross.join("bin").join(e.file_name());
-        if std::fs::hard_link(e.path(), &to).is_err() {
+        if e.path().is_dir() {
+            std::os::unix::fs::symlink(e.path(), &to).unwrap();
+        } else if std::fs::hard_link(e.path(), &to).is_err() {
             std::fs::copy(e.path(), &to).unwrap();
         }
     }

@@ -5,10 +5,11 @@
 //! static library), depending on cuda-build by version from the local
 //! registry of packaged crates (common/registry.rs).
 //!
-//! The port is prebuilt for sm_80 and sm_90 with the real nvcc 13.0,
-//! packaged with `cargo package`, added to the registry, and built as a
-//! dependency of a fresh crate where there is no nvcc, no CUDA_HOME and no
-//! toolkit in the store. Then, each against that package:
+//! The port is prebuilt for 80 and 90 (cudaforge's shape, which the port
+//! keeps: sm_80 and sm_90a) with the real nvcc 13.0, packaged with `cargo
+//! package`, added to the registry, and built as a dependency of a fresh
+//! crate where there is no nvcc, no CUDA_HOME and no toolkit in the store.
+//! Then, each against that package:
 //!
 //! - its images are byte-identical to a local nvcc build of the port
 //!   (objects up to nvcc's process-id file name, which every compile varies);
@@ -254,9 +255,11 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
         "\"schema\":\"cuda-build-prebuilt\"",
         "\"source\":\"src/affine.cu\"",
         "\"targets\":[\"compute_80\"]",
-        "\"targets\":[\"compute_90\"]",
+        // The port is cudaforge's (`Build::like_cudaforge()`): 90 is sm_90a,
+        // and a library gets SASS only.
+        "\"targets\":[\"compute_90a\"]",
         "\"source\":\"src/mmq_gguf/mmq_quantize.cu\"",
-        "\"targets\":[\"sm_80\",\"sm_90\",\"compute_90\"]",
+        "\"targets\":[\"sm_80\",\"sm_90a\"]",
         "\"nvcc\":\"13.0.88\"",
         "\"src/mmq_gguf/mmq_gguf.cuh\"",
     ] {
@@ -308,7 +311,7 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
         .unwrap();
     let (stdout, stderr) = text(&out);
     assert!(
-        stdout.contains("prebuilt: `src/affine.cu` (build `ptx`, compute_90), nvcc 13.0.88")
+        stdout.contains("prebuilt: `src/affine.cu` (build `ptx`, compute_90a), nvcc 13.0.88")
             && stdout.contains("cuda-prebuilt/manifest.jsonl"),
         "{stdout}\n{stderr}"
     );
@@ -479,7 +482,7 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
 
     // One flipped byte of a shipped image: refused without nvcc, compiled
     // with it (and never cached), and reported by verify.
-    let r = manifest_line(&shipped, "src/fill.cu", "compute_90");
+    let r = manifest_line(&shipped, "src/fill.cu", "compute_90a");
     let image = shipped
         .join("cuda-prebuilt")
         .join(r["file"].as_str().unwrap());
