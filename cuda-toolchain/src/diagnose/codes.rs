@@ -1434,6 +1434,23 @@ cannot be read).
 Confirm: `cargo cuda help <command>`.
 
 Fix: pass the argument as the help shows."),
+    doc("split-compile-invalid", Compile, "A split count that depends on the building machine", "\
+`Build::split_compile(0)` (or `.file_split_compile(file, 0)`) would ask nvcc's `--split-compile 0`
+for one part per CPU of whatever machine builds. The split count changes the bytes of the
+output, so the same package would give different kernels on different machines, and the
+kernel cache and shipped images could never match.
+
+Confirm: the message names the call; `grep -n split_compile build.rs`.
+
+Fix: give a fixed count (`.split_compile(4)`), the same on every machine; `1` turns
+splitting off."),
+    doc("timings-not-writable", Compile, "The kernel timings report cannot be written", "\
+`cargo cuda build --timings` writes `cuda-timing.html` and `.json` beside cargo's own report in
+`<target-dir>/cargo-timings`; that folder could not be created or written.
+
+Confirm: `ls -ld <target-dir>/cargo-timings` (the message names it).
+
+Fix: make the target directory writable, or pass `--target-dir` to one that is."),
     doc("toolkit-not-found", Toolkit, "A toolkit directory given explicitly does not exist", "\
 A toolkit root given explicitly (`--toolkit`, Build::toolkit, or a variable) is not a
 directory, or has no bin/nvcc.
