@@ -37,6 +37,10 @@ const ANY_TEXT: &[&str] = &[
     "CUDA_NVCC_FLAGS",
     "NO_PROXY",
     "no_proxy",
+    // Cargo's own: any package name cargo accepted (the timings report's
+    // label), and rustflags (only `-C target-cpu` is read from them).
+    "CARGO_PKG_NAME",
+    "CARGO_ENCODED_RUSTFLAGS",
 ];
 
 #[test]

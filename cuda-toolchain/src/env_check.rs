@@ -158,6 +158,7 @@ fn expected(var: Var) -> &'static str {
         Var::Target | Var::Host => "a target triple such as `x86_64-unknown-linux-gnu`",
         Var::Debug => "cargo's debug setting: `true`, `false`, `0`, `1`, `2`, `none`, `limited`, `full`, `line-tables-only`",
         Var::OptLevel => "cargo's opt-level: `0`, `1`, `2`, `3`, `s` or `z`",
+        Var::CudaBuildPrebuilt => "`prefer` (the default), `never` or `require`",
         Var::Path | Var::LdLibraryPath => "directories separated by `:`",
         Var::Home | Var::OutDir | Var::CargoManifestDir | Var::CargoCudaProgress => {
             Kind::path.expected()
@@ -240,6 +241,11 @@ fn check_text(var: Var, value: &str) -> Option<String> {
         }
         Var::OptLevel if !v.is_empty() && !matches!(v, "0" | "1" | "2" | "3" | "s" | "z") => {
             bad("is not an opt-level")
+        }
+        Var::CudaBuildPrebuilt
+            if !v.is_empty() && crate::metadata::prebuilt::Policy::parse(v).is_none() =>
+        {
+            bad("is not a prebuilt policy, so builds stop (error[prebuilt-policy-invalid])")
         }
         _ => None,
     }

@@ -504,12 +504,15 @@ pub fn shell_quote(s: &str) -> String {
 /// use cuda_toolchain::process::show_duration;
 /// use std::time::Duration;
 /// assert_eq!(show_duration(Duration::from_millis(300)), "300 ms");
+/// assert_eq!(show_duration(Duration::from_micros(499_990)), "500 ms");
 /// assert_eq!(show_duration(Duration::from_millis(2500)), "2.5 s");
 /// assert_eq!(show_duration(Duration::from_secs(2)), "2 s");
 /// assert_eq!(show_duration(Duration::from_secs(3600)), "3600 s");
 /// ```
 pub fn show_duration(d: Duration) -> String {
-    let ms = d.as_millis();
+    // Rounded, not truncated: a deadline computed a few microseconds after
+    // its start (499.99 ms of a 500 ms limit) reads as the limit that was set.
+    let ms = (d.as_secs_f64() * 1000.0).round() as u128;
     if ms < 1000 {
         // Under a millisecond (a `1us` limit) still reads as more than nothing.
         return format!("{} ms", ms.max(u128::from(!d.is_zero())));
