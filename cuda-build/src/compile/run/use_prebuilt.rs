@@ -84,8 +84,9 @@ impl Run<'_> {
 
     /// A job's identity: its arguments without `-ccbin` (the host compiler
     /// is recorded, not matched), arch flags (the plan is matched by the run
-    /// rules) and defines (matched apart); package paths relative to it,
-    /// the toolkit's and the store's as `$CUDA` and `$STORE`.
+    /// rules), the toolkit's include dirs, and defines (matched apart);
+    /// package paths relative to it, the toolkit's and the store's as
+    /// `$CUDA` and `$STORE`.
     pub(crate) fn identity(&self, tools: &Tools, job: &Job) -> Identity {
         let store = cuda_toolchain::toolkit::store::root(&self.env);
         let place = |a: &str| -> String {
@@ -107,7 +108,20 @@ impl Run<'_> {
                 "-ccbin" => {
                     args.next();
                 }
-                "-I" => flags.push(format!("-I{}", place(&args.next().unwrap_or_default()))),
+                // The toolkit's own include dirs follow from the toolkit
+                // (matched by its nvcc version), and a build without nvcc
+                // has none to name: they are not part of the identity.
+                "-I" | "-isystem" => {
+                    let dir = place(&args.next().unwrap_or_default());
+                    if dir.starts_with("$CUDA") {
+                        continue;
+                    }
+                    if a == "-I" {
+                        flags.push(format!("-I{dir}"));
+                    } else {
+                        flags.extend([a, dir]);
+                    }
+                }
                 d if d.starts_with("-D") => defines.push(d.to_string()),
                 _ => flags.push(place(&a)),
             }
