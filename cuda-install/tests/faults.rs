@@ -412,37 +412,15 @@ fn killed_install_is_never_used_and_the_next_one_cleans_up() {
         .collect();
     server.publish(&pkgs);
     let store = tempfile::tempdir().unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_install_for_kill_test", "--nocapture"])
-        .env("KILL_TEST_STORE", store.path())
-        .env("KILL_TEST_URL", &server.url)
-        .spawn()
-        .unwrap();
     let staging = store.path().join("toolkits/.tmp");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let mut killed_in_unpack = false;
-    while std::time::Instant::now() < deadline {
-        let in_unpack = std::fs::read_dir(&staging)
+    // Killed once a wheel is being unpacked into the staging directory.
+    kill_install_when(store.path(), &server.url, || {
+        std::fs::read_dir(&staging)
             .into_iter()
             .flatten()
             .flatten()
-            .any(|e| e.path().join("include").is_dir());
-        if in_unpack {
-            // SIGKILL: no handler, no cleanup; the worst Ctrl-C can do.
-            unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-            killed_in_unpack = true;
-            break;
-        }
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    let status = child.wait().unwrap();
-    assert!(
-        killed_in_unpack,
-        "the child finished before it could be killed ({status})"
-    );
+            .any(|e| e.path().join("include").is_dir())
+    });
     // Nothing is installed, though a staging directory is left.
     assert!(cuda_toolchain::toolkit::store::installed(store.path()).is_empty());
     assert!(!store.path().join("toolkits/13.0.88").exists());
@@ -469,12 +447,6 @@ fn a_killed_download_leaves_a_part_file_the_next_install_removes() {
         server.set(path, Reply::Slow(body.clone()));
     }
     let store = tempfile::tempdir().unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_install_for_kill_test", "--nocapture"])
-        .env("KILL_TEST_STORE", store.path())
-        .env("KILL_TEST_URL", &server.url)
-        .spawn()
-        .unwrap();
     let wheels = store.path().join("wheels");
     let parts = || -> Vec<String> {
         std::fs::read_dir(&wheels)
@@ -485,36 +457,21 @@ fn a_killed_download_leaves_a_part_file_the_next_install_removes() {
             .filter(|n| n.starts_with(".part-"))
             .collect()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let mut killed = false;
-    while std::time::Instant::now() < deadline {
-        let started = std::fs::read_dir(&wheels)
+    // Killed once a download has written its first bytes.
+    let pid = kill_install_when(store.path(), &server.url, || {
+        std::fs::read_dir(&wheels)
             .into_iter()
             .flatten()
             .flatten()
             .any(|e| {
                 e.file_name().to_string_lossy().starts_with(".part-")
                     && e.metadata().is_ok_and(|m| m.len() > 0)
-            });
-        if started {
-            unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-            killed = true;
-            break;
-        }
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    let status = child.wait().unwrap();
-    assert!(
-        killed,
-        "the child finished before it could be killed ({status})"
-    );
+            })
+    });
     let left = parts();
     assert_eq!(left.len(), 1, "the killed download's file: {left:?}");
     assert!(
-        left[0].starts_with(&format!(".part-{}-", child.id())),
+        left[0].starts_with(&format!(".part-{pid}-")),
         "named by its owner: {left:?}"
     );
     for (path, body) in wheels_served {
@@ -568,4 +525,35 @@ fn unchecked_sets_keep_pips_layout() {
     let e = install_req(store.path(), &server.url, &bad).unwrap_err();
     assert_eq!(e.code, "install-unknown-version");
     assert!(e.help[0].contains("13.0.88"), "{e}");
+}
+
+/// Runs `child_install_for_kill_test` against `store` and `url` in a child
+/// process and SIGKILLs it (no handler, no cleanup: the worst Ctrl-C can
+/// do) as soon as `now()` holds; fails if it finished first. Returns its pid.
+fn kill_install_when(store: &std::path::Path, url: &str, now: impl Fn() -> bool) -> u32 {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_install_for_kill_test", "--nocapture"])
+        .env("KILL_TEST_STORE", store)
+        .env("KILL_TEST_URL", url)
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut killed = false;
+    while std::time::Instant::now() < deadline {
+        if now() {
+            unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+            killed = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        killed,
+        "the child finished before it could be killed ({status})"
+    );
+    child.id()
 }
