@@ -432,7 +432,7 @@ fn a_prebuilt_candle_port_builds_without_nvcc_and_names_every_difference() {
     assert!(!ok);
     assert!(
         stderr.contains("this build wants [compute_75]")
-            && stderr.contains("set CUDA_ARCHS to shipped archs (80;90)"),
+            && stderr.contains("set CUDA_ARCHS to shipped archs (80;90a)"),
         "{stderr}"
     );
     let (ok, stderr, _) = run_build(build(&dir, &p, Some(&cuda), Some("75"), "sm75-nvcc"), &p);
