@@ -168,21 +168,7 @@ impl Pkg {
     fn new(kernels: &[&str]) -> Option<Pkg> {
         let nvcc_root = workspace_tests::cu13_root()?;
         let dir = tempfile::tempdir().unwrap();
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compile/kernels");
-        let pkg = dir.path().join("pkg");
-        std::fs::create_dir_all(pkg.join("cu/include")).unwrap();
-        for e in std::fs::read_dir(src.join("include")).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), pkg.join("cu/include").join(e.file_name())).unwrap();
-        }
-        std::fs::write(
-            pkg.join("Cargo.toml"),
-            "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\n",
-        )
-        .unwrap();
-        for k in kernels {
-            std::fs::copy(src.join(k), pkg.join("cu").join(k)).unwrap();
-        }
+        workspace_tests::fixture_package(dir.path(), kernels);
         Some(Pkg { dir, nvcc_root })
     }
     fn root(&self) -> &Path {

@@ -161,17 +161,8 @@ fn script_output(p: &Places) -> String {
 
 /// `event file` per progress line of a step.
 fn events(p: &Places, step: &str) -> Vec<String> {
-    std::fs::read_to_string(p.scratch.join(format!("progress-{step}.jsonl")))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            format!(
-                "{} {}",
-                v["event"].as_str().unwrap(),
-                v["file"].as_str().unwrap()
-            )
-        })
+    fresh::progress_events(&p.scratch.join(format!("progress-{step}.jsonl")))
+        .into_iter()
         .filter(|e| !e.starts_with("start "))
         .collect()
 }

@@ -157,18 +157,7 @@ fn candle_kernels_from_crates_io_builds_both_ways_and_the_port_matches_byte_for_
         cmd
     };
     fresh::build(plain(), "plain cargo build at another path");
-    let events = std::fs::read_to_string(&progress).unwrap_or_default();
-    let kinds: Vec<String> = events
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            format!(
-                "{} {}",
-                v["event"].as_str().unwrap(),
-                v["file"].as_str().unwrap()
-            )
-        })
-        .collect();
+    let kinds = fresh::progress_events(&progress);
     assert_eq!(kinds.len(), KEPT.len(), "one event per source: {kinds:#?}");
     assert!(
         kinds.iter().all(|k| k.starts_with("cached ")),

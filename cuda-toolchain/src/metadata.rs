@@ -163,16 +163,7 @@ fn parse(text: &str, path: &Path) -> Result<CudaMetadata, Error> {
     else {
         return Ok(CudaMetadata::default());
     };
-    let bad = |key: &str, expected: &str, example: &str| {
-        Error::new(
-            "metadata-invalid",
-            format!(
-                "`{key}` under [package.metadata.cuda] in `{}` is not {expected}",
-                path.display()
-            ),
-        )
-        .with_help(format!("write it as `{key} = {example}`"))
-    };
+    let bad = |key: &str, expected: &str, example: &str| invalid(path, key, expected, example);
     let Some(table) = table.as_table() else {
         return Err(Error::new(
             "metadata-invalid",
@@ -509,6 +500,19 @@ fn header_dep(
             Ok(HeaderSource::Path(base.join(dir)))
         }
     }
+}
+
+/// The `metadata-invalid` error for `key` in the manifest at `path`: what
+/// was expected, and an example of a value that is.
+pub(crate) fn invalid(path: &Path, key: &str, expected: &str, example: &str) -> Error {
+    Error::new(
+        "metadata-invalid",
+        format!(
+            "`{key}` under [package.metadata.cuda] in `{}` is not {expected}",
+            path.display()
+        ),
+    )
+    .with_help(format!("write it as `{key} = {example}`"))
 }
 
 #[cfg(test)]

@@ -73,3 +73,20 @@ pub fn why_dirty(mut cmd: Command) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// The `event file` pairs of a `CARGO_CUDA_PROGRESS` file (one JSON object
+/// per line), in order; empty when the file does not exist.
+pub fn progress_events(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            format!(
+                "{} {}",
+                v["event"].as_str().unwrap(),
+                v["file"].as_str().unwrap()
+            )
+        })
+        .collect()
+}

@@ -71,16 +71,8 @@ pub struct Prebuilt {
 
 /// Reads the `prebuilt` value: a policy string, or a table.
 pub(crate) fn parse(value: &toml::Value, path: &Path) -> Result<Prebuilt, Error> {
-    let bad = |key: &str, expected: &str, example: &str| {
-        Error::new(
-            "metadata-invalid",
-            format!(
-                "`{key}` under [package.metadata.cuda] in `{}` is not {expected}",
-                path.display()
-            ),
-        )
-        .with_help(format!("write it as `{key} = {example}`"))
-    };
+    let bad =
+        |key: &str, expected: &str, example: &str| super::invalid(path, key, expected, example);
     let policy = |key: &str, v: &toml::Value| -> Result<Policy, Error> {
         v.as_str()
             .and_then(Policy::parse)
