@@ -11,7 +11,9 @@
 #   BENCH_SUBSET="affine fill mmq_quantize" PREBUILT_ARCHS="80;90" benches/candle/prebuilt.sh
 #
 # Environment: CUDA_HOME (the nvcc to prebuild and to compile with),
-# PREBUILT_ARCHS (default 80;86;89;90), BENCH_SUBSET (kernel stems to keep),
+# PREBUILT_ARCHS (default 80;86;89;90), COMPILE_ARCHS (the compile row's
+# archs; default PREBUILT_ARCHS. One arch, e.g. 80, is the least a user who
+# compiles for their own GPU would build), BENCH_SUBSET (kernel stems to keep),
 # BENCH_DIR (default target/bench-prebuilt), JOBS (default: all cores),
 # PREBUILD_CACHE (the prebuild's kernel cache; default under BENCH_DIR, which
 # each run empties: point it elsewhere to rerun the timed rows without
@@ -23,6 +25,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=${BENCH_DIR:-$repo/target/bench-prebuilt}
 subset=${BENCH_SUBSET:-}
 archs=${PREBUILT_ARCHS:-80;86;89;90}
+compile_archs=${COMPILE_ARCHS:-$archs}
 jobs=${JOBS:-$(nproc)}
 export CARGO_BUILD_JOBS="$jobs"
 [ -n "${CUDA_HOME:-}" ] && [ -x "$CUDA_HOME/bin/nvcc" ] ||
@@ -67,26 +70,26 @@ no_nvcc() {
 }
 # Warm-up, not timed: the Rust dependencies.
 (cd "$work/consumer" && no_nvcc cargo build -q > /dev/null 2>&1) || true
-# time_downstream <name> ENV…: one downstream build of candle-kernels, cold.
+# time_downstream <name> <archs> ENV…: one downstream build of candle-kernels, cold.
 time_downstream() {
-    name=$1
-    shift
+    name=$1 row_archs=$2
+    shift 2
     (cd "$work/consumer" && cargo clean -q -p candle-kernels)
     rm -rf "$work/cache-$name"
     t0=$(now)
-    (cd "$work/consumer" && "$@" env CUDA_BUILD_CACHE_DIR="$work/cache-$name" CUDA_ARCHS="$archs" \
+    (cd "$work/consumer" && "$@" env CUDA_BUILD_CACHE_DIR="$work/cache-$name" CUDA_ARCHS="$row_archs" \
         cargo build -vv > "$work/$name.log" 2>&1) || { tail -40 "$work/$name.log" >&2; exit 1; }
     echo "$(now) - $t0" | bc
 }
-shipped_s=$(time_downstream shipped no_nvcc)
+shipped_s=$(time_downstream shipped "$archs" no_nvcc)
 grep -q 'prebuilt kernel image' "$work/shipped.log" ||
     { echo "the shipped build did not use the images" >&2; exit 1; }
-compiled_s=$(time_downstream compiled env CUDA_BUILD_PREBUILT=never)
+compiled_s=$(time_downstream compiled "$compile_archs" env CUDA_BUILD_PREBUILT=never)
 
 printf '\ncandle-kernels 0.11.1 port, arch set %s, %s jobs%s\n\n' "$archs" "$jobs" "${subset:+, subset: $subset}"
 printf '| what | result |\n|---|---|\n'
 printf '| cargo cuda prebuild (dev profile) | %.1f s, %s images |\n' "$prebuild_s" "$records"
 printf '| shipped: cuda-prebuilt/ (zstd images + manifest) | %.2f MB |\n' "$(echo "$images_bytes / 1000000" | bc -l)"
 printf '| shipped: the package, gzip tar (≈ .crate; crates.io limit 10 MB) | %.2f MB |\n' "$(echo "$crate_bytes / 1000000" | bc -l)"
-printf '| downstream build of candle-kernels, shipped images, no nvcc | %.2f s |\n' "$shipped_s"
-printf '| downstream build of candle-kernels, compiled with nvcc | %.2f s |\n' "$compiled_s"
+printf '| downstream build of candle-kernels, shipped images (%s), no nvcc | %.2f s |\n' "$archs" "$shipped_s"
+printf '| downstream build of candle-kernels, compiled with nvcc (%s) | %.2f s |\n' "$compile_archs" "$compiled_s"
