@@ -6,6 +6,7 @@
 //! `tests/fixtures/compile/kernels` so touching headers is safe.
 
 use cuda_build::compile::inspect::{self, FatbinKind};
+use cuda_build::compile::prebuilt::stored::comparable;
 use cuda_build::compile::{Artifacts, Build, OutputKind};
 use cuda_toolchain::env::{Env, Var};
 use cuda_toolchain::toolkit::{FoundVia, Toolkit};
@@ -1940,6 +1941,20 @@ fn outputs_are_identical_across_checkout_paths() {
         "#include <cstdio>\nextern \"C\" __global__ void where_am_i() { printf(\"%s:%d\\n\", __FILE__, __LINE__); }\n",
     )
     .unwrap();
+    // Internal linkage: nvcc names these after a hash of the source's
+    // absolute path (its module id) unless told the relative one.
+    std::fs::write(
+        fx.pkg().join("cu/internal.cu"),
+        r#"namespace {
+__device__ __noinline__ int twice(int x) { return 2 * x; }
+__attribute__((noinline)) int host_twice(int x) { return 2 * x; }
+}
+static __device__ __noinline__ int thrice(int x) { return 3 * x; }
+extern "C" __global__ void internal_names(int* p) { *p = twice(*p) + thrice(*p); }
+extern "C" int internal_names_host(int x) { return host_twice(x); }
+"#,
+    )
+    .unwrap();
     let a_pkg = fx.root().join("a/pkg");
     let b_pkg = fx.root().join("somewhere/much/deeper/b/pkg");
     workspace_tests::copy_dir(&fx.pkg(), &a_pkg);
@@ -1957,27 +1972,42 @@ fn outputs_are_identical_across_checkout_paths() {
         }
         b.try_compile().unwrap()
     };
-    let bytes = |a: &Artifacts| -> Vec<(String, Vec<u8>)> {
+    // A static library's objects name nvcc's temporary file (from its pid):
+    // compared as prebuilt verify compares them, with that masked.
+    let bytes = |a: &Artifacts, kind: OutputKind| -> Vec<(String, Vec<u8>)> {
         let mut v: Vec<_> = a
             .kernels
             .iter()
             .flat_map(|k| k.outputs.iter())
+            .chain(&a.library)
             .map(|p| {
                 (
                     p.file_name().unwrap().to_string_lossy().into_owned(),
-                    std::fs::read(p).unwrap(),
+                    comparable(kind.as_str(), &std::fs::read(p).unwrap()),
                 )
             })
             .collect();
         v.sort();
+        v.dedup();
         v
     };
-    for kind in [OutputKind::Ptx, OutputKind::Cubin, OutputKind::Fatbin] {
+    for kind in [
+        OutputKind::Ptx,
+        OutputKind::Cubin,
+        OutputKind::Fatbin,
+        OutputKind::StaticLib,
+    ] {
         let a = build(&a_pkg, "out-a", kind, false);
         let b = build(&b_pkg, "out-b", kind, false);
-        assert_eq!(b.stats.compiled, 3, "{kind:?}: compiled, not cached");
-        let (ba, bb) = (bytes(&a), bytes(&b));
+        assert_eq!(b.stats.compiled, 4, "{kind:?}: compiled, not cached");
+        let (ba, bb) = (bytes(&a, kind), bytes(&b, kind));
         assert!(!ba.is_empty());
+        assert_eq!(ba.len(), bb.len());
+        let internal = ba.iter().any(|(_, x)| {
+            let text = String::from_utf8_lossy(x);
+            text.contains("_INTERNAL_") || text.contains("_GLOBAL__N_")
+        });
+        assert!(internal, "{kind:?}: no internal-linkage name to compare");
         for ((na, xa), (nb, xb)) in ba.iter().zip(&bb) {
             assert_eq!(na, nb);
             assert!(xa == xb, "{kind:?}: {na} differs between the two checkouts");
@@ -1985,11 +2015,14 @@ fn outputs_are_identical_across_checkout_paths() {
     }
     // A cache hit from one checkout is the other's exact output.
     let a = build(&a_pkg, "out-a2", OutputKind::Fatbin, true);
-    assert_eq!(a.stats.compiled, 3);
+    assert_eq!(a.stats.compiled, 4);
     let b = build(&b_pkg, "out-b2", OutputKind::Fatbin, true);
-    assert_eq!(b.stats.from_cache, 3);
+    assert_eq!(b.stats.from_cache, 4);
     let fresh = build(&b_pkg, "out-b3", OutputKind::Fatbin, false);
-    assert_eq!(bytes(&b), bytes(&fresh));
+    assert_eq!(
+        bytes(&b, OutputKind::Fatbin),
+        bytes(&fresh, OutputKind::Fatbin)
+    );
 }
 
 /// The dev profile's `-lineinfo` puts absolute paths into every output

@@ -184,10 +184,13 @@
 //! # Reproducible outputs
 //!
 //! nvcc runs in the package directory with package-relative source and
-//! include paths, so `__FILE__` strings and nvcc's internal names are the
-//! same wherever the checkout lives: two checkouts produce byte-identical
-//! PTX, cubins and fatbins, and a cache entry from one is exactly what the
-//! other would compile.
+//! include paths, so `__FILE__` strings are the same wherever the checkout
+//! lives. The names nvcc gives internal-linkage entities (anonymous
+//! namespaces, `static` device functions) hash the source's absolute path,
+//! so cudafe++ and cicc are also told its relative path
+//! (`--orig_src_path_name`). Two checkouts produce byte-identical PTX,
+//! cubins and fatbins, and the same host symbols, and a cache entry from
+//! one is exactly what the other would compile.
 //!
 //! # Outputs are checked
 //!

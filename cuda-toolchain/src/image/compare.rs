@@ -61,6 +61,10 @@ pub struct Summary {
     /// it, decompressed where possible, in a fixed order): equal digests are
     /// byte-identical SASS or PTX.
     pub device_code: BTreeMap<String, String>,
+    /// The same digests with nvcc's module ids zeroed ([`zero_module_ids`]):
+    /// equal where the code differs only in internal-linkage names.
+    #[serde(skip)]
+    pub device_code_sans_module_id: BTreeMap<String, String>,
     /// Host code, for objects and static libraries (None: none, or the
     /// `host-symbols` feature is off).
     pub host: Option<HostCode>,
@@ -72,6 +76,7 @@ pub struct Summary {
 pub fn summarize(data: &[u8]) -> Result<Summary, String> {
     let scan = super::scan(data);
     let mut code: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut code_sans_id: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut s = Summary {
         size: data.len() as u64,
         ..Summary::default()
@@ -100,19 +105,26 @@ pub fn summarize(data: &[u8]) -> Result<Summary, String> {
             continue;
         }
         for (target, bytes) in image_code(data, image) {
+            code_sans_id
+                .entry(target.clone())
+                .or_default()
+                .push(hex(&Sha256::digest(zero_module_ids(&bytes))));
             code.entry(target)
                 .or_default()
                 .push(hex(&Sha256::digest(&bytes)));
         }
     }
-    s.device_code = code
-        .into_iter()
-        .map(|(target, mut digests)| {
-            // Archive members and images come in any order: the multiset counts.
-            digests.sort();
-            (target, hex(&Sha256::digest(digests.join(",").as_bytes())))
-        })
-        .collect();
+    // Archive members and images come in any order: the multiset counts.
+    let digest_each = |code: BTreeMap<String, Vec<String>>| -> BTreeMap<String, String> {
+        code.into_iter()
+            .map(|(target, mut digests)| {
+                digests.sort();
+                (target, hex(&Sha256::digest(digests.join(",").as_bytes())))
+            })
+            .collect()
+    };
+    s.device_code = digest_each(code);
+    s.device_code_sans_module_id = digest_each(code_sans_id);
     #[cfg(feature = "host-symbols")]
     {
         s.host = super::host::host_code(data)?.map(|mut h| {
@@ -237,13 +249,16 @@ pub struct Difference {
 /// reported only when the host code's size differs.
 pub fn compare(old: &Summary, new: &Summary) -> Vec<Difference> {
     let mut out = Vec::new();
+    // Names that differ only in nvcc's hash of the source path, gathered
+    // from kernels and host symbols into one difference.
+    let mut renamed = Renamed::default();
     stream_mode(old, new, &mut out);
     targets(old, new, &mut out);
     device_debug(old, new, &mut out);
-    kernels(old, new, &mut out);
-    device_code(old, new, &mut out);
+    kernels(old, new, &mut renamed, &mut out);
+    device_code(old, new, &mut renamed, &mut out);
     if let (Some(o), Some(n)) = (&old.host, &new.host) {
-        host(o, n, &mut out);
+        host(o, n, &mut renamed, &mut out);
     } else if old.host.is_some() != new.host.is_some() {
         out.push(Difference {
             aspect: "host-code",
@@ -256,8 +271,86 @@ pub fn compare(old: &Summary, new: &Summary) -> Vec<Difference> {
             ),
         });
     }
+    module_id(renamed, &mut out);
     out.sort_by_key(|d| d.flag.is_none());
     out
+}
+
+/// Bytes (a name, PTX, an ELF image) with nvcc's module ids zeroed: the
+/// hex run after `_GLOBAL__N__` or `_INTERNAL_` that hashes the source's
+/// absolute path. Zeroed in place, so an ELF's offsets stay valid.
+pub fn zero_module_ids(bytes: &[u8]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    for marker in [&b"_GLOBAL__N__"[..], b"_INTERNAL_"] {
+        let mut i = 0;
+        while let Some(at) = memchr::memmem::find(&out[i..], marker) {
+            let start = i + at + marker.len();
+            let hex = out[start..]
+                .iter()
+                .take_while(|b| b.is_ascii_hexdigit())
+                .count();
+            if (1..=16).contains(&hex) && out.get(start + hex) == Some(&b'_') {
+                out[start..start + hex].fill(b'0');
+            }
+            i = start;
+        }
+    }
+    out
+}
+
+fn without_module_id(name: &str) -> String {
+    String::from_utf8_lossy(&zero_module_ids(name.as_bytes())).into_owned()
+}
+
+/// Like [`sides`], with the names that differ only in their module id
+/// taken out into `renamed` (OLD's, NEW's).
+fn sides_by_module_id(
+    a: &BTreeSet<String>,
+    b: &BTreeSet<String>,
+    renamed: &mut Renamed,
+) -> (Vec<String>, Vec<String>) {
+    let (only_a, mut only_b) = sides(a, b);
+    let mut left_a = Vec::new();
+    for n in only_a {
+        let key = without_module_id(&n);
+        match only_b.iter().position(|m| without_module_id(m) == key) {
+            Some(i) => renamed.names.push((n, only_b.remove(i))),
+            None => left_a.push(n),
+        }
+    }
+    (left_a, only_b)
+}
+
+/// What differs only in nvcc's module ids: names (OLD's, NEW's) and the
+/// targets whose device code differs in nothing else.
+#[derive(Default)]
+struct Renamed {
+    names: Vec<(String, String)>,
+    targets: Vec<String>,
+}
+
+/// Internal-linkage names hashed from another source path: the two builds
+/// compiled the same source at different absolute paths.
+fn module_id(renamed: Renamed, out: &mut Vec<Difference>) {
+    if renamed.names.is_empty() && renamed.targets.is_empty() {
+        return;
+    }
+    let code = if renamed.targets.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} compiled to the same code but for these names)",
+            renamed.targets.join(", ")
+        )
+    };
+    let (only_old, only_new) = renamed.names.into_iter().unzip();
+    out.push(Difference {
+        aspect: "module-id",
+        only_old,
+        only_new,
+        flag: Some("--orig_src_path_name"),
+        explanation: format!("the same names but for nvcc's module id, a hash of the source's absolute path that it puts into internal-linkage names (anonymous namespaces, `static` device functions){code}: the sources were compiled at different paths. cuda-build tells cudafe++ and cicc the package-relative path (`-Xcicc --orig_src_path_name -Xcicc src/x.cu`, and `-Xcudafe`), so its names are the same in every checkout; cudaforge, bindgen_cuda and cc pass nvcc absolute paths, so theirs depend on where the crate was built. No code differs because of it"),
+    });
 }
 
 /// `a` minus `b`, and `b` minus `a`.
@@ -394,13 +487,17 @@ fn device_debug(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
 
 /// The same targets compiled to different bytes. Other differences (debug
 /// information, kernels) explain it when there are any.
-fn device_code(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
-    let differ: Vec<String> = old
+fn device_code(old: &Summary, new: &Summary, renamed: &mut Renamed, out: &mut Vec<Difference>) {
+    let (renamed_only, differ): (Vec<String>, Vec<String>) = old
         .device_code
         .iter()
         .filter(|(t, d)| new.device_code.get(*t).is_some_and(|n| n != *d))
         .map(|(t, _)| t.clone())
-        .collect();
+        .partition(|t| {
+            let sans = |s: &Summary| s.device_code_sans_module_id.get(t).cloned();
+            sans(old).is_some() && sans(old) == sans(new)
+        });
+    renamed.targets.extend(renamed_only);
     if differ.is_empty() {
         return;
     }
@@ -414,8 +511,8 @@ fn device_code(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
     });
 }
 
-fn kernels(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
-    let (ko, kn) = sides(&old.kernels, &new.kernels);
+fn kernels(old: &Summary, new: &Summary, renamed: &mut Renamed, out: &mut Vec<Difference>) {
+    let (ko, kn) = sides_by_module_id(&old.kernels, &new.kernels, renamed);
     if ko.is_empty() && kn.is_empty() {
         return;
     }
@@ -428,7 +525,7 @@ fn kernels(old: &Summary, new: &Summary, out: &mut Vec<Difference>) {
     });
 }
 
-fn host(o: &HostCode, n: &HostCode, out: &mut Vec<Difference>) {
+fn host(o: &HostCode, n: &HostCode, renamed: &mut Renamed, out: &mut Vec<Difference>) {
     let flag_diff = |aspect: &'static str,
                      a: bool,
                      b: bool,
@@ -492,7 +589,7 @@ fn host(o: &HostCode, n: &HostCode, out: &mut Vec<Difference>) {
             || other.contains(&format!("{s}_ptsz"))
             || other.contains(&format!("{s}_ptds"))
     };
-    let (uo, un) = sides(&o.undefined, &n.undefined);
+    let (uo, un) = sides_by_module_id(&o.undefined, &n.undefined, renamed);
     let (uo, un): (Vec<String>, Vec<String>) = (
         uo.into_iter()
             .filter(|s| !stream_pair(s, &n.undefined))
@@ -510,7 +607,7 @@ fn host(o: &HostCode, n: &HostCode, out: &mut Vec<Difference>) {
             explanation: "the host code needs different symbols: different sources, defines or host compiler (with the same kernels, often inlining from the host -O level)".into(),
         });
     }
-    let (dold, dnew) = sides(&o.defined, &n.defined);
+    let (dold, dnew) = sides_by_module_id(&o.defined, &n.defined, renamed);
     if !dold.is_empty() || !dnew.is_empty() {
         out.push(Difference {
             aspect: "host-defined",
@@ -552,8 +649,65 @@ mod tests {
             ptx: ptx.iter().map(|s| s.to_string()).collect(),
             device_debug: DeviceDebug::None,
             device_code: BTreeMap::new(),
+            device_code_sans_module_id: BTreeMap::new(),
             host: h,
         }
+    }
+
+    #[test]
+    fn names_that_differ_only_in_the_module_id_are_one_difference() {
+        assert_eq!(
+            without_module_id("_ZN57_GLOBAL__N__eb6d7ae1_24_flashinfer_mla_decode_cu_eea0f52614run_mla_decodeIfEEv"),
+            "_ZN57_GLOBAL__N__00000000_24_flashinfer_mla_decode_cu_eea0f52614run_mla_decodeIfEEv"
+        );
+        assert_eq!(
+            without_module_id(
+                "_ZN30_INTERNAL_4f8a4b37_4_d_cu_kern32_GLOBAL__N__4f8a4b37_4_d_cu_kern5twiceEi"
+            ),
+            "_ZN30_INTERNAL_00000000_4_d_cu_kern32_GLOBAL__N__00000000_4_d_cu_kern5twiceEi"
+        );
+        // Not a module id: no hex run ending in `_`.
+        assert_eq!(without_module_id("_GLOBAL__N_x"), "_GLOBAL__N_x");
+        let old = summary(
+            &["sm_80"],
+            &[],
+            Some(host(
+                &[],
+                &["run", "_ZN12_GLOBAL__N__eb6d7ae1_1_a_cu_f1Ev", "gone"],
+            )),
+        );
+        let new = summary(
+            &["sm_80"],
+            &[],
+            Some(host(&[], &["run", "_ZN12_GLOBAL__N__0e8888a8_1_a_cu_f1Ev"])),
+        );
+        let d = compare(&old, &new);
+        let m = d.iter().find(|d| d.aspect == "module-id").unwrap();
+        assert_eq!(m.only_old, ["_ZN12_GLOBAL__N__eb6d7ae1_1_a_cu_f1Ev"]);
+        assert_eq!(m.only_new, ["_ZN12_GLOBAL__N__0e8888a8_1_a_cu_f1Ev"]);
+        assert_eq!(m.flag, Some("--orig_src_path_name"));
+        assert!(d.iter().all(|d| d.aspect != "device-code"));
+        // Device code that differs only in those names is explained by them.
+        let (mut old, mut new) = (old, new);
+        old.device_code.insert("sm_80".into(), "a".into());
+        new.device_code.insert("sm_80".into(), "b".into());
+        for s in [&mut old, &mut new] {
+            s.device_code_sans_module_id
+                .insert("sm_80".into(), "same".into());
+        }
+        let d = compare(&old, &new);
+        assert!(d.iter().all(|d| d.aspect != "device-code"), "{d:?}");
+        let m = d.iter().find(|d| d.aspect == "module-id").unwrap();
+        assert!(m.explanation.contains("sm_80 compiled to the same code"));
+        new.device_code_sans_module_id
+            .insert("sm_80".into(), "other".into());
+        assert!(compare(&old, &new)
+            .iter()
+            .any(|d| d.aspect == "device-code"));
+        // A symbol that is really gone is still its own difference.
+        let h = d.iter().find(|d| d.aspect == "host-defined").unwrap();
+        assert_eq!(h.only_old, ["gone"]);
+        assert!(h.only_new.is_empty());
     }
 
     #[test]

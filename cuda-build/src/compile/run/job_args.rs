@@ -39,9 +39,10 @@ impl Run<'_> {
         dirs: IncludeDirs<'_>,
     ) -> Result<Job, Error> {
         let (includes, system_includes) = (dirs.user, dirs.system);
-        let args = self.shared_args(tk, source, includes, system_includes);
+        let mut args = self.shared_args(tk, source, includes, system_includes);
         let (calls, outputs, archs) = self.calls_and_outputs(&plan, file_name)?;
         let source_arg = self.nvcc_path(source);
+        args.extend(module_id_path(&source_arg));
         let flags_key = self.flags_key(tk, &args, &calls, &source_arg);
         let split = self.split_count(&args, source);
         Ok(Job {
@@ -86,8 +87,8 @@ impl Run<'_> {
     }
 
     /// A path as nvcc is given it: relative to the package directory (nvcc
-    /// runs there) when inside it, so `__FILE__` and nvcc's internal names
-    /// are the same in every checkout.
+    /// runs there) when inside it, so `__FILE__` is the same in every
+    /// checkout (the internal names: [`module_id_path`]).
     fn nvcc_path(&self, p: &Path) -> PathBuf {
         let n = fsutil::normalize(p);
         match n.strip_prefix(&self.base) {
@@ -341,4 +342,57 @@ fn embeds_paths(arg: &str) -> bool {
             .iter()
             .any(|p| a.starts_with(p))
     })
+}
+
+/// nvcc names a source's internal-linkage entities (anonymous namespaces,
+/// non-inlined `static __device__` functions) after a hash of its absolute
+/// path, which it hands cudafe++ and cicc as `--orig_src_path_name`: PTX,
+/// cubins and host symbols then differ between checkouts. Naming the
+/// package-relative path last (the last one wins) makes them the same
+/// everywhere; `.file` lines for line info keep the absolute path. A source
+/// outside the package, or whose path has other characters than
+/// `[A-Za-z0-9/._+-]`, keeps nvcc's default: nvcc splits `-X` values at
+/// commas and hands them on unquoted, so a space or quote would break them.
+fn module_id_path(source_arg: &Path) -> Vec<OsString> {
+    let Some(rel) = source_arg.to_str() else {
+        return Vec::new();
+    };
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._+-".contains(c);
+    if source_arg.is_absolute() || !rel.chars().all(plain) {
+        return Vec::new();
+    }
+    ["-Xcudafe", "-Xcicc"]
+        .into_iter()
+        .flat_map(|tool| [tool, "--orig_src_path_name", tool, rel])
+        .map(OsString::from)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_id_path_names_plain_relative_paths_only() {
+        let args: Vec<String> = module_id_path(Path::new("src/cuda/a_b-1.cu"))
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "-Xcudafe",
+                "--orig_src_path_name",
+                "-Xcudafe",
+                "src/cuda/a_b-1.cu",
+                "-Xcicc",
+                "--orig_src_path_name",
+                "-Xcicc",
+                "src/cuda/a_b-1.cu"
+            ]
+        );
+        for kept in ["/abs/k.cu", "cu dir/k.cu", "a,b.cu", "it's.cu"] {
+            assert!(module_id_path(Path::new(kept)).is_empty(), "{kept}");
+        }
+    }
 }
