@@ -61,7 +61,8 @@ impl Fx {
             .take_log()
             .iter()
             .filter_map(|l| {
-                l.split_whitespace().find(|a| a.ends_with(".cu")).map(|a| {
+                // The source is nvcc's last argument.
+                l.split_whitespace().rfind(|a| a.ends_with(".cu")).map(|a| {
                     Path::new(a)
                         .file_name()
                         .unwrap()
@@ -1705,7 +1706,7 @@ fn several_builds_share_one_pool_longest_job_first() {
         .iter()
         .filter_map(|l| {
             l.split_whitespace()
-                .find(|a| a.ends_with(".cu"))
+                .rfind(|a| a.ends_with(".cu"))
                 .map(str::to_string)
         })
         .collect();
@@ -1727,7 +1728,7 @@ fn several_builds_share_one_pool_longest_job_first() {
     };
     let first = log_order
         .iter()
-        .find_map(|l| l.split_whitespace().find(|a| a.ends_with(".cu")))
+        .find_map(|l| l.split_whitespace().rfind(|a| a.ends_with(".cu")))
         .unwrap();
     assert_eq!(first, "cu/slow.cu", "{log_order:?}");
 

@@ -56,7 +56,7 @@ REAL = {real:?}
 LOG = {log:?}
 SIZES = {{{sizes}}}
 args = sys.argv[1:]
-src = next((a for a in args if a.endswith('.cu')), '')
+src = next((a for a in reversed(args) if a.endswith('.cu')), '')  # the source is last
 stem = os.path.basename(src)[:-3] if src else ''
 def flag(name):
     for i, a in enumerate(args):

@@ -349,7 +349,7 @@ fn module_id(renamed: Renamed, out: &mut Vec<Difference>) {
         only_old,
         only_new,
         flag: Some("--orig_src_path_name"),
-        explanation: format!("the same names but for nvcc's module id, a hash of the source's absolute path that it puts into internal-linkage names (anonymous namespaces, `static` device functions){code}: the sources were compiled at different paths. cuda-build tells cudafe++ and cicc the package-relative path (`-Xcicc --orig_src_path_name -Xcicc src/x.cu`, and `-Xcudafe`), so its names are the same in every checkout; cudaforge, bindgen_cuda and cc pass nvcc absolute paths, so theirs depend on where the crate was built. No code differs because of it"),
+        explanation: format!("the same names but for nvcc's module id, a hash of the source's absolute path that it puts into internal-linkage names (anonymous namespaces, `static` device functions){code}: the sources were compiled at different paths. cuda-build tells cudafe++ and cicc the package-relative path (`-Xcicc --orig_src_path_name,src/x.cu`, and the same with `-Xcudafe`), so its names are the same in every checkout; cudaforge, bindgen_cuda and cc pass nvcc absolute paths, so theirs depend on where the crate was built. No code differs because of it"),
     });
 }
 

@@ -361,10 +361,12 @@ fn module_id_path(source_arg: &Path) -> Vec<OsString> {
     if source_arg.is_absolute() || !rel.chars().all(plain) {
         return Vec::new();
     }
+    // One value per tool (nvcc splits it at the comma): a separate path
+    // argument would read as a second input to sccache's nvcc parser.
+    let value = format!("--orig_src_path_name,{rel}");
     ["-Xcudafe", "-Xcicc"]
         .into_iter()
-        .flat_map(|tool| [tool, "--orig_src_path_name", tool, rel])
-        .map(OsString::from)
+        .flat_map(|tool| [tool.into(), value.clone().into()])
         .collect()
 }
 
@@ -382,13 +384,9 @@ mod tests {
             args,
             [
                 "-Xcudafe",
-                "--orig_src_path_name",
-                "-Xcudafe",
-                "src/cuda/a_b-1.cu",
+                "--orig_src_path_name,src/cuda/a_b-1.cu",
                 "-Xcicc",
-                "--orig_src_path_name",
-                "-Xcicc",
-                "src/cuda/a_b-1.cu"
+                "--orig_src_path_name,src/cuda/a_b-1.cu"
             ]
         );
         for kept in ["/abs/k.cu", "cu dir/k.cu", "a,b.cu", "it's.cu"] {
