@@ -22,7 +22,11 @@
 # tools/util/include/ are that commit's, file for file), with a .git whose
 # HEAD names the commit, which is what cudaforge checks before using a cache.
 # Needs network once (cargo fetches the crates from crates.io).
+# cudaforge gets every core (CUDAFORGE_THREADS; its default is half of
+# them); the cold times are side by side, but the machine's load is not
+# controlled here: benches/pool/run.sh is the benchmark.
 set -euo pipefail
+export CUDAFORGE_THREADS=${CUDAFORGE_THREADS:-$(nproc)}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 crate=${1:?usage: compare-ports.sh candle|paged-attn|flash-attn [KERNEL_STEM...]}
 shift
@@ -150,7 +154,7 @@ echo "$pkg $version, arch $arch, ${#keep[@]} kept file(s) (0: all), nvcc $("$CUD
 echo
 echo "| | published (cudaforge 0.1.6) | ported (like_cudaforge) |"
 echo "|---|---|---|"
-echo "| cold build (with the build script's Rust dependencies) | ${took[published]} s | ${took[ported]} s |"
+echo "| cold build (with the build script's Rust dependencies; CUDAFORGE_THREADS=$CUDAFORGE_THREADS) | ${took[published]} s | ${took[ported]} s |"
 "$cargo_cuda" cuda inspect --compare "${out_dir[published]}" "${out_dir[ported]}" > "$work/compare.txt" && same=yes || same=no
 echo "| inspect --compare | same: $same | |"
 for f in $(cd "${out_dir[published]}" && ls *.ptx 2>/dev/null); do

@@ -190,7 +190,11 @@
 //! so cudafe++ and cicc are also told its relative path
 //! (`--orig_src_path_name`). Two checkouts produce byte-identical PTX,
 //! cubins and fatbins, and the same host symbols, and a cache entry from
-//! one is exactly what the other would compile.
+//! one is exactly what the other would compile. One exception is nvcc's:
+//! a file that defines internal-linkage entities and only templates (no
+//! ordinary external function or variable; FlashAttention's instance
+//! files) gets a module id that ends in nvcc's process id, so its outputs
+//! differ from run to run with any builder.
 //!
 //! # Outputs are checked
 //!
