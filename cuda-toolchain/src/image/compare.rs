@@ -309,16 +309,26 @@ fn sides_by_module_id(
     b: &BTreeSet<String>,
     renamed: &mut Renamed,
 ) -> (Vec<String>, Vec<String>) {
-    let (only_a, mut only_b) = sides(a, b);
+    let (only_a, only_b) = sides(a, b);
+    // NEW's names by their key, each normalised once.
+    let mut by_key: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for m in only_b.iter().rev() {
+        by_key
+            .entry(without_module_id(m))
+            .or_default()
+            .push(m.clone());
+    }
     let mut left_a = Vec::new();
     for n in only_a {
-        let key = without_module_id(&n);
-        match only_b.iter().position(|m| without_module_id(m) == key) {
-            Some(i) => renamed.names.push((n, only_b.remove(i))),
+        match by_key.get_mut(&without_module_id(&n)).and_then(Vec::pop) {
+            Some(m) => renamed.names.push((n, m)),
             None => left_a.push(n),
         }
     }
-    (left_a, only_b)
+    // What no OLD name claimed, in sorted order as `sides` gives it.
+    let mut left_b: Vec<String> = by_key.into_values().flatten().collect();
+    left_b.sort();
+    (left_a, left_b)
 }
 
 /// What differs only in nvcc's module ids: names (OLD's, NEW's) and the
