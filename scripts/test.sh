@@ -97,6 +97,10 @@ export CARGO_CUDA_TEST_CU13="$cu13_root"
 export CARGO_CUDA_TEST_MIXED="$store/toolkits/mixed/nvidia/cu13"
 export CARGO_CUDA_TEST_PTXAS12="$store/toolkits/cu12/nvidia/cuda_nvcc/bin/ptxas"
 export CARGO_CUDA_TEST_PTXAS11="$store/toolkits/cu11/nvidia/cuda_nvcc/bin/ptxas"
+# The downstream crates the tests build are their own workspaces: the same
+# line-tables-only debug info as ours (Cargo.toml [profile.dev]), to keep
+# their target dirs small.
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only
 # The build scripts of kernels/ and examples/ find their nvcc like any user's would.
 export CUDA_HOME="$CARGO_CUDA_TEST_CU13"
 
