@@ -148,11 +148,13 @@ fn ctrl_c_of_cargo_build_still_ends_nvcc() {
         if let Some(s) = cargo.try_wait().unwrap() {
             break s;
         }
-        if start.elapsed() > Duration::from_secs(20) {
+        // Far below the stand-in's 300 s; on a loaded 2-core machine (the
+        // whole suite plus another build) cargo once took over 20 s to exit.
+        if start.elapsed() > Duration::from_secs(90) {
             let _ = cargo.kill();
             // SAFETY: kill(2) of the stand-in this test started.
             unsafe { libc::kill(nvcc, libc::SIGKILL) };
-            panic!("cargo build did not end within 20 s of Ctrl-C");
+            panic!("cargo build did not end within 90 s of Ctrl-C");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
