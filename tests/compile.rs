@@ -2026,6 +2026,105 @@ extern "C" int internal_names_host(int x) { return host_twice(x); }
     );
 }
 
+/// A source that defines only templates has no ordinary external definition
+/// for nvcc to name its internal entities after: nvcc 13.0 uses its process
+/// id instead, and every compile differs. `Build::stable_module_ids` anchors
+/// the name to the package and the source's relative path.
+#[test]
+fn stable_module_ids_make_template_only_sources_reproducible() {
+    let Some(fx) = fixture(&[]) else {
+        return;
+    };
+    std::fs::create_dir_all(fx.pkg().join("cu")).unwrap();
+    std::fs::write(
+        fx.pkg().join("cu/instance.cu"),
+        r#"namespace {
+__device__ __noinline__ int thrice(int x) { return 3 * x; }
+}
+template <typename T> __global__ void scale(T* p) { p[threadIdx.x] = thrice(p[threadIdx.x]); }
+template __global__ void scale<int>(int*);
+"#,
+    )
+    .unwrap();
+    let a_pkg = fx.root().join("a/pkg");
+    let b_pkg = fx.root().join("elsewhere/b/pkg");
+    workspace_tests::copy_dir(&fx.pkg(), &a_pkg);
+    workspace_tests::copy_dir(&fx.pkg(), &b_pkg);
+    let build = |pkg: &Path, out: &str, kind: OutputKind, stable: bool, cache: bool| {
+        let mut b = fx.build();
+        b.env(
+            Env::empty()
+                .set(Var::CargoManifestDir, pkg)
+                .set(Var::CargoPkgName, "templates")
+                .set(Var::CargoPkgVersion, "0.1.0"),
+        )
+        .out_dir(fx.root().join(out))
+        .arch("80")
+        .output(kind)
+        .module_name(kind.as_str())
+        .stable_module_ids(stable)
+        .dir("cu");
+        if !cache {
+            b.no_cache();
+        }
+        b.try_compile().unwrap()
+    };
+    let bytes = |a: &Artifacts, kind: OutputKind| -> Vec<u8> {
+        let k = a.kernels.iter().flat_map(|k| k.outputs.iter());
+        let p = k.chain(&a.library).next().expect("an output");
+        comparable(kind.as_str(), &std::fs::read(p).unwrap())
+    };
+    let internal = |x: &[u8]| String::from_utf8_lossy(x).contains("_GLOBAL__N_");
+
+    // What the setting is for: without it, two compiles of the one source
+    // at the one path differ (docs/prebuilt.md, "Reproducible outputs").
+    let x = bytes(
+        &build(&a_pkg, "plain-1", OutputKind::Ptx, false, false),
+        OutputKind::Ptx,
+    );
+    let y = bytes(
+        &build(&a_pkg, "plain-2", OutputKind::Ptx, false, false),
+        OutputKind::Ptx,
+    );
+    assert!(internal(&x), "no internal-linkage name to compare");
+    assert!(x != y, "nvcc named the internal entities of a template-only source the same twice without an anchor");
+
+    for kind in [OutputKind::Ptx, OutputKind::Cubin, OutputKind::StaticLib] {
+        let a = build(&a_pkg, &format!("a-{}", kind.as_str()), kind, true, false);
+        let b = build(&b_pkg, &format!("b-{}", kind.as_str()), kind, true, false);
+        assert_eq!(b.stats.compiled, 1, "{kind:?}: compiled, not cached");
+        let (xa, xb) = (bytes(&a, kind), bytes(&b, kind));
+        assert!(
+            internal(&xa),
+            "{kind:?}: no internal-linkage name to compare"
+        );
+        assert!(
+            xa == xb,
+            "{kind:?}: the anchored source differs between two compiles"
+        );
+        if kind == OutputKind::StaticLib {
+            let text = String::from_utf8_lossy(&xa);
+            assert!(
+                text.contains("cuda_build_module_anchor_"),
+                "the anchor symbol is in the object"
+            );
+        }
+        // The anchor header is the build's own file, not an input: the
+        // second build in the same place is up to date.
+        let again = build(&a_pkg, &format!("a-{}", kind.as_str()), kind, true, false);
+        assert_eq!(again.stats.up_to_date, 1, "{kind:?}: {:?}", again.stats);
+    }
+
+    // The key names the anchor, not where its header lies: a checkout
+    // elsewhere hits the cache; the setting off is another key.
+    let a = build(&a_pkg, "cache-a", OutputKind::Fatbin, true, true);
+    assert_eq!(a.stats.compiled, 1);
+    let b = build(&b_pkg, "cache-b", OutputKind::Fatbin, true, true);
+    assert_eq!(b.stats.from_cache, 1, "{:?}", b.stats);
+    let off = build(&b_pkg, "cache-off", OutputKind::Fatbin, false, true);
+    assert_eq!(off.stats.compiled, 1, "{:?}", off.stats);
+}
+
 /// The dev profile's `-lineinfo` puts absolute paths into every output
 /// (PTX `.file` lines, the cubin's `.debug_line`). Two checkouts at
 /// different paths share one kernel cache: each one's outputs name only its

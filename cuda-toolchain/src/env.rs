@@ -167,6 +167,8 @@ vars! {
     CargoManifestDir = "CARGO_MANIFEST_DIR", side, free;
     /// The build script's package name (names its timings report).
     CargoPkgName = "CARGO_PKG_NAME", side, free;
+    /// The build script's package version (names its module anchors: `Build::stable_module_ids`).
+    CargoPkgVersion = "CARGO_PKG_VERSION", side, free;
     /// Home directory, for the default cache location.
     Home = "HOME", side, free;
     /// XDG cache directory, for the default cache location.

@@ -194,7 +194,10 @@
 //! a file that defines internal-linkage entities and only templates (no
 //! ordinary external function or variable; FlashAttention's instance
 //! files) gets a module id that ends in nvcc's process id, so its outputs
-//! differ from run to run with any builder.
+//! differ from run to run with any builder. [`Build::stable_module_ids`]
+//! pre-includes an anchor definition named from the package and the
+//! source's relative path, which makes them reproducible too (off by
+//! default: it changes every source's internal names).
 //!
 //! # Outputs are checked
 //!

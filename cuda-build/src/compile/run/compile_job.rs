@@ -12,6 +12,7 @@ use crate::compile::output::write_error::write_error;
 use crate::compile::output::{inspect, validate};
 use crate::compile::run::context::{JobDone, Outcome, Run, Tools};
 use crate::compile::run::job::Job;
+use crate::compile::run::module_anchor;
 use cuda_toolchain::fsutil;
 use cuda_toolchain::Error;
 use std::ffi::OsString;
@@ -99,6 +100,7 @@ impl Compiling<'_, '_> {
             DepsBy::Kept
         };
         let mut kept_deps: Option<Vec<PathBuf>> = None;
+        self.write_anchor()?;
         let mut stderr_all = String::new();
         // The job's calls run one after another: its peak is theirs.
         let mut peak: Option<u64> = None;
@@ -154,12 +156,45 @@ impl Compiling<'_, '_> {
     /// source when there are fewer sources than free slots.
     fn call_args(&self, extra: &[OsString]) -> Vec<OsString> {
         let mut args = self.job.args.clone();
+        if let Some(header) = self.anchor_header() {
+            args.push("-include".into());
+            args.push(header.into());
+        }
         args.extend(extra.iter().cloned());
         if let Some(n) = self.nvcc_threads() {
             args.push("--threads".into());
             args.push(n.to_string().into());
         }
         args
+    }
+
+    /// The job's module anchor header (`Build::stable_module_ids`), in the
+    /// build's own directory: it is named by the flags key, not an input.
+    fn anchor_header(&self) -> Option<PathBuf> {
+        let symbol = self.job.anchor.as_deref()?;
+        Some(
+            self.run
+                .out_root
+                .join("module-anchors")
+                .join(module_anchor::file_name(symbol)),
+        )
+    }
+
+    /// Writes the anchor header nvcc pre-includes, whole (temp and rename).
+    fn write_anchor(&self) -> Result<(), Error> {
+        let (Some(symbol), Some(path)) = (self.job.anchor.as_deref(), self.anchor_header()) else {
+            return Ok(());
+        };
+        let text = module_anchor::header(symbol);
+        if std::fs::read_to_string(&path).is_ok_and(|t| t == text) {
+            return Ok(());
+        }
+        let written = match path.parent() {
+            Some(dir) => std::fs::create_dir_all(dir),
+            None => Ok(()),
+        }
+        .and_then(|()| fsutil::write_atomic_unsynced(&path, text.as_bytes()));
+        written.map_err(|e| write_error(&path, &e))
     }
 
     /// nvcc's `--threads` for this job: the targets compiled at once, when
@@ -302,8 +337,13 @@ impl Compiling<'_, '_> {
         seen.insert(source.as_os_str().as_encoded_bytes().to_vec());
         let mut named_source = false;
         let mut deps = vec![self.job.source.clone()];
+        let anchor = self.anchor_header().map(|a| fsutil::normalize(&a));
         for d in listed {
             let d = fsutil::normalize(&self.run.base.join(d));
+            // The anchor is the build's own file, keyed by its symbol.
+            if anchor.as_ref().is_some_and(|a| *a == d) {
+                continue;
+            }
             if seen.insert(d.as_os_str().as_encoded_bytes().to_vec()) {
                 deps.push(d);
             } else if d == source {

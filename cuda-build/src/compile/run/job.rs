@@ -30,4 +30,7 @@ pub(crate) struct Job {
     pub includes: Vec<PathBuf>,
     /// nvcc's `--split-compile` count (1: not split): the job slots it takes.
     pub split: u32,
+    /// The module anchor's symbol, pre-included into every call
+    /// (`Build::stable_module_ids`; see `module_anchor.rs`).
+    pub anchor: Option<String>,
 }

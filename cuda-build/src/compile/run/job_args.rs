@@ -6,6 +6,7 @@ use crate::compile::incremental::hash::KeyHasher;
 use crate::compile::output::artifacts::OutputKind;
 use crate::compile::run::context::Run;
 use crate::compile::run::job::{Call, Job};
+use crate::compile::run::module_anchor;
 use crate::compile::settings::presets;
 use cuda_toolchain::arch::Arch;
 use cuda_toolchain::env::Var;
@@ -43,7 +44,11 @@ impl Run<'_> {
         let (calls, outputs, archs) = self.calls_and_outputs(&plan, file_name)?;
         let source_arg = self.nvcc_path(source);
         args.extend(module_id_path(&source_arg));
-        let flags_key = self.flags_key(tk, &args, &calls, &source_arg);
+        let anchor = self
+            .spec
+            .stable_module_ids
+            .then(|| module_anchor::symbol(&self.env, &self.spec.module_name, &source_arg));
+        let flags_key = self.flags_key(tk, &args, &calls, &source_arg, anchor.as_deref());
         let split = self.split_count(&args, source);
         Ok(Job {
             source: source.to_path_buf(),
@@ -58,6 +63,7 @@ impl Run<'_> {
             flags_key,
             includes: includes.iter().chain(system_includes).cloned().collect(),
             split,
+            anchor,
         })
     }
 
@@ -259,6 +265,7 @@ impl Run<'_> {
         args: &[OsString],
         calls: &[Call],
         source_arg: &Path,
+        anchor: Option<&str>,
     ) -> String {
         let mut k = KeyHasher::new("cuda-build flags v2");
         k.str(self.spec.output.as_str());
@@ -281,6 +288,11 @@ impl Run<'_> {
         }
         // The source's place is part of the key: nvcc sees its relative path.
         k.str(&source_arg.to_string_lossy());
+        // The anchor header's path is the build's own (OUT_DIR), not an input.
+        if let Some(symbol) = anchor {
+            k.str("module anchor");
+            k.str(symbol);
+        }
         // Line info and debug info hold absolute paths (cicc's PTX `.file`
         // lines, a cubin's `.debug_line`, a host object's DWARF), which no
         // prefix map of nvcc 13 changes: such an output is keyed by where

@@ -15,7 +15,8 @@
 //!
 //! Below the stages, shared by all of them: `context.rs` (one build's `Run`,
 //! the `Tools` its jobs run with, `JobDone`/`Outcome`, a build between stages
-//! as `Planned`), `job.rs` (one source's `Job`) and `keys.rs` (its cache keys).
+//! as `Planned`), `job.rs` (one source's `Job`), `module_anchor.rs` (its anchor, with
+//! `Build::stable_module_ids`) and `keys.rs` (its cache keys).
 //! Each stage imports only what is below it.
 pub(crate) mod arch_plan;
 pub(crate) mod collisions;
@@ -26,6 +27,7 @@ pub(crate) mod finish;
 pub(crate) mod job;
 pub(crate) mod job_args;
 pub(crate) mod keys;
+pub(crate) mod module_anchor;
 pub(crate) mod plan_jobs;
 pub(crate) mod pool;
 pub(crate) mod record_prebuilt;

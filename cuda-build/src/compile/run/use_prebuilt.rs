@@ -141,6 +141,10 @@ impl Run<'_> {
                 flags.push(format!("{}={value}", v.name()));
             }
         }
+        // The pre-included anchor header lives in OUT_DIR: its symbol says it all.
+        if let Some(symbol) = &job.anchor {
+            flags.push(format!("-include <{symbol}>"));
+        }
         let source = job
             .source_arg
             .is_relative()

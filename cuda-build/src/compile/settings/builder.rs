@@ -284,6 +284,29 @@ impl Build {
         self
     }
 
+    /// Outputs that are the same in every build, for sources that define
+    /// only templates (off by default).
+    ///
+    /// nvcc names a source's internal-linkage entities (anonymous
+    /// namespaces, `static` device functions, CUTLASS's `cute::_`) after its
+    /// first ordinary external function or variable definition. A source
+    /// with none, such as a FlashAttention instance file that only
+    /// specializes a template, gets nvcc's **process id** in those names
+    /// instead, so its PTX, cubins and objects differ on every compile and
+    /// `cargo cuda prebuild --verify` cannot match them.
+    ///
+    /// With this on, each source is compiled with a pre-included anchor: one
+    /// hidden, one-byte `extern "C"` constant named from the package, its
+    /// version, the module name and the source's package-relative path.
+    /// Every compile of the source then gives the same names, in every
+    /// checkout. The names (and so the bytes) differ from a build without
+    /// anchors, and each object holds one more (hidden) symbol, which is
+    /// why it is not the default, nor part of any `like_*` preset.
+    pub fn stable_module_ids(&mut self, on: bool) -> &mut Self {
+        self.spec.stable_module_ids = on;
+        self
+    }
+
     /// The persistent cache directory (default: `CUDA_BUILD_CACHE_DIR`, else the user cache dir).
     pub fn cache_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
         self.spec.cache_dir = Some(dir.as_ref().to_path_buf());

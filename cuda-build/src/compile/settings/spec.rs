@@ -54,6 +54,9 @@ pub(crate) struct Spec {
     pub(crate) module_name: String,
     /// Relocatable device code for static libraries.
     pub(crate) rdc: bool,
+    /// A module anchor per source, so nvcc never names internal entities
+    /// after its process id (`Build::stable_module_ids`).
+    pub(crate) stable_module_ids: bool,
     pub(crate) cache_dir: Option<PathBuf>,
     pub(crate) no_cache: bool,
     /// Which toolkit: searched for, named by root, or given; after preparing, the one found.
@@ -114,6 +117,7 @@ impl Default for Spec {
             fallback_arch: None,
             module_name: "kernels".into(),
             rdc: false,
+            stable_module_ids: false,
             cache_dir: None,
             no_cache: false,
             toolkit: ToolkitChoice::Search,
