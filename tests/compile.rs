@@ -9,6 +9,7 @@ use cuda_build::compile::inspect::{self, FatbinKind};
 use cuda_build::compile::prebuilt::stored::comparable;
 use cuda_build::compile::{Artifacts, Build, OutputKind};
 use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::image::compare;
 use cuda_toolchain::toolkit::{FoundVia, Toolkit};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -2088,6 +2089,25 @@ template __global__ void scale<int>(int*);
     );
     assert!(internal(&x), "no internal-linkage name to compare");
     assert!(x != y, "nvcc named the internal entities of a template-only source the same twice without an anchor");
+    // `inspect --compare` sees that difference for what it is, in PTX and
+    // in cubins (whose string tables shift when the pids' lengths differ).
+    let cubin = |out: &str| {
+        let a = build(&a_pkg, out, OutputKind::Cubin, false, false);
+        std::fs::read(&a.kernels[0].outputs[0]).unwrap()
+    };
+    for (kind, x, y) in [
+        ("PTX", x.clone(), y.clone()),
+        ("cubin", cubin("plain-3"), cubin("plain-4")),
+    ] {
+        let sum = |b: &[u8]| compare::summarize(b).unwrap();
+        let d = compare::compare(&sum(&x), &sum(&y));
+        let aspects: Vec<_> = d.iter().map(|d| d.aspect).collect();
+        assert_eq!(aspects, ["module-id"], "{kind}: {d:#?}");
+        assert!(
+            d[0].explanation.contains("Build::stable_module_ids"),
+            "{kind}"
+        );
+    }
 
     for kind in [OutputKind::Ptx, OutputKind::Cubin, OutputKind::StaticLib] {
         let a = build(&a_pkg, &format!("a-{}", kind.as_str()), kind, true, false);

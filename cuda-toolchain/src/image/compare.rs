@@ -29,6 +29,7 @@ use sha2::{Digest, Sha256};
 use serde::Serialize;
 
 use super::fatbin::{plain_payload, read_block, FatbinKind};
+use super::module_id::{differ_beyond_path_hash, strip_module_ids};
 use super::{Code, HostCode, ImageFormat};
 
 /// How much debug information the device code carries.
@@ -61,8 +62,9 @@ pub struct Summary {
     /// it, decompressed where possible, in a fixed order): equal digests are
     /// byte-identical SASS or PTX.
     pub device_code: BTreeMap<String, String>,
-    /// The same digests with nvcc's module ids zeroed ([`zero_module_ids`]):
-    /// equal where the code differs only in internal-linkage names.
+    /// The same digests with nvcc's module ids taken out
+    /// ([`code_without_module_ids`]): equal where the code differs only in
+    /// internal-linkage names.
     #[serde(skip)]
     pub device_code_sans_module_id: BTreeMap<String, String>,
     /// Host code, for objects and static libraries (None: none, or the
@@ -108,7 +110,7 @@ pub fn summarize(data: &[u8]) -> Result<Summary, String> {
             code_sans_id
                 .entry(target.clone())
                 .or_default()
-                .push(hex(&Sha256::digest(zero_module_ids(&bytes))));
+                .push(hex(&Sha256::digest(code_without_module_ids(&bytes))));
             code.entry(target)
                 .or_default()
                 .push(hex(&Sha256::digest(&bytes)));
@@ -276,30 +278,18 @@ pub fn compare(old: &Summary, new: &Summary) -> Vec<Difference> {
     out
 }
 
-/// Bytes (a name, PTX, an ELF image) with nvcc's module ids zeroed: the
-/// hex run after `_GLOBAL__N__` or `_INTERNAL_` that hashes the source's
-/// absolute path. Zeroed in place, so an ELF's offsets stay valid.
-pub fn zero_module_ids(bytes: &[u8]) -> Vec<u8> {
-    let mut out = bytes.to_vec();
-    for marker in [&b"_GLOBAL__N__"[..], b"_INTERNAL_"] {
-        let mut i = 0;
-        while let Some(at) = memchr::memmem::find(&out[i..], marker) {
-            let start = i + at + marker.len();
-            let hex = out[start..]
-                .iter()
-                .take_while(|b| b.is_ascii_hexdigit())
-                .count();
-            if (1..=16).contains(&hex) && out.get(start + hex) == Some(&b'_') {
-                out[start..start + hex].fill(b'0');
-            }
-            i = start;
-        }
+/// Device code (a cubin, or PTX) with nvcc's module ids taken out: a
+/// cubin's content without its layout (names of other lengths shift its
+/// string tables), PTX as text.
+pub fn code_without_module_ids(bytes: &[u8]) -> Vec<u8> {
+    match super::elf::Elf::parse(bytes) {
+        Ok(elf) => elf.content_without_layout(strip_module_ids),
+        Err(_) => strip_module_ids(bytes),
     }
-    out
 }
 
 fn without_module_id(name: &str) -> String {
-    String::from_utf8_lossy(&zero_module_ids(name.as_bytes())).into_owned()
+    String::from_utf8_lossy(&strip_module_ids(name.as_bytes())).into_owned()
 }
 
 /// Like [`sides`], with the names that differ only in their module id
@@ -339,12 +329,19 @@ struct Renamed {
     targets: Vec<String>,
 }
 
-/// Internal-linkage names hashed from another source path: the two builds
-/// compiled the same source at different absolute paths.
+/// Internal-linkage names with another module id: the two builds compiled
+/// the same source at different absolute paths, or the source has no
+/// ordinary external definition and its id holds nvcc's process id.
 fn module_id(renamed: Renamed, out: &mut Vec<Difference>) {
     if renamed.names.is_empty() && renamed.targets.is_empty() {
         return;
     }
+    let by_pid = renamed
+        .names
+        .iter()
+        .filter(|(o, n)| differ_beyond_path_hash(o, n))
+        .count();
+    let by_path = renamed.names.len() - by_pid;
     let code = if renamed.targets.is_empty() {
         String::new()
     } else {
@@ -354,12 +351,28 @@ fn module_id(renamed: Renamed, out: &mut Vec<Difference>) {
         )
     };
     let (only_old, only_new) = renamed.names.into_iter().unzip();
+    // Which part of the id differs is known from the names; for code alone
+    // (internal device functions and variables are in neither list), both
+    // explanations are given.
+    let unknown = by_path == 0 && by_pid == 0;
+    let mut explanation = format!("the same names but for nvcc's module id, which it puts into internal-linkage names (anonymous namespaces, `static` device functions, CUTLASS's `cute::_`){code}.");
+    if by_path > 0 || unknown {
+        explanation.push_str(" Its first part hashes the source's absolute path: cuda-build tells cudafe++ and cicc the package-relative path (`-Xcicc --orig_src_path_name,src/x.cu`, and the same with `-Xcudafe`), so its names are the same in every checkout; cudaforge, bindgen_cuda and cc pass nvcc absolute paths, so theirs depend on where the crate was built.");
+    }
+    if by_pid > 0 || unknown {
+        explanation.push_str(" Its last part names the source's first ordinary external function or initialized variable; a source with none (only templates, as FlashAttention's instance files) gets nvcc's process id there instead, so it differs on every compile, with any builder: `Build::stable_module_ids(true)` gives such a source a fixed id.");
+    }
+    explanation.push_str(" No code differs because of it");
     out.push(Difference {
         aspect: "module-id",
         only_old,
         only_new,
-        flag: Some("--orig_src_path_name"),
-        explanation: format!("the same names but for nvcc's module id, a hash of the source's absolute path that it puts into internal-linkage names (anonymous namespaces, `static` device functions){code}: the sources were compiled at different paths. cuda-build tells cudafe++ and cicc the package-relative path (`-Xcicc --orig_src_path_name,src/x.cu`, and the same with `-Xcudafe`), so its names are the same in every checkout; cudaforge, bindgen_cuda and cc pass nvcc absolute paths, so theirs depend on where the crate was built. No code differs because of it"),
+        flag: if by_path > 0 || unknown {
+            Some("--orig_src_path_name")
+        } else {
+            Some("Build::stable_module_ids")
+        },
+        explanation,
     });
 }
 
@@ -668,13 +681,13 @@ mod tests {
     fn names_that_differ_only_in_the_module_id_are_one_difference() {
         assert_eq!(
             without_module_id("_ZN57_GLOBAL__N__eb6d7ae1_24_flashinfer_mla_decode_cu_eea0f52614run_mla_decodeIfEEv"),
-            "_ZN57_GLOBAL__N__00000000_24_flashinfer_mla_decode_cu_eea0f52614run_mla_decodeIfEEv"
+            "_ZN_GLOBAL__N__#14run_mla_decodeIfEEv"
         );
         assert_eq!(
             without_module_id(
                 "_ZN30_INTERNAL_4f8a4b37_4_d_cu_kern32_GLOBAL__N__4f8a4b37_4_d_cu_kern5twiceEi"
             ),
-            "_ZN30_INTERNAL_00000000_4_d_cu_kern32_GLOBAL__N__00000000_4_d_cu_kern5twiceEi"
+            "_ZN_INTERNAL_#_GLOBAL__N__#5twiceEi"
         );
         // Not a module id: no hex run ending in `_`.
         assert_eq!(without_module_id("_GLOBAL__N_x"), "_GLOBAL__N_x");
@@ -718,6 +731,24 @@ mod tests {
         let h = d.iter().find(|d| d.aspect == "host-defined").unwrap();
         assert_eq!(h.only_old, ["gone"]);
         assert!(h.only_new.is_empty());
+        // Names whose ids differ past the path hash: nvcc's process id.
+        let pid = |p: &str| {
+            summary(
+                &["sm_80"],
+                &[],
+                Some(host(
+                    &[],
+                    &[&format!(
+                        "_ZN41_GLOBAL__N__2ca5e196_4_s_cu_43c59218_{p}5twiceEi"
+                    )],
+                )),
+            )
+        };
+        let d = compare(&pid("3226"), &pid("1791"));
+        let m = d.iter().find(|d| d.aspect == "module-id").unwrap();
+        assert_eq!(m.flag, Some("Build::stable_module_ids"), "{d:?}");
+        assert!(m.explanation.contains("process id"));
+        assert!(!m.explanation.contains("absolute path"));
     }
 
     #[test]

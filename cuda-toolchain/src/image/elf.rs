@@ -21,6 +21,7 @@ pub const EM_CUDA: u16 = 190;
 const ELF_HEADER: usize = 64;
 const SECTION_HEADER: usize = 64;
 const SHT_SYMTAB: u32 = 2;
+const SHT_STRTAB: u32 = 3;
 const SHT_NOBITS: u32 = 8;
 
 pub(crate) fn u16_at(d: &[u8], off: usize) -> Option<u16> {
@@ -191,6 +192,35 @@ impl<'a> Elf<'a> {
             .filter(|s| s.kind != SHT_NOBITS)
             .map(|s| s.offset.saturating_add(s.size))
             .fold(end, usize::max)
+    }
+
+    /// The image's content without its layout, for comparing code: every
+    /// section but the string tables, in order, each after its name; each
+    /// symbol without its string offset, after its name; every name passed
+    /// through `name`. Two images whose names differ only in ways `name`
+    /// takes out give the same bytes, though their string tables (and so
+    /// every offset after them) differ in length.
+    pub(crate) fn content_without_layout(&self, name: impl Fn(&[u8]) -> Vec<u8>) -> Vec<u8> {
+        let mut out = Vec::new();
+        for s in &self.sections {
+            out.extend(name(self.str_at(self.shstrndx, s.name).as_bytes()));
+            out.push(0);
+            out.extend(s.kind.to_le_bytes());
+            match s.kind {
+                SHT_STRTAB => {}
+                SHT_SYMTAB => {
+                    let table = usize::try_from(s.link).unwrap_or(usize::MAX);
+                    for sym in self.bytes(s).chunks_exact(24) {
+                        let at = u32_at(sym, 0).unwrap_or(0);
+                        out.extend(name(self.str_at(table, at).as_bytes()));
+                        out.push(0);
+                        out.extend_from_slice(&sym[4..]);
+                    }
+                }
+                _ => out.extend_from_slice(self.bytes(s)),
+            }
+        }
+        out
     }
 
     fn entry_symbols(&self) -> Vec<String> {

@@ -35,6 +35,7 @@ mod elf;
 mod fatbin;
 #[cfg(feature = "host-symbols")]
 mod host;
+pub mod module_id;
 mod ptx;
 pub mod verdict;
 
