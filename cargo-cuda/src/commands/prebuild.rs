@@ -17,10 +17,11 @@
 //! compares the bytes (objects up to nvcc's temporary file name, which
 //! embeds its process id); each difference is reported by file.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::Context;
@@ -384,20 +385,50 @@ fn write_package(
         raw: 0,
         compressed: 0,
     };
-    let mut done: BTreeSet<String> = BTreeSet::new();
+    // Each distinct image once, compressed on every core: zstd's level 19
+    // is the slowest step of a prebuild whose kernels come from the cache.
+    let mut distinct: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for r in &records {
+        distinct
+            .entry(r.sha256.clone())
+            .or_insert_with(|| staging_dir.join(&r.file));
+    }
+    let jobs: Vec<(&String, &PathBuf)> = distinct.iter().collect();
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let sizes: Vec<Result<(u64, u64), Error>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads.min(jobs.len()))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    while let Some((sha, from)) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let to = tmp.join(format!("images/{sha}.zst"));
+                        done.push(compress_image(from, &to, fail));
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    vec![Err(Error::new(
+                        "write-failed",
+                        "a thread compressing kernel images stopped unexpectedly",
+                    ))]
+                })
+            })
+            .collect()
+    });
+    for size in sizes {
+        let (raw, compressed) = size?;
+        summary.images += 1;
+        summary.raw += raw;
+        summary.compressed += compressed;
+    }
     for r in &mut records {
-        let stored_name = format!("images/{}.zst", r.sha256);
-        if done.insert(r.sha256.clone()) {
-            let from = staging_dir.join(&r.file);
-            let bytes = std::fs::read(&from).map_err(|e| fail(&from, e))?;
-            let z = prebuilt::compress(&bytes).map_err(|e| fail(&from, e))?;
-            let to = tmp.join(&stored_name);
-            std::fs::write(&to, &z).map_err(|e| fail(&to, e))?;
-            summary.images += 1;
-            summary.raw += bytes.len() as u64;
-            summary.compressed += z.len() as u64;
-        }
-        r.file = stored_name;
+        r.file = format!("images/{}.zst", r.sha256);
     }
     records.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     records.dedup();
@@ -414,6 +445,19 @@ fn write_package(
     std::fs::rename(&tmp, &dest).map_err(|e| fail(&dest, e))?;
     let _ = std::fs::remove_dir_all(&old);
     Ok(summary)
+}
+
+/// Compresses one staged image into the package's folder: its raw and
+/// compressed sizes.
+fn compress_image(
+    from: &Path,
+    to: &Path,
+    fail: impl Fn(&Path, std::io::Error) -> Error,
+) -> Result<(u64, u64), Error> {
+    let bytes = std::fs::read(from).map_err(|e| fail(from, e))?;
+    let z = prebuilt::compress(&bytes).map_err(|e| fail(from, e))?;
+    std::fs::write(to, &z).map_err(|e| fail(to, e))?;
+    Ok((bytes.len() as u64, z.len() as u64))
 }
 
 /// Warnings when `cargo package` would leave out the manifest, an image or
