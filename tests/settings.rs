@@ -37,9 +37,11 @@ const ANY_TEXT: &[&str] = &[
     "CUDA_NVCC_FLAGS",
     "NO_PROXY",
     "no_proxy",
-    // Cargo's own: any package name cargo accepted (the timings report's
-    // label), and rustflags (only `-C target-cpu` is read from them).
+    // Cargo's own: any package name and version cargo accepted (the
+    // timings report's label; hashed into module anchors), and rustflags
+    // (only `-C target-cpu` is read from them).
     "CARGO_PKG_NAME",
+    "CARGO_PKG_VERSION",
     "CARGO_ENCODED_RUSTFLAGS",
 ];
 
