@@ -10,7 +10,11 @@ fn main() {
     println!("cargo::rerun-if-env-changed=BENCH_CUTLASS");
     println!("cargo::rerun-if-env-changed=BENCH_SPLIT");
     let cutlass = std::path::PathBuf::from(std::env::var("BENCH_CUTLASS").expect("BENCH_CUTLASS"));
-    let mut lib = Build::new();
+    // cudaforge's own shape: SASS only for `80` (CUDA_COMPUTE_CAP), with
+    // `--default-stream per-thread`, and no profile flags. (`Build::new()`
+    // made `80` SASS and PTX: a second device compile of every file, which
+    // cudaforge does not do.)
+    let mut lib = Build::like_cudaforge();
     lib.glob("kernels/*.cu")
         .include("kernels")
         .include(cutlass.join("include"))
@@ -26,14 +30,15 @@ fn main() {
             "--expt-extended-lambda",
             "--use_fast_math",
         ])
-        // cudaforge adds no profile flags: the same work in both.
-        .profile_flags(false)
         .output(OutputKind::StaticLib)
         .module_name("flashattention")
         .generate_module(false)
         .cudart(Cudart::Shared);
     // Every instance is a long pole: BENCH_SPLIT=n splits them all.
-    if let Some(n) = std::env::var("BENCH_SPLIT").ok().and_then(|n| n.parse().ok()) {
+    if let Some(n) = std::env::var("BENCH_SPLIT")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
         lib.split_compile(n);
     }
     lib.compile();

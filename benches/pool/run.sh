@@ -19,7 +19,8 @@
 # Environment: CUDA_HOME; CASES (default "candle paged-attn flash"); JOBS
 # (default: all cores); BENCH_DIR (default target/bench-pool); EDITS
 # (one-.cu edits per variant, alternating; default 3, flash 1); SPLIT (the
-# split count, default 2); FLASH_FILES (instance stems); BENCH_CUTLASS
+# split count, default 2; 0 leaves the split variant out, its column then
+# reads 0 s); FLASH_FILES (instance stems); BENCH_CUTLASS
 # (CUTLASS's source root; default: the test store's nvidia-cutlass 4.2,
 # fetched with `cargo cuda deps fetch --cutlass 4.2`).
 # Needs network once (cargo fetches the crates from crates.io) and python3.
@@ -68,9 +69,15 @@ c = sorted((x for x in r["compiles"] if x["outcome"] == "compiled"), key=lambda 
 print(", ".join("%s %.0f s %.1f GB" % (x["file"].split("/")[-1], x["end"] - x["start"], (x["peak_bytes"] or 0) / 1e9) for x in c))
 PY
 }
+# warm_up <crate dir>: compiles the Rust dependencies, and makes the crate's
+# own build script fail before it compiles a kernel. Hiding nvcc from PATH
+# is not enough: cuda-build also finds the toolkit in the user's store, and
+# a warm-up that compiled the kernels made the timed "cold" build a no-op.
+# NVCC naming no file stops both builders (cuda-build refuses it, cudaforge
+# cannot run it).
 warm_up() {
     cargo_dir=$(dirname "$(command -v cargo)")
-    (cd "$1" && env -u CUDA_HOME -u CUDA_PATH -u NVCC PATH="$cargo_dir:/usr/bin:/bin" \
+    (cd "$1" && env -u CUDA_HOME -u CUDA_PATH NVCC=/nonexistent/nvcc PATH="$cargo_dir:/usr/bin:/bin" \
         cargo build -q > /dev/null 2>&1) || true
 }
 
@@ -93,6 +100,7 @@ run_case() {
     report=$(ls "$work"/timings-plain/cuda-timing-*.json | head -1)
     set -- $(nvcc_sum "$report")
     sum=$1 files=$2
+    [ "$files" -gt 0 ] || { echo "run.sh: $name: cuda-build's cold build compiled no kernel (not cold)" >&2; exit 1; }
     top_plain=$(costliest "$report")
     e=${EDITS:-$6}
     : > "$work/edits.txt"
@@ -103,6 +111,10 @@ run_case() {
         done
     done
     # The same crate with its long poles split: cold (empty cache), then edits.
+    # SPLIT=0 leaves this variant out.
+    if [ "$split" = 0 ]; then
+        cold_sp="0 0 - -" top_split="–"
+    else
     (cd "$work/cuda-build" && cargo clean -q -p "$pkg")
     rm -rf "$CUDA_BUILD_CACHE_DIR"
     export BENCH_SPLIT="$split" BENCH_SPLIT_FILES="$split_files"
@@ -116,6 +128,7 @@ run_case() {
         done
     done
     unset BENCH_SPLIT BENCH_SPLIT_FILES
+    fi
     median() { grep "^$1 " "$work/edits.txt" | sort -k2 -n | awk '{a[NR]=$0} END {print a[int((NR+1)/2)]}' | cut -d' ' -f2-; }
     limit=$(echo "$sum / $jobs" | bc -l)
     w() { echo "$1" | cut -d' ' -f1; }
