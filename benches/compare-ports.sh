@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Builds a real crate from crates.io twice, as published (its own builder,
-# cudaforge 0.1.6) and ported (benches/<dir>/build.rs: docs/migrating.md and
-# Build::like_cudaforge()), then compares the two OUT_DIRs with
+# Builds a real crate from crates.io twice, as published (its own builder:
+# cudaforge 0.1.6, or for flash-attn-v1 its own rayon-parallel nvcc calls)
+# and ported (benches/<dir>/build.rs: docs/migrating.md, and
+# Build::like_cudaforge() for the cudaforge crates), then compares the two OUT_DIRs with
 # `cargo cuda inspect --compare` (kernels, SASS/PTX targets and bytes, host
 # symbols) and byte for byte, and prints a table.
 #
-#   CUDA_HOME=<toolkit> benches/compare-ports.sh candle|paged-attn|flash-attn [KERNEL_STEM...]
+#   CUDA_HOME=<toolkit> benches/compare-ports.sh candle|paged-attn|flash-attn|flash-attn-v1 [KERNEL_STEM...]
 #
 # With stems, only those .cu files are kept (the rest deleted from both
 # copies); without, the whole crate is built. Environment: ARCH (default 80:
 # the arch both builds get, as CUDA_COMPUTE_CAP for cudaforge and --arch for
 # `cargo cuda build`), BENCH_DIR (default target/compare-ports/<crate>),
 # CARGO_CUDA (a cargo-cuda binary; default: build target/release/cargo-cuda),
-# CARGO_CUDA_HOME (the store; flash-attn needs nvidia-cutlass 3.5.0.0 in it,
+# SIDES (default "published ported"; one of them builds only that side and
+# prints its OUT_DIR), CARGO_CUDA_HOME (the store; flash-attn needs nvidia-cutlass 3.5.0.0 in it,
 # which `cargo cuda deps fetch` puts there).
 #
 # flash-attn: cudaforge clones CUTLASS at the crate's commit (7d49e6c7…,
@@ -21,6 +23,9 @@
 # from the nvidia-cutlass 3.5.0.0 wheel (whose include/ and
 # tools/util/include/ are that commit's, file for file), with a .git whose
 # HEAD names the commit, which is what cudaforge checks before using a cache.
+# flash-attn-v1: candle-flash-attn-v1 0.0.1, FlashAttention-1 over the
+# CUTLASS 3.9.0 it vendors (cutlass/ in the package): four sources, so the
+# whole crate of a CUTLASS-heavy crate is compared.
 # Needs network once (cargo fetches the crates from crates.io).
 # cudaforge gets every core (CUDAFORGE_THREADS; its default is half of
 # them); the cold times are side by side, but the machine's load is not
@@ -28,7 +33,7 @@
 set -euo pipefail
 export CUDAFORGE_THREADS=${CUDAFORGE_THREADS:-$(nproc)}
 repo=$(cd "$(dirname "$0")/.." && pwd)
-crate=${1:?usage: compare-ports.sh candle|paged-attn|flash-attn [KERNEL_STEM...]}
+crate=${1:?usage: compare-ports.sh candle|paged-attn|flash-attn|flash-attn-v1 [KERNEL_STEM...]}
 shift
 keep=("$@")
 arch=${ARCH:-80}
@@ -44,6 +49,7 @@ case $crate in
 candle) pkg=candle-kernels version=0.11.1 ;;
 paged-attn) pkg=mistralrs-paged-attn version=0.8.1 ;;
 flash-attn) pkg=candle-flash-attn version=0.11.1 ;;
+flash-attn-v1) pkg=candle-flash-attn-v1 version=0.0.1 ;;
 *) echo "unknown crate $crate" >&2; exit 2 ;;
 esac
 
@@ -73,7 +79,10 @@ for v in published ported; do
     chmod -R u+w "$work/$v"
     rm -f "$work/$v/Cargo.toml.orig" "$work/$v/Cargo.lock"
     : > "$work/$v/src/lib.rs"
-    if [ "$v" = published ]; then
+    if [ "$v" = published ] && [ "$crate" = flash-attn-v1 ]; then
+        # Its own build script's dependencies, as its Cargo.toml pins them.
+        dep=$'num_cpus = "1.15.0"\nrayon = "1.7.0"'
+    elif [ "$v" = published ]; then
         dep='cudaforge = "=0.1.6"'
     else
         dep="cuda-build = { path = \"$repo/cuda-build\" }"
@@ -138,9 +147,14 @@ if [ "$crate" = flash-attn ]; then
     export CUDAFORGE_HOME="$work/cudaforge-home"
 fi
 
+if [ "$crate" = flash-attn-v1 ]; then
+    # Its script runs the `nvcc` on PATH and wants CUDA_PATH (or /usr/local/cuda).
+    export CUDA_PATH="$CUDA_HOME" PATH="$CUDA_HOME/bin:$PATH"
+fi
+
 now() { date +%s.%N; }
 declare -A took out_dir
-for v in published ported; do
+for v in ${SIDES:-published ported}; do
     t0=$(now)
     (cd "$work/$v" && CARGO_TARGET_DIR="$work/target-$v" CUDA_BUILD_CACHE_DIR="$work/cache" \
         "$cargo_cuda" cuda build --arch "$arch" "${features[@]}" --message-format=json > "$work/$v.json" 2> "$work/$v.log") ||
@@ -149,10 +163,20 @@ for v in published ported; do
     out_dir[$v]=$(grep '"reason":"build-script-executed"' "$work/$v.json" | grep "$pkg" | sed 's/.*"out_dir":"\([^"]*\)".*/\1/' | tail -1)
 done
 
+# One side only (SIDES=ported): print where its outputs are, for another script.
+if [ -z "${out_dir[published]:-}" ] || [ -z "${out_dir[ported]:-}" ]; then
+    for v in "${!out_dir[@]}"; do echo "$v ${took[$v]} s ${out_dir[$v]}"; done
+    exit 0
+fi
+
 echo
 echo "$pkg $version, arch $arch, ${#keep[@]} kept file(s) (0: all), nvcc $("$CUDA_HOME/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\), V\([0-9.]*\).*/\2/p')"
 echo
-echo "| | published (cudaforge 0.1.6) | ported (like_cudaforge) |"
+if [ "$crate" = flash-attn-v1 ]; then
+    echo "| | published (its own nvcc calls) | ported (docs/migrating.md) |"
+else
+    echo "| | published (cudaforge 0.1.6) | ported (like_cudaforge) |"
+fi
 echo "|---|---|---|"
 echo "| cold build (with the build script's Rust dependencies; CUDAFORGE_THREADS=$CUDAFORGE_THREADS) | ${took[published]} s | ${took[ported]} s |"
 "$cargo_cuda" cuda inspect --compare "${out_dir[published]}" "${out_dir[ported]}" > "$work/compare.txt" && same=yes || same=no

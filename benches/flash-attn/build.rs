@@ -138,5 +138,11 @@ fn main() {
         .link_lib_modifier("-bundle");
     // candle's `-Xcompiler -fPIC` (MSVC: `-D_USE_MATH_DEFINES`): the preset adds it.
     // CANDLE_FLASH_ATTN_BUILD_DIR (a directory shared between builds): the kernel cache does that job.
+    // The improvement after the port, for benches/stable-ids.sh: every build
+    // of the template-only instance files gives the same bytes.
+    println!("cargo::rerun-if-env-changed=BENCH_STABLE_MODULE_IDS");
+    if std::env::var_os("BENCH_STABLE_MODULE_IDS").is_some_and(|v| v == "1") {
+        lib.stable_module_ids(true);
+    }
     lib.compile();
 }
