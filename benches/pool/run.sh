@@ -19,8 +19,7 @@
 # Environment: CUDA_HOME; CASES (default "candle paged-attn flash"); JOBS
 # (default: all cores); BENCH_DIR (default target/bench-pool); EDITS
 # (one-.cu edits per variant, alternating; default 3, flash 1); SPLIT (the
-# split count, default 2; 0 leaves the split variant out, its column then
-# reads 0 s); FLASH_FILES (instance stems); BENCH_CUTLASS
+# split count, default 2; 0 leaves the split variant out); FLASH_FILES (instance stems); BENCH_CUTLASS
 # (CUTLASS's source root; default: the test store's nvidia-cutlass 4.2,
 # fetched with `cargo cuda deps fetch --cutlass 4.2`).
 # Needs network once (cargo fetches the crates from crates.io) and python3.
@@ -47,8 +46,10 @@ measure() {
     echo "$(cat "$2.peak") $l0 $(load)"
 }
 gb() { echo "$1" | awk '{printf "%.2f GB", $1 / 1e9}'; }
-# cell <measure output>: "12.34 s, peak 1.23 GB (load 1.2→3.4)"
+# cell <measure output>: "12.34 s, peak 1.23 GB (load 1.2→3.4)"; "–" for
+# none (EDITS=0 measures no edit).
 cell() {
+    [ -n "$1" ] || { printf '–'; return; }
     set -- $1
     printf '%.2f s, peak %s (load %s→%s)' "$1" "$(gb "$2")" "$3" "$4"
 }
@@ -81,6 +82,25 @@ warm_up() {
         cargo build -q > /dev/null 2>&1) || true
 }
 
+# split_variant <package> <split files> <edit file> <edits>: run_case's
+# crate once more with <split files> split $split ways: a cold build (empty
+# cache), then the edits alternating with cudaforge; sets cold_sp, top_split.
+split_variant() {
+    (cd "$work/cuda-build" && cargo clean -q -p "$1")
+    rm -rf "$CUDA_BUILD_CACHE_DIR"
+    export BENCH_SPLIT="$split" BENCH_SPLIT_FILES="$2"
+    cold_sp=$(export CUDA_BUILD_TIMINGS="$work/timings-split"; measure "$work/cuda-build" "$work/sp-cold.log")
+    top_split=$(costliest "$(ls "$work"/timings-split/cuda-timing-*.json | head -1)")
+    for i in $(seq 1 "$4"); do
+        for v in cudaforge cuda-build; do
+            printf '\nextern "C" __global__ void pool_bench_edit_split_%s(int* o) { *o = 1; }\n' "$i" >> "$work/$v/$3"
+            tag=$v; [ "$v" = cuda-build ] && tag=split
+            echo "$tag $(measure "$work/$v" "$work/edit.log")" >> "$work/edits.txt"
+        done
+    done
+    unset BENCH_SPLIT BENCH_SPLIT_FILES
+}
+
 # run_case <name> <package> <edit file> <split files> <budget or "">: expects
 # $work/cudaforge and $work/cuda-build prepared.
 run_case() {
@@ -110,37 +130,30 @@ run_case() {
             echo "$v $(measure "$work/$v" "$work/edit.log")" >> "$work/edits.txt"
         done
     done
-    # The same crate with its long poles split: cold (empty cache), then edits.
-    # SPLIT=0 leaves this variant out.
-    if [ "$split" = 0 ]; then
-        cold_sp="0 0 - -" top_split="–"
-    else
-    (cd "$work/cuda-build" && cargo clean -q -p "$pkg")
-    rm -rf "$CUDA_BUILD_CACHE_DIR"
-    export BENCH_SPLIT="$split" BENCH_SPLIT_FILES="$split_files"
-    cold_sp=$(export CUDA_BUILD_TIMINGS="$work/timings-split"; measure "$work/cuda-build" "$work/sp-cold.log")
-    top_split=$(costliest "$(ls "$work"/timings-split/cuda-timing-*.json | head -1)")
-    for i in $(seq 1 "$e"); do
-        for v in cudaforge cuda-build; do
-            printf '\nextern "C" __global__ void pool_bench_edit_split_%s(int* o) { *o = 1; }\n' "$i" >> "$work/$v/$edit"
-            tag=$v; [ "$v" = cuda-build ] && tag=split
-            echo "$tag $(measure "$work/$v" "$work/edit.log")" >> "$work/edits.txt"
-        done
-    done
-    unset BENCH_SPLIT BENCH_SPLIT_FILES
-    fi
+    # The same crate with its long poles split (SPLIT=0 leaves it out):
+    # cold (empty cache), then edits.
+    cold_sp="" top_split="–"
+    [ "$split" = 0 ] || split_variant "$pkg" "$split_files" "$edit" "$e"
     median() { grep "^$1 " "$work/edits.txt" | sort -k2 -n | awk '{a[NR]=$0} END {print a[int((NR+1)/2)]}' | cut -d' ' -f2-; }
     limit=$(echo "$sum / $jobs" | bc -l)
     w() { echo "$1" | cut -d' ' -f1; }
+    ratio() { printf '%.3f' "$(echo "$1 / $2" | bc -l)"; }
+    if [ -n "$cold_sp" ]; then
+        sp_cold="$(cell "$cold_sp") ($(ratio "$(w "$cold_sp")" "$(w "$cold_cf")")×)"
+        sp_limit=$(ratio "$(w "$cold_sp")" "$limit")
+        sp_edit=$(cell "$(median split)")
+    else
+        sp_cold=– sp_limit=– sp_edit=–
+    fi
     {
         printf '\n### %s (%s jobs%s)\n\n' "$name" "$jobs" "${budget:+, CUDA_BUILD_MEMORY_BUDGET=$budget}"
         printf '| step | cudaforge 0.1.6 | cuda-build | cuda-build, split %s |\n|---|---|---|---|\n' "$split"
-        printf '| cold | %s | %s (%.3f×) | %s (%.3f×) |\n' "$(cell "$cold_cf")" "$(cell "$cold_cb")" \
-            "$(echo "$(w "$cold_cb") / $(w "$cold_cf")" | bc -l)" "$(cell "$cold_sp")" "$(echo "$(w "$cold_sp") / $(w "$cold_cf")" | bc -l)"
-        printf '| cold / limit (%s files, Σ nvcc %.1f s / %s cores = %.1f s) | %.3f | %.3f | %.3f |\n' "$files" "$sum" "$jobs" "$limit" \
-            "$(echo "$(w "$cold_cf") / $limit" | bc -l)" "$(echo "$(w "$cold_cb") / $limit" | bc -l)" "$(echo "$(w "$cold_sp") / $limit" | bc -l)"
+        printf '| cold | %s | %s (%s×) | %s |\n' "$(cell "$cold_cf")" "$(cell "$cold_cb")" \
+            "$(ratio "$(w "$cold_cb")" "$(w "$cold_cf")")" "$sp_cold"
+        printf '| cold / limit (%s files, Σ nvcc %.1f s / %s cores = %.1f s) | %s | %s | %s |\n' "$files" "$sum" "$jobs" "$limit" \
+            "$(ratio "$(w "$cold_cf")" "$limit")" "$(ratio "$(w "$cold_cb")" "$limit")" "$sp_limit"
         printf '| one-.cu edit (%s), median of %s | %s | %s | %s |\n' "$edit" "$e" \
-            "$(cell "$(median cudaforge)")" "$(cell "$(median cuda-build)")" "$(cell "$(median split)")"
+            "$(cell "$(median cudaforge)")" "$(cell "$(median cuda-build)")" "$sp_edit"
         printf '| costliest (cuda-build timings) | | %s | %s |\n' "$top_plain" "$top_split"
         printf '\nsplit files: %s\n' "$split_files"
     } | tee -a "$results"
