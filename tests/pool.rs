@@ -64,6 +64,9 @@ def flag(name):
             return int(args[i + 1])
     return 1
 t0 = time.time()
+if stem:
+    with open(LOG + '.starts', 'a') as f:
+        f.write('%s %f\n' % (stem, t0))
 mb = SIZES.get(stem, 0)
 buf = bytearray(mb << 20)
 for i in range(0, len(buf), 4096):
@@ -85,7 +88,14 @@ sys.exit(r.returncode)
         std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
         toolkit(&self.real_root, nvcc)
     }
-    /// The stand-in's runs so far (and clears the log).
+    /// How many runs of the stand-in started, finished or not (and clears the log).
+    fn starts(&self) -> usize {
+        let log = self.log().with_extension("log.starts");
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        text.lines().count()
+    }
+    /// The stand-in's finished runs so far (and clears the log).
     fn spans(&self) -> Vec<Span> {
         let text = std::fs::read_to_string(self.log()).unwrap_or_default();
         let _ = std::fs::remove_file(self.log());
@@ -375,6 +385,83 @@ impl Drop for MemoryCgroup {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// A first build, whose predictions come from source sizes, under a budget
+/// its files' real peaks do not fit: the pool measures what the running
+/// compiles hold, stops the one started last when that passes the budget,
+/// and compiles it again when it fits. No finished compiles overlapped
+/// beyond the budget, the stop is named, and the next build, planning with
+/// the recorded peaks, stops nothing.
+#[test]
+fn a_first_build_whose_predictions_are_too_low_still_keeps_the_budget() {
+    let Some(fx) = fixture(&[]) else {
+        return;
+    };
+    // Four tiny sources with no includes: each predicted near 160 MB.
+    let stems = ["k0", "k1", "k2", "k3"];
+    for s in stems {
+        std::fs::write(
+            fx.pkg().join(format!("cu/{s}.cu")),
+            format!("extern \"C\" __global__ void {s}(float* x) {{ x[threadIdx.x] *= 2.0f; }}\n"),
+        )
+        .unwrap();
+    }
+    // Each really holds 300 MiB (and nvcc's own memory): two do not fit.
+    let sizes: Vec<(&str, u64)> = stems.iter().map(|s| (*s, 300)).collect();
+    let tk = fx.standin(&sizes);
+    let budget = 450 * MIB;
+    let timings = fx.root().join("timings");
+    let env = Env::empty()
+        .set(Var::NumJobs, "4")
+        .set(Var::CudaBuildTimings, &timings)
+        .set(Var::CargoPkgName, "fixture")
+        .set(Var::CudaBuildMemoryBudget, budget.to_string());
+    let a = fx.build(&tk, env.clone(), "out1").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 4);
+    let spans = fx.spans();
+    let starts = fx.starts();
+    assert_eq!(spans.len(), 4, "{spans:?}");
+    assert!(
+        starts > 4,
+        "no compile was stopped: {starts} starts; {spans:?}"
+    );
+    let (most, _) = most_at_once(&spans, &|s| s.mb * MIB);
+    assert!(
+        most <= budget,
+        "{most} bytes of finished compiles ran at once, budget {budget}: {spans:?}"
+    );
+    let stopped: Vec<&String> = a
+        .warnings
+        .iter()
+        .filter(|w| w.contains("was stopped after") && w.contains("more than the memory budget"))
+        .collect();
+    assert!(!stopped.is_empty(), "{:?}", a.warnings);
+    assert!(stopped[0].contains("cu/k"), "{stopped:?}");
+    let r = report(&timings);
+    assert_eq!(
+        r.compiles.iter().map(|c| c.stopped as usize).sum::<usize>(),
+        starts - 4,
+        "{r:?}"
+    );
+    assert!(
+        r.compiles
+            .iter()
+            .all(|c| c.peak_bytes.unwrap_or(0) >= 300 * MIB),
+        "{r:?}"
+    );
+    // Next build, outputs gone, peaks recorded: planned right, nothing stopped.
+    std::fs::remove_dir_all(fx.root().join("cache/v1/objects")).unwrap();
+    let b = fx.build(&tk, env, "out2").try_compile().unwrap();
+    assert_eq!(b.stats.compiled, 4);
+    assert_eq!(fx.starts(), 4);
+    assert!(
+        !b.warnings.iter().any(|w| w.contains("was stopped after")),
+        "{:?}",
+        b.warnings
+    );
+    let (most, _) = most_at_once(&fx.spans(), &|s| s.mb * MIB);
+    assert!(most <= budget, "{most}");
 }
 
 /// Every file of the report, with nonzero peak memory from the real nvcc,

@@ -56,6 +56,7 @@ impl Output {
 
 /// Why a child could not be run to completion.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RunError {
     /// The program does not exist.
     NotFound(PathBuf),
@@ -72,6 +73,9 @@ pub enum RunError {
         /// Whatever it had printed by then.
         partial_output: String,
     },
+    /// Its [`tree_memory::Watch`] asked for a stop: the child's tree was
+    /// ended, or the child was not started.
+    Stopped(PathBuf),
 }
 
 impl std::fmt::Display for RunError {
@@ -88,6 +92,7 @@ impl std::fmt::Display for RunError {
                 program.display(),
                 show_duration(*after)
             ),
+            RunError::Stopped(p) => write!(f, "`{}` was stopped by its caller", p.display()),
         }
     }
 }
@@ -117,17 +122,38 @@ where
 /// process it started is ended too, double-forked ones included (see the
 /// module docs); a successful child's daemons are left alone.
 pub fn run_command(cmd: &mut Command, timeout: Duration) -> Result<Output, RunError> {
-    run_inner(cmd, timeout, false)
+    run_inner(cmd, timeout, false, None)
 }
 
 /// [`run_command`], also measuring the peak resident memory of the child's
 /// whole process tree ([`Output::peak_memory`]; how: [`tree_memory`]).
 pub fn run_command_measured(cmd: &mut Command, timeout: Duration) -> Result<Output, RunError> {
-    run_inner(cmd, timeout, true)
+    run_inner(cmd, timeout, true, None)
 }
 
-fn run_inner(cmd: &mut Command, timeout: Duration, measure: bool) -> Result<Output, RunError> {
+/// [`run_command_measured`], also sharing the live measurement through
+/// `watch` while the child runs, and ending the child's whole tree soon
+/// after [`Watch::request_stop`](tree_memory::Watch::request_stop)
+/// ([`RunError::Stopped`]; a stop asked before the start starts nothing).
+pub fn run_command_watched(
+    cmd: &mut Command,
+    timeout: Duration,
+    watch: &std::sync::Arc<tree_memory::Watch>,
+) -> Result<Output, RunError> {
+    run_inner(cmd, timeout, true, Some(watch))
+}
+
+fn run_inner(
+    cmd: &mut Command,
+    timeout: Duration,
+    measure: bool,
+    watch: Option<&std::sync::Arc<tree_memory::Watch>>,
+) -> Result<Output, RunError> {
     let program = PathBuf::from(cmd.get_program());
+    if let Some(w) = watch.filter(|w| w.stop_requested()) {
+        w.mark_stopped();
+        return Err(RunError::Stopped(program));
+    }
     let mark = new_mark();
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -145,7 +171,12 @@ fn run_inner(cmd: &mut Command, timeout: Duration, measure: bool) -> Result<Outp
     let stderr_rx = spawn_reader(child.stderr.take());
 
     let mut exited = exit_signal(child.id());
-    let mut sampler = measure.then(|| tree_memory::Sampler::start(child.id()));
+    let mut sampler = measure.then(|| tree_memory::Sampler::start(child.id(), watch.cloned()));
+    // A watched child is checked for a stop at the sampling interval.
+    let wake = match watch {
+        Some(_) => tree_memory::INTERVAL,
+        None => Duration::from_secs(1),
+    };
     let mut sleep = Duration::from_millis(1);
     let (status, single_peak) = loop {
         match tree_memory::try_wait(&mut child, measure) {
@@ -154,6 +185,14 @@ fn run_inner(cmd: &mut Command, timeout: Duration, measure: bool) -> Result<Outp
             Err(e) => return Err(RunError::Spawn(program, e.to_string())),
         }
         let left = timeout.saturating_sub(start.elapsed());
+        if let Some(w) = watch.filter(|w| w.stop_requested()) {
+            drop(sampler.take());
+            end_job(Some(child.id()), &mark);
+            let _ = child.kill();
+            let _ = child.wait();
+            w.mark_stopped();
+            return Err(RunError::Stopped(program));
+        }
         if left.is_zero() {
             drop(sampler.take());
             // nvcc's cicc and ptxas are grandchildren: the whole job goes, not just nvcc.
@@ -172,7 +211,7 @@ fn run_inner(cmd: &mut Command, timeout: Duration, measure: bool) -> Result<Outp
         match &exited {
             // Woken at the exit itself: a polling interval would add up to
             // its length to every compile. The cap bounds a lost wake-up.
-            Some(rx) => match rx.recv_timeout(left.min(Duration::from_secs(1))) {
+            Some(rx) => match rx.recv_timeout(left.min(wake)) {
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 _ => exited = None,
             },

@@ -25,14 +25,76 @@
 //!   (a double fork) are not counted.
 //!
 //! Outside Linux nothing is measured (None).
+//!
+//! A [`Watch`] shares the live measurement with a caller while the child
+//! runs (its memory now and its peak so far), and lets the caller stop it:
+//! a compile pool uses that to keep a memory budget when a prediction was
+//! too low (see `cuda-build`'s `nvcc/schedule.rs`).
 
 use std::process::{Child, ExitStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// How often the live tree is sampled.
 pub const INTERVAL: Duration = Duration::from_millis(100);
+
+/// A child's memory as it runs, shared with whoever started it, and a way
+/// to stop it. One watch may follow several children one after another
+/// (one compile's nvcc calls): its peak is theirs.
+#[derive(Debug, Default)]
+pub struct Watch {
+    live: AtomicU64,
+    peak: AtomicU64,
+    stop: AtomicBool,
+    stopped: AtomicBool,
+}
+
+impl Watch {
+    /// A watch with nothing measured yet.
+    pub fn new() -> Arc<Watch> {
+        Arc::default()
+    }
+
+    /// The tree's resident memory at the last sample (summed `VmRSS`), in
+    /// bytes; 0 when no child runs.
+    pub fn live(&self) -> u64 {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// The largest summed high-water mark sampled so far, in bytes.
+    pub fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// Records a sample (the sampler; or a caller that runs no child).
+    pub fn record(&self, live: u64, peak: u64) {
+        self.live.store(live, Ordering::Relaxed);
+        self.peak.fetch_max(peak.max(live), Ordering::Relaxed);
+    }
+
+    /// Asks the running child to be stopped (its whole tree, within
+    /// [`INTERVAL`]); a child not started yet then does not start.
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a stop was asked for.
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Whether a child was really ended (or not started) because of a
+    /// stop, as opposed to one that finished before the request came.
+    pub fn was_stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+
+    /// Marks a child ended (or not started) because of the request.
+    pub fn mark_stopped(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+    }
+}
 
 /// A thread sampling one process tree's summed high-water marks.
 pub(crate) struct Sampler {
@@ -41,8 +103,8 @@ pub(crate) struct Sampler {
 }
 
 impl Sampler {
-    /// Starts sampling the tree rooted at `pid`.
-    pub(crate) fn start(pid: u32) -> Sampler {
+    /// Starts sampling the tree rooted at `pid`, reporting each sample to `watch`.
+    pub(crate) fn start(pid: u32, watch: Option<Arc<Watch>>) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -50,10 +112,17 @@ impl Sampler {
             .spawn(move || {
                 let mut peak = 0u64;
                 loop {
-                    peak = peak.max(tree_high_water(pid));
+                    let (high, live) = tree_memory(pid);
+                    peak = peak.max(high);
+                    if let Some(w) = &watch {
+                        w.record(live, peak);
+                    }
                     // Parked, not slept: `stop` wakes it at once.
                     std::thread::park_timeout(INTERVAL);
                     if flag.load(Ordering::Relaxed) {
+                        if let Some(w) = &watch {
+                            w.record(0, peak);
+                        }
                         return peak;
                     }
                 }
@@ -125,36 +194,41 @@ pub(crate) fn try_wait(
     Ok(child.try_wait()?.map(|s| (s, None)))
 }
 
-/// The sum of every live member's `VmHWM` in the tree rooted at `root`, in bytes.
-fn tree_high_water(root: u32) -> u64 {
+/// The sums of every live member's `VmHWM` and `VmRSS` in the tree rooted
+/// at `root`, in bytes.
+fn tree_memory(root: u32) -> (u64, u64) {
     #[cfg(target_os = "linux")]
     {
-        let mut total = 0u64;
+        let (mut high, mut live) = (0u64, 0u64);
         let mut stack = vec![root];
         let mut seen = std::collections::HashSet::new();
         while let Some(pid) = stack.pop() {
             if !seen.insert(pid) {
                 continue;
             }
-            total += high_water(pid).unwrap_or(0);
+            let (h, l) = memory_of(pid).unwrap_or((0, 0));
+            high += h;
+            live += l;
             stack.extend(children(pid));
         }
-        total
+        (high, live)
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = root;
-        0
+        (0, 0)
     }
 }
 
-/// A process's own peak RSS so far (`VmHWM`), in bytes.
+/// A process's own peak RSS so far (`VmHWM`) and its RSS now (`VmRSS`), in bytes.
 #[cfg(target_os = "linux")]
-fn high_water(pid: u32) -> Option<u64> {
+fn memory_of(pid: u32) -> Option<(u64, u64)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    let kib = |key: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(key))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    };
+    Some((kib("VmHWM:")? * 1024, kib("VmRSS:").unwrap_or(0) * 1024))
 }
 
 /// A process's children, from every one of its threads (a child belongs
@@ -231,6 +305,75 @@ mod tests {
         ]);
         let out = run_command_measured(&mut cmd, Duration::from_secs(60)).unwrap();
         assert!(out.peak_memory.unwrap() >= 90 * 1024 * 1024);
+    }
+
+    /// A watched child's memory is seen while it runs, and a stop ends its
+    /// whole tree (a grandchild included) at once, not at its deadline.
+    #[test]
+    fn a_watched_tree_is_measured_live_and_stopped() {
+        let Ok(py) = which_python() else {
+            eprintln!("skipped: no python3 to allocate memory with");
+            return;
+        };
+        let mb = 80u64;
+        let hold = format!(
+            "import time; b = bytearray({mb} * 1024 * 1024)\nfor i in range(0, len(b), 4096): b[i] = 1\ntime.sleep(60)"
+        );
+        let pidfile = tempfile::NamedTempFile::new().unwrap();
+        // The grandchild writes its pid, so the test can see it end.
+        let script = format!(
+            "'{py}' -c '{hold}' & echo $! > '{pid}'; wait",
+            py = py.display(),
+            pid = pidfile.path().display()
+        );
+        let mut cmd = Command::new("/bin/sh");
+        cmd.args(["-c", &script]);
+        let watch = super::Watch::new();
+        let w = watch.clone();
+        let stopper = std::thread::spawn(move || {
+            let t = std::time::Instant::now();
+            while w.live() < mb * 1024 * 1024 && t.elapsed() < Duration::from_secs(30) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let seen = w.live();
+            w.request_stop();
+            seen
+        });
+        let t = std::time::Instant::now();
+        let r = super::super::run_command_watched(&mut cmd, Duration::from_secs(120), &watch);
+        let seen = stopper.join().unwrap();
+        assert!(seen >= mb * 1024 * 1024, "live {seen}");
+        assert!(
+            matches!(r, Err(super::super::RunError::Stopped(_))),
+            "{r:?}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+        assert!(watch.was_stopped() && watch.peak() >= mb * 1024 * 1024);
+        // Ended: gone, or a zombie its new parent has not reaped yet.
+        let pid = std::fs::read_to_string(pidfile.path()).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let state = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .ok()
+            .and_then(|s| s.rsplit(')').next().map(|r| r.trim().chars().next()))
+            .flatten();
+        assert!(
+            matches!(state, None | Some('Z') | Some('X')),
+            "the grandchild {} outlived the stop (state {state:?})",
+            pid.trim()
+        );
+        // A stop asked before the start starts nothing.
+        let mut cmd = Command::new("/bin/true");
+        let r = super::super::run_command_watched(&mut cmd, Duration::from_secs(5), &watch);
+        assert!(
+            matches!(r, Err(super::super::RunError::Stopped(_))),
+            "{r:?}"
+        );
+        // An unstopped watched run finishes as a measured one does.
+        let fresh = super::Watch::new();
+        let mut cmd = Command::new("/bin/true");
+        let out =
+            super::super::run_command_watched(&mut cmd, Duration::from_secs(5), &fresh).unwrap();
+        assert!(out.status.success() && !fresh.was_stopped() && fresh.live() == 0);
     }
 
     fn which_python() -> Result<std::path::PathBuf, ()> {

@@ -2,6 +2,7 @@
 //! carry the exact command and stderr, and warnings for cargo.
 
 use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::process::tree_memory::Watch;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,6 +37,9 @@ pub(crate) struct Runner {
     /// nvcc's TMPDIR: a job's own temporary directory, removed with it, so the
     /// `tmpxft_*` files of a killed nvcc do not pile up in /tmp.
     pub tmpdir: Option<PathBuf>,
+    /// The pool's view of this job's memory, and its way to stop it
+    /// (`schedule.rs`); None outside the pool.
+    pub watch: Option<Arc<Watch>>,
 }
 
 /// The variable that set the wrapper, for messages.
@@ -110,6 +114,7 @@ impl Runner {
             sccache_off: Arc::default(),
             cwd: cwd.to_path_buf(),
             tmpdir: None,
+            watch: None,
         };
         runner.check_sccache(env);
         runner
@@ -293,7 +298,11 @@ impl Runner {
         };
         // Under sccache the compile runs in its server, outside this tree.
         let measured = !(self.sccache && self.wrapper.is_some());
-        match cuda_toolchain::process::run_command_measured(&mut cmd, self.timeout) {
+        let ran = match &self.watch {
+            Some(w) => cuda_toolchain::process::run_command_watched(&mut cmd, self.timeout, w),
+            None => cuda_toolchain::process::run_command_measured(&mut cmd, self.timeout),
+        };
+        match ran {
             Ok(out) if out.status.success() => Ok(Ran {
                 output: out.combined(),
                 peak_memory: out.peak_memory.filter(|_| measured),
@@ -306,6 +315,13 @@ impl Runner {
                 ),
                 partial_output,
                 true,
+                None,
+            )),
+            // The pool discards this attempt and compiles the job again later.
+            Err(cuda_toolchain::process::RunError::Stopped(_)) => Err(fail(
+                "stopped to keep the memory budget".into(),
+                String::new(),
+                false,
                 None,
             )),
             Err(e) => {

@@ -14,6 +14,15 @@
 //!   slipping ahead would delay the long one the order put first). A task
 //!   predicted above the whole budget starts only when nothing else runs,
 //!   and nothing starts beside it.
+//! - **Measured, not only predicted**: each running task's [`Watch`] holds
+//!   its process tree's memory now and its peak so far. A running task
+//!   counts for the larger of its prediction and its peak so far. When the
+//!   tasks running together hold more than the budget (a prediction was too
+//!   low: a never-compiled file, a header that grew), the one started last
+//!   is stopped, its whole tree ended, and it goes back to the head of the
+//!   queue, counted for the peak it had reached; it starts again when that
+//!   fits. A task stopped twice runs alone. One running alone is never
+//!   stopped: the budget cannot be kept by stopping it.
 //! - A task that needs more slots than this process can get (cargo's `-j`
 //!   below its split count, or tokens that other processes keep) would wait
 //!   forever: once nothing of the pool runs and no token has come for
@@ -21,8 +30,9 @@
 //!   decides the output, never changes; only how many cores it is lent.
 
 use crate::compile::nvcc::jobserver::Limiter;
+use cuda_toolchain::process::tree_memory::{Watch, INTERVAL};
 use std::collections::VecDeque;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// How long a task short of slots waits for tokens when nothing of the
@@ -65,9 +75,29 @@ pub(crate) struct Span {
     /// The task whose end let this one start (its slots or its memory);
     /// None for a task started at once or by a token from cargo.
     pub after: Option<usize>,
+    /// Its earlier attempts stopped to keep the memory budget: how many,
+    /// and the first one.
+    pub stops: u32,
+    pub first_stop: Option<Stop>,
 }
 
-pub(crate) type Task<'a, T> = Box<dyn FnOnce(Grant) -> T + Send + 'a>;
+/// An attempt stopped to keep the memory budget.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stop {
+    /// How long it had run.
+    pub ran: Duration,
+    /// What the running tasks held together when it was stopped, bytes.
+    pub held: u64,
+    /// Its own peak by then, bytes.
+    pub peak: u64,
+    /// What it was counted for when it started, bytes.
+    pub counted: u64,
+}
+
+/// A task: run with what it was granted, reporting its memory to the
+/// watch, which may stop it. A stopped attempt's result is discarded and
+/// the task is run again, so it must be callable more than once.
+pub(crate) type Task<'a, T> = Box<dyn FnMut(Grant, &Arc<Watch>) -> T + Send + 'a>;
 
 enum Slot {
     Implicit,
@@ -127,6 +157,14 @@ struct Started {
     grant: Grant,
     memory: u64,
     after: Option<usize>,
+    watch: Arc<Watch>,
+}
+
+impl Started {
+    /// What it counts for now: its prediction, or more once it used more.
+    fn counted(&self) -> u64 {
+        self.memory.max(self.watch.peak())
+    }
 }
 
 /// Runs every task in the given order under the limiter's slots and the
@@ -144,18 +182,20 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
     let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
     let mut spans: Vec<Option<Span>> = vec![None; n];
     let mut started: Vec<Option<Started>> = (0..n).map(|_| None).collect();
+    let mut stops: Vec<(u32, Option<Stop>)> = vec![(0, None); n];
     let (tx, rx) = mpsc::channel::<Msg<T>>();
     // A fixed limit below a task's slots can never grow: the task gets all of it.
     let cap = match limiter {
         Limiter::Fixed(k) => (*k).max(1),
         Limiter::Jobserver(_) => usize::MAX,
     };
+    // Each task, borrowed by the thread that runs it (again after a stop).
+    let (demands, store): (Vec<Demand>, Vec<std::sync::Mutex<Task<'a, T>>>) = tasks
+        .into_iter()
+        .map(|(d, t)| (d, std::sync::Mutex::new(t)))
+        .unzip();
     std::thread::scope(|scope| {
-        let mut queue: VecDeque<(usize, Demand, Task<'a, T>)> = tasks
-            .into_iter()
-            .enumerate()
-            .map(|(i, (d, t))| (i, d, t))
-            .collect();
+        let mut queue: VecDeque<(usize, Demand)> = demands.into_iter().enumerate().collect();
         let mut hand = Hand {
             implicit: true,
             fixed: match limiter {
@@ -179,7 +219,6 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
         let mut tokens_dry = helper.is_none();
         let mut requested = 0usize;
         let mut running = 0usize;
-        let mut running_memory = 0u64;
         let mut panicked = None;
         // Set while the head waits for slots with nothing of the pool running.
         let mut short_since: Option<Instant> = None;
@@ -187,11 +226,17 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
         let mut extra_since: Option<Instant> = None;
         // The task whose end this round of starts follows.
         let mut after: Option<usize> = None;
+        // The task asked to stop, and what the running ones held then.
+        let mut stopping: Option<(usize, u64)> = None;
         loop {
+            let committed = committed(&started);
             // Start, in order, every task that can start now.
-            while let Some((_, d, _)) = queue.front() {
+            let mut committed_now = committed;
+            while let Some((idx, d)) = queue.front() {
                 let need = d.slots.clamp(1, cap);
-                let fits = running == 0 || running_memory.saturating_add(d.memory) <= budget;
+                let alone = stops[*idx].0 >= 2;
+                let fits =
+                    running == 0 || (!alone && committed_now.saturating_add(d.memory) <= budget);
                 if !fits {
                     break;
                 }
@@ -216,7 +261,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                     extra_since.get_or_insert_with(Instant::now);
                     break;
                 }
-                let (idx, d, task) = queue.pop_front().expect("queue is not empty");
+                let (idx, d) = queue.pop_front().expect("queue is not empty");
                 let mut slots = hand.take(need);
                 // Extra threads only at the end, when nothing else waits for the slots.
                 let mut extra = if queue.is_empty() {
@@ -227,7 +272,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 let memory_with = |extra: usize| d.memory.saturating_mul(1 + extra as u64);
                 while extra > 0
                     && running > 0
-                    && running_memory.saturating_add(memory_with(extra)) > budget
+                    && committed_now.saturating_add(memory_with(extra)) > budget
                 {
                     extra -= 1;
                 }
@@ -238,20 +283,26 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 };
                 let memory = memory_with(extra);
                 running += 1;
-                running_memory = running_memory.saturating_add(memory);
+                committed_now = committed_now.saturating_add(memory);
                 short_since = None;
                 extra_since = None;
+                let watch = Watch::new();
                 started[idx] = Some(Started {
                     start: Instant::now(),
                     grant,
                     memory,
                     after,
+                    watch: watch.clone(),
                 });
                 let tx = tx.clone();
+                let task = &store[idx];
                 scope.spawn(move || {
                     // A panicking task still reports back (and frees its
                     // slots), or the loop would wait for it forever.
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(grant)));
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        let mut task = task.lock().unwrap_or_else(|e| e.into_inner());
+                        task(grant, &watch)
+                    }));
                     let _ = tx.send(Msg::Done(idx, r, slots, Instant::now()));
                 });
             }
@@ -260,9 +311,9 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 // Tokens for what could start now: the head and the tasks
                 // after it that fit in memory beside it; and the last
                 // task's extra threads while it waits for them.
-                let mut want = startable_slots(&queue, running, running_memory, budget, cap);
+                let mut want = startable_slots(&queue, running, committed_now, budget, cap);
                 if extra_since.is_some() {
-                    want += queue.front().map_or(0, |(_, d, _)| d.extra_slots);
+                    want += queue.front().map_or(0, |(_, d)| d.extra_slots);
                 }
                 let short = want.saturating_sub(hand.count());
                 while requested < short {
@@ -277,9 +328,25 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
             if running == 0 && queue.is_empty() {
                 break;
             }
+            // Over the budget by measurement: stop the task started last.
+            let watching = budget != u64::MAX && running >= 2;
+            if watching && stopping.is_none() {
+                let held: u64 = started.iter().flatten().map(|s| s.watch.live()).sum();
+                if held > budget {
+                    let youngest = (0..n)
+                        .filter_map(|i| started[i].as_ref().map(|s| (i, s.start)))
+                        .max_by_key(|&(_, t)| t)
+                        .map(|(i, _)| i);
+                    if let Some(i) = youngest {
+                        started[i].as_ref().expect("running").watch.request_stop();
+                        stopping = Some((i, held));
+                    }
+                }
+            }
             let deadline = [
                 short_since.filter(|_| running == 0).map(|t| t + GRACE),
                 extra_since.map(|t| t + EXTRA_WAIT),
+                watching.then(|| Instant::now() + INTERVAL),
             ]
             .into_iter()
             .flatten()
@@ -308,17 +375,46 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 Msg::Done(idx, r, slots, end) => {
                     running -= 1;
                     hand.put(slots);
-                    if let Some(s) = started[idx].take() {
-                        running_memory = running_memory.saturating_sub(s.memory);
-                        spans[idx] = Some(Span {
-                            start: s.start,
-                            end,
-                            grant: s.grant,
-                            memory: s.memory,
-                            after: s.after,
-                        });
-                    }
+                    let held = match stopping {
+                        Some((i, held)) if i == idx => {
+                            stopping = None;
+                            Some(held)
+                        }
+                        _ => None,
+                    };
+                    let Some(s) = started[idx].take() else {
+                        continue;
+                    };
                     after = Some(idx);
+                    if s.watch.was_stopped() && r.is_ok() {
+                        // Discarded: it runs again, counted for what it reached.
+                        let peak = s.watch.peak();
+                        let (count, first) = &mut stops[idx];
+                        *count += 1;
+                        first.get_or_insert(Stop {
+                            ran: end.saturating_duration_since(s.start),
+                            held: held.unwrap_or(0),
+                            peak,
+                            counted: s.memory,
+                        });
+                        let demand = Demand {
+                            slots: s.grant.slots.max(1),
+                            extra_slots: 0,
+                            memory: s.memory.max(peak),
+                        };
+                        queue.push_front((idx, demand));
+                        continue;
+                    }
+                    let (count, first) = stops[idx];
+                    spans[idx] = Some(Span {
+                        start: s.start,
+                        end,
+                        grant: s.grant,
+                        memory: s.memory,
+                        after: s.after,
+                        stops: count,
+                        first_stop: first,
+                    });
                     match r {
                         Ok(r) => results[idx] = Some(r),
                         Err(payload) => panicked = panicked.or(Some(payload)),
@@ -339,10 +435,18 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
         .collect()
 }
 
+/// What the running tasks count for together (see [`Started::counted`]).
+fn committed(started: &[Option<Started>]) -> u64 {
+    started
+        .iter()
+        .flatten()
+        .fold(0u64, |sum, s| sum.saturating_add(s.counted()))
+}
+
 /// The slots the head of the queue and the tasks after it that fit in
 /// memory beside it (in order, stopping at the first that does not) need.
-fn startable_slots<T>(
-    queue: &VecDeque<(usize, Demand, T)>,
+fn startable_slots(
+    queue: &VecDeque<(usize, Demand)>,
     running: usize,
     running_memory: u64,
     budget: u64,
@@ -350,7 +454,7 @@ fn startable_slots<T>(
 ) -> usize {
     let mut slots = 0usize;
     let mut memory = running_memory;
-    for (count, (_, d, _)) in (running..).zip(queue) {
+    for (count, (_, d)) in (running..).zip(queue) {
         if count > 0 && memory.saturating_add(d.memory) > budget {
             break;
         }
@@ -402,7 +506,7 @@ mod tests {
                 let (slots_now, slots_max, mem_now, mem_max) =
                     (&slots_now, &slots_max, &mem_now, &mem_max);
                 let d = *d;
-                let task: Task<'_, usize> = Box::new(move |g: Grant| {
+                let task: Task<'_, usize> = Box::new(move |g: Grant, _: &Arc<Watch>| {
                     let held = g.slots + g.extra;
                     let mem = d.memory * (1 + g.extra as u64);
                     slots_max.fetch_max(
@@ -553,13 +657,102 @@ mod tests {
     fn a_panicking_task_panics_the_caller_instead_of_hanging() {
         let r = std::panic::catch_unwind(|| {
             let ts: Vec<(Demand, Task<'_, u32>)> = vec![
-                (one(0), Box::new(|_| 1)),
-                (one(0), Box::new(|_| panic!("task failed"))),
-                (one(0), Box::new(|_| 3)),
+                (one(0), Box::new(|_, _| 1)),
+                (one(0), Box::new(|_, _| panic!("task failed"))),
+                (one(0), Box::new(|_, _| 3)),
             ];
             run_all(ts, &Limiter::Fixed(2), u64::MAX)
         });
         assert!(r.is_err());
+    }
+
+    /// Tasks that report `uses` bytes to their watch while they run (as
+    /// the sampler does for nvcc), ending early and marking the watch when
+    /// asked to stop (as the process runner does): (per task, how many
+    /// attempts started; the most memory really held at once; the results).
+    fn measured(
+        budget: u64,
+        predicted: &[u64],
+        uses: &[u64],
+        ms: u64,
+    ) -> (Vec<usize>, u64, Vec<(usize, Span)>) {
+        let attempts: Vec<AtomicUsize> = predicted.iter().map(|_| AtomicUsize::new(0)).collect();
+        let held = AtomicU64::new(0);
+        let most = AtomicU64::new(0);
+        let tasks: Vec<(Demand, Task<'_, usize>)> = predicted
+            .iter()
+            .zip(uses)
+            .enumerate()
+            .map(|(i, (&p, &u))| {
+                let (attempts, held, most) = (&attempts, &held, &most);
+                let task: Task<'_, usize> = Box::new(move |_: Grant, w: &Arc<Watch>| {
+                    attempts[i].fetch_add(1, Ordering::SeqCst);
+                    most.fetch_max(held.fetch_add(u, Ordering::SeqCst) + u, Ordering::SeqCst);
+                    w.record(u, u);
+                    let t = Instant::now();
+                    while t.elapsed() < Duration::from_millis(ms) && !w.stop_requested() {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    held.fetch_sub(u, Ordering::SeqCst);
+                    w.record(0, u);
+                    if w.stop_requested() {
+                        w.mark_stopped();
+                    }
+                    i
+                });
+                (one(p), task)
+            })
+            .collect();
+        let r = run_all(tasks, &Limiter::Fixed(4), budget);
+        (
+            attempts.iter().map(|a| a.load(Ordering::SeqCst)).collect(),
+            most.load(Ordering::SeqCst),
+            r,
+        )
+    }
+
+    #[test]
+    fn a_prediction_too_low_is_caught_by_measurement() {
+        // Budget 100; each predicted at 10 (all four start) but using 40:
+        // the running ones hold 160. The last started are stopped until
+        // what runs holds at most the budget; every task finishes once.
+        let (attempts, _, r) = measured(100, &[10; 4], &[40; 4], 400);
+        assert_eq!(r.iter().map(|(v, _)| *v).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        let stopped: u32 = r.iter().map(|(_, s)| s.stops).sum();
+        assert!(stopped >= 1, "{r:?}");
+        assert_eq!(
+            attempts.iter().sum::<usize>() as u32,
+            4 + stopped,
+            "{attempts:?}"
+        );
+        // The finished runs never overlapped beyond the budget: at most two at once.
+        let finished: Vec<Span> = r.iter().map(|(_, s)| *s).collect();
+        for (i, a) in finished.iter().enumerate() {
+            let beside = finished
+                .iter()
+                .enumerate()
+                .filter(|(j, b)| *j != i && b.start < a.end && a.start < b.end)
+                .count();
+            assert!(beside <= 1, "{finished:?}");
+        }
+        // A stop records what it saw: it had reached 40, counted for 10.
+        let stop = r.iter().find_map(|(_, s)| s.first_stop).unwrap();
+        assert_eq!((stop.peak, stop.counted), (40, 10));
+        assert!(stop.held > 100, "{stop:?}");
+        // The first task, running alone or oldest, is never stopped.
+        assert_eq!(r[0].1.stops, 0);
+    }
+
+    #[test]
+    fn right_predictions_and_no_budget_stop_nothing() {
+        let (attempts, most, _) = measured(100, &[40; 4], &[40; 4], 50);
+        assert_eq!(attempts, [1; 4]);
+        assert!(most <= 100, "{most}");
+        let (attempts, most, _) = measured(u64::MAX, &[10; 4], &[40; 4], 50);
+        assert_eq!((attempts, most), (vec![1; 4], 160));
+        // A task above the whole budget alone is never stopped.
+        let (attempts, _, r) = measured(100, &[10], &[400], 50);
+        assert_eq!((attempts, r[0].1.stops), (vec![1], 0));
     }
 
     #[test]

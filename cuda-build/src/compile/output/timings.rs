@@ -87,6 +87,10 @@ pub struct Compile {
     /// On the critical path: the compile that ended last, the one whose end
     /// let it start, and so on back.
     pub critical: bool,
+    /// Attempts stopped to keep the memory budget before it compiled (it
+    /// ran beside compiles that, together, held more than the budget).
+    #[serde(default)]
+    pub stopped: u32,
 }
 
 impl Compile {
@@ -258,11 +262,11 @@ impl Report {
                 esc(&c.file)
             ));
         }
-        h.push_str("</div>\n<h2>Compiles</h2>\n<table>\n<tr><th>file</th><th>package</th><th>archs</th><th>start (s)</th><th>end (s)</th><th>time (s)</th><th>threads</th><th>split</th><th>peak memory</th><th>predicted</th><th>outcome</th><th>critical path</th></tr>\n");
+        h.push_str("</div>\n<h2>Compiles</h2>\n<table>\n<tr><th>file</th><th>package</th><th>archs</th><th>start (s)</th><th>end (s)</th><th>time (s)</th><th>threads</th><th>split</th><th>peak memory</th><th>predicted</th><th>outcome</th><th>critical path</th><th>stopped</th></tr>\n");
         for c in &self.compiles {
             let opt = |b: Option<u64>| b.map(show_bytes).unwrap_or_else(|| "–".into());
             h.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>\n",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>\n",
                 esc(&c.file),
                 esc(&c.package),
                 esc(&c.archs.join(", ")),
@@ -274,7 +278,8 @@ impl Report {
                 opt(c.peak_bytes),
                 opt(c.predicted_bytes),
                 c.outcome.as_str(),
-                if c.critical { "yes" } else { "" }
+                if c.critical { "yes" } else { "" },
+                if c.stopped > 0 { c.stopped.to_string() } else { String::new() }
             ));
         }
         h.push_str("</table>\n</body></html>\n");
@@ -298,8 +303,10 @@ pub fn show_bytes(bytes: u64) -> String {
         "unlimited".into()
     } else if bytes >= 1_000_000_000 {
         format!("{:.1} GB", bytes as f64 / 1e9)
-    } else {
+    } else if bytes >= 1_000_000 {
         format!("{:.0} MB", bytes as f64 / 1e6)
+    } else {
+        format!("{:.0} KB", (bytes as f64 / 1e3).max(1.0))
     }
 }
 
@@ -328,6 +335,7 @@ mod tests {
             predicted_bytes: None,
             outcome,
             critical: false,
+            stopped: 0,
         }
     }
 

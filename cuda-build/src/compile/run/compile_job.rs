@@ -14,10 +14,12 @@ use crate::compile::run::context::{JobDone, Outcome, Run, Tools};
 use crate::compile::run::job::Job;
 use crate::compile::run::module_anchor;
 use cuda_toolchain::fsutil;
+use cuda_toolchain::process::tree_memory::Watch;
 use cuda_toolchain::Error;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -40,6 +42,7 @@ struct Compiling<'a, 'b> {
     job: &'a Job,
     threads: usize,
     tmp: &'a Path,
+    watch: &'a Arc<Watch>,
 }
 
 impl Run<'_> {
@@ -47,12 +50,14 @@ impl Run<'_> {
     /// exclusively: a leftover of the same name is never reused), removed
     /// afterwards whether nvcc finished, failed or was killed. Its name
     /// carries our pid, so what a killed build script left is removed by the
-    /// next build (`plan_jobs.rs`, `fsutil::remove_abandoned`).
+    /// next build (`plan_jobs.rs`, `fsutil::remove_abandoned`). Each nvcc
+    /// call reports its memory to `watch`, which can stop it (`schedule.rs`).
     pub(crate) fn compile_job(
         &self,
         tools: &Tools,
         job: &Job,
         threads: usize,
+        watch: &Arc<Watch>,
     ) -> Result<JobDone, Error> {
         let tmp = loop {
             let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -72,6 +77,7 @@ impl Run<'_> {
             job,
             threads,
             tmp: &tmp,
+            watch,
         };
         let r = compiling.compile();
         let _ = std::fs::remove_dir_all(&tmp);
@@ -242,6 +248,7 @@ impl Compiling<'_, '_> {
         // removed with it whether nvcc finished, failed or was killed.
         let job_runner = Runner {
             tmpdir: Some(self.tmp.to_path_buf()),
+            watch: Some(self.watch.clone()),
             ..runner.clone()
         };
         job_runner.run(args).map_err(|mut f| {

@@ -21,7 +21,7 @@ use crate::compile::incremental::cost::Cost;
 use crate::compile::nvcc::jobserver::Limiter;
 use crate::compile::nvcc::memory_budget::Budget;
 use crate::compile::nvcc::progress::Event;
-use crate::compile::nvcc::schedule::{self, Demand, Grant, Span, Task};
+use crate::compile::nvcc::schedule::{self, Demand, Grant, Span, Stop, Task};
 use crate::compile::output::artifacts::Artifacts;
 use crate::compile::output::timings::{self, show_bytes, Report};
 use crate::compile::run::collisions::{collisions, shared_output};
@@ -31,7 +31,9 @@ use crate::compile::run::work_estimate::{include_dirs, predicted_peak, Estimate}
 use crate::compile::settings::package::package_dir;
 use crate::compile::settings::spec::Prepared;
 use cuda_toolchain::env::{Env, Var};
+use cuda_toolchain::process::tree_memory::Watch;
 use cuda_toolchain::Error;
+use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// One pending compile: which build, which job, and what the pool knows of its cost.
@@ -161,7 +163,7 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
         order.push(pj);
         tasks.push((
             demand,
-            Box::new(move |g: Grant| compile_one(run, p, job, 1 + g.extra)),
+            Box::new(move |g: Grant, w: &Arc<Watch>| compile_one(run, p, job, 1 + g.extra, w)),
         ));
     }
     let compiled = schedule::run_all(tasks, &limiter, budget.bytes);
@@ -182,6 +184,9 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
         let (Ok(run), Ok(Stage::Ready(p))) = (&runs[pj.build], &mut stages[pj.build]) else {
             continue;
         };
+        if let Some(stop) = span.first_stop {
+            run.warn(stopped_warning(&p.jobs[pj.job], pj, &span, &stop, &budget));
+        }
         if let (Ok(done), Some(cache)) = (&r, &p.tools.cache) {
             if let Some(took) = done.took {
                 let key = run.duration_key(&p.tools.tk, &p.jobs[pj.job]);
@@ -212,11 +217,51 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
     }
 }
 
-/// One job compiled with `threads` nvcc threads, with its start and end progress events.
-fn compile_one(run: &Run, p: &Planned, job: &Job, threads: usize) -> Result<JobDone, Error> {
+/// Why a job was stopped and compiled again: what ran beside it held more
+/// than the budget, and what it had been counted for.
+fn stopped_warning(job: &Job, pj: &Pending, span: &Span, stop: &Stop, budget: &Budget) -> String {
+    let basis = match pj.cost {
+        Some(_) => "its last compile's peak".to_string(),
+        None => format!(
+            "estimated from its {} of source and headers",
+            show_bytes(pj.work)
+        ),
+    };
+    let again = if span.stops >= 2 {
+        format!(
+            ", was stopped {} times, and then compiled alone",
+            span.stops
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "cuda-build: `{}` was stopped after {} and compiled again: the compiles running with it held {}, more than the memory budget of {} ({}); it had been counted for {} ({basis}) and had reached {}{again}. Its measured peak is recorded, so the next build plans for it (CUDA_BUILD_MEMORY_BUDGET sets the budget)",
+        job.display,
+        cuda_toolchain::process::show_duration(stop.ran),
+        show_bytes(stop.held),
+        show_bytes(budget.bytes),
+        budget.source,
+        show_bytes(stop.counted),
+        show_bytes(stop.peak),
+    )
+}
+
+/// One job compiled with `threads` nvcc threads, with its start and end
+/// progress events (none for an attempt the pool stopped: it starts again).
+fn compile_one(
+    run: &Run,
+    p: &Planned,
+    job: &Job,
+    threads: usize,
+    watch: &Arc<Watch>,
+) -> Result<JobDone, Error> {
     let archs = job.archs.join(",");
     p.tools.progress.event(Event::Start, &job.display, &archs);
-    let r = run.compile_job(&p.tools, job, threads);
+    let r = run.compile_job(&p.tools, job, threads, watch);
+    if watch.was_stopped() {
+        return r;
+    }
     let ev = if r.is_ok() {
         Event::Done
     } else {
@@ -352,6 +397,7 @@ fn write_timings(runs: &[Result<Run, Error>], stages: &[Result<Stage, Error>], p
                 predicted_bytes: ran.map(|s| s.2.memory),
                 outcome,
                 critical: ran.is_some_and(|s| s.3),
+                stopped: ran.map_or(0, |s| s.2.stops),
             });
         }
     }
