@@ -47,6 +47,11 @@ impl Fx {
     }
     /// A toolkit whose nvcc is the stand-in, allocating `sizes` MiB by file stem.
     fn standin(&self, sizes: &[(&str, u64)]) -> Toolkit {
+        self.standin_holding(sizes, 0.0)
+    }
+    /// [`Fx::standin`], holding the memory `hold` seconds before nvcc runs
+    /// (so the pool samples it however fast nvcc is).
+    fn standin_holding(&self, sizes: &[(&str, u64)], hold: f64) -> Toolkit {
         let nvcc = self.root().join("bin/nvcc");
         let sizes: Vec<String> = sizes.iter().map(|(s, mb)| format!("{s:?}: {mb}")).collect();
         let script = format!(
@@ -55,6 +60,7 @@ import os, subprocess, sys, time
 REAL = {real:?}
 LOG = {log:?}
 SIZES = {{{sizes}}}
+HOLD = {hold:?}
 args = sys.argv[1:]
 src = next((a for a in reversed(args) if a.endswith('.cu')), '')  # the source is last
 stem = os.path.basename(src)[:-3] if src else ''
@@ -71,6 +77,8 @@ mb = SIZES.get(stem, 0)
 buf = bytearray(mb << 20)
 for i in range(0, len(buf), 4096):
     buf[i] = 1
+if mb:
+    time.sleep(HOLD)
 r = subprocess.run([REAL] + args)
 t1 = time.time()
 if stem:
@@ -80,7 +88,8 @@ sys.exit(r.returncode)
 "#,
             real = self.real_root.join("bin/nvcc").display().to_string(),
             log = self.log().display().to_string(),
-            sizes = sizes.join(", ")
+            sizes = sizes.join(", "),
+            hold = hold
         );
         std::fs::create_dir_all(nvcc.parent().unwrap()).unwrap();
         std::fs::write(&nvcc, script).unwrap();
@@ -409,7 +418,7 @@ fn a_first_build_whose_predictions_are_too_low_still_keeps_the_budget() {
     }
     // Each really holds 300 MiB (and nvcc's own memory): two do not fit.
     let sizes: Vec<(&str, u64)> = stems.iter().map(|s| (*s, 300)).collect();
-    let tk = fx.standin(&sizes);
+    let tk = fx.standin_holding(&sizes, 1.0);
     let budget = 450 * MIB;
     let timings = fx.root().join("timings");
     let env = Env::empty()
