@@ -21,7 +21,11 @@
 # (one-.cu edits per variant, alternating; default 3, flash 1); SPLIT (the
 # split count, default 2; 0 leaves the split variant out); FLASH_FILES (instance stems); BENCH_CUTLASS
 # (CUTLASS's source root; default: the test store's nvidia-cutlass 4.2,
-# fetched with `cargo cuda deps fetch --cutlass 4.2`).
+# fetched with `cargo cuda deps fetch --cutlass 4.2`); RECORDED=1 (after
+# the cold builds, both crates built cold once more, cuda-build's kernel
+# objects removed but its cost records kept: how the pool plans with
+# measured peaks instead of estimates; cudaforge keeps nothing, so its
+# second cold build is a second sample).
 # Needs network once (cargo fetches the crates from crates.io) and python3.
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -122,6 +126,13 @@ run_case() {
     sum=$1 files=$2
     [ "$files" -gt 0 ] || { echo "run.sh: $name: cuda-build's cold build compiled no kernel (not cold)" >&2; exit 1; }
     top_plain=$(costliest "$report")
+    rec_cf="" rec_cb=""
+    if [ "${RECORDED:-0}" = 1 ]; then
+        for v in cudaforge cuda-build; do (cd "$work/$v" && cargo clean -q -p "$pkg"); done
+        rm -rf "$CUDA_BUILD_CACHE_DIR/v1/objects"
+        rec_cf=$(measure "$work/cudaforge" "$work/cf-rec.log")
+        rec_cb=$(export CUDA_BUILD_TIMINGS="$work/timings-recorded"; measure "$work/cuda-build" "$work/cb-rec.log")
+    fi
     e=${EDITS:-$6}
     : > "$work/edits.txt"
     for i in $(seq 1 "$e"); do
@@ -152,6 +163,8 @@ run_case() {
             "$(ratio "$(w "$cold_cb")" "$(w "$cold_cf")")" "$sp_cold"
         printf '| cold / limit (%s files, Σ nvcc %.1f s / %s cores = %.1f s) | %s | %s | %s |\n' "$files" "$sum" "$jobs" "$limit" \
             "$(ratio "$(w "$cold_cf")" "$limit")" "$(ratio "$(w "$cold_cb")" "$limit")" "$sp_limit"
+        [ -z "$rec_cb" ] || printf '| cold again, cuda-build with its cost records (objects removed) | %s | %s (%s×) | – |\n' \
+            "$(cell "$rec_cf")" "$(cell "$rec_cb")" "$(ratio "$(w "$rec_cb")" "$(w "$rec_cf")")"
         printf '| one-.cu edit (%s), median of %s | %s | %s | %s |\n' "$edit" "$e" \
             "$(cell "$(median cudaforge)")" "$(cell "$(median cuda-build)")" "$sp_edit"
         printf '| costliest (cuda-build timings) | | %s | %s |\n' "$top_plain" "$top_split"
