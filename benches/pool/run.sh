@@ -158,7 +158,7 @@ run_case() {
     fi
     {
         printf '\n### %s (%s jobs%s)\n\n' "$name" "$jobs" "${budget:+, CUDA_BUILD_MEMORY_BUDGET=$budget}"
-        printf '| step | cudaforge 0.1.6 | cuda-build | cuda-build, split %s |\n|---|---|---|---|\n' "$split"
+        printf '| step | cudaforge 0.1.6 | cuda-build | cuda-build, %s |\n|---|---|---|---|\n' "$([ "$split" = 0 ] && echo 'not split (SPLIT=0)' || echo "split $split")"
         printf '| cold | %s | %s (%s×) | %s |\n' "$(cell "$cold_cf")" "$(cell "$cold_cb")" \
             "$(ratio "$(w "$cold_cb")" "$(w "$cold_cf")")" "$sp_cold"
         printf '| cold / limit (%s files, Σ nvcc %.1f s / %s cores = %.1f s) | %s | %s | %s |\n' "$files" "$sum" "$jobs" "$limit" \
