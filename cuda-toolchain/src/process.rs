@@ -185,20 +185,20 @@ fn run_inner(
             Err(e) => return Err(RunError::Spawn(program, e.to_string())),
         }
         let left = timeout.saturating_sub(start.elapsed());
-        if let Some(w) = watch.filter(|w| w.stop_requested()) {
+        // nvcc's cicc and ptxas are grandchildren: the whole job goes, not just nvcc.
+        let mut end_tree = |child: &mut std::process::Child| {
             drop(sampler.take());
             end_job(Some(child.id()), &mark);
             let _ = child.kill();
             let _ = child.wait();
+        };
+        if let Some(w) = watch.filter(|w| w.stop_requested()) {
+            end_tree(&mut child);
             w.mark_stopped();
             return Err(RunError::Stopped(program));
         }
         if left.is_zero() {
-            drop(sampler.take());
-            // nvcc's cicc and ptxas are grandchildren: the whole job goes, not just nvcc.
-            end_job(Some(child.id()), &mark);
-            let _ = child.kill();
-            let _ = child.wait();
+            end_tree(&mut child);
             // A grandchild may still hold the pipes open: collect what is there, briefly.
             let out = collect(&stdout_rx, Duration::from_millis(200));
             let err = collect(&stderr_rx, Duration::from_millis(200));

@@ -48,6 +48,19 @@ struct Pending {
     memory: u64,
 }
 
+impl Pending {
+    /// Where its predicted memory came from, for messages.
+    fn basis(&self) -> String {
+        match self.cost {
+            Some(_) => "its last compile's peak".to_string(),
+            None => format!(
+                "estimated from its {} of source and headers",
+                show_bytes(self.work)
+            ),
+        }
+    }
+}
+
 /// What the pool did: when each compiled job ran, for the timings report.
 struct PoolRun {
     budget: Budget,
@@ -131,13 +144,7 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
         };
         let job = &p.jobs[pj.job];
         if pj.memory > budget.bytes {
-            let basis = match pj.cost {
-                Some(_) => "its last compile's peak".to_string(),
-                None => format!(
-                    "estimated from its {} of source and headers",
-                    show_bytes(pj.work)
-                ),
-            };
+            let basis = pj.basis();
             run.warn(format!(
                 "cuda-build: `{}` is predicted to need {} of memory ({basis}), more than the whole budget of {} ({}); it compiles alone (CUDA_BUILD_MEMORY_BUDGET sets the budget)",
                 job.display,
@@ -220,13 +227,7 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
 /// Why a job was stopped and compiled again: what ran beside it held more
 /// than the budget, and what it had been counted for.
 fn stopped_warning(job: &Job, pj: &Pending, span: &Span, stop: &Stop, budget: &Budget) -> String {
-    let basis = match pj.cost {
-        Some(_) => "its last compile's peak".to_string(),
-        None => format!(
-            "estimated from its {} of source and headers",
-            show_bytes(pj.work)
-        ),
-    };
+    let basis = pj.basis();
     let again = if span.stops >= 2 {
         format!(
             ", was stopped {} times, and then compiled alone",
