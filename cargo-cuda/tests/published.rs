@@ -39,7 +39,20 @@ fn installed_cli() -> &'static Path {
 /// `cargo install` reads only `$CARGO_HOME`'s config, never the current
 /// directory's, so the registry's is passed with `--config`. `--debug`: the
 /// test needs a working binary, not a fast one.
+///
+/// One install at a time: cargo locks the target dir only while it builds,
+/// and copies the binary out after, so a second install finishing its build
+/// then could replace `target/debug/cargo-cuda` under the first one's copy.
+/// The stand-in package builds in a target dir of its own: its binary has
+/// our binary's name.
 fn install(reg: &Registry, root: &Path, name: &str, force: bool) -> std::process::Output {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let target = if name == "cuda-build-cli" {
+        shared_target(reg)
+    } else {
+        reg.root.join(format!("target-{name}"))
+    };
     let mut cmd = plain_cargo();
     cmd.current_dir(&reg.root)
         .arg("--config")
@@ -47,7 +60,7 @@ fn install(reg: &Registry, root: &Path, name: &str, force: bool) -> std::process
         .args(["install", "--debug", "--root"])
         .arg(root)
         .arg(name)
-        .env("CARGO_TARGET_DIR", shared_target(reg));
+        .env("CARGO_TARGET_DIR", target);
     if force {
         cmd.arg("--force");
     }
