@@ -473,6 +473,78 @@ fn a_first_build_whose_predictions_are_too_low_still_keeps_the_budget() {
     assert!(most <= budget, "{most}");
 }
 
+/// Three instances of one header, each guessed far above what it needs (a
+/// 1 MB header: about 1.2 GB), under a budget that fits one guess: the
+/// first runs alone; once it has finished, its measured peak is what the
+/// other two count for, and they run together, stopping nothing.
+#[test]
+fn a_first_build_learns_from_the_first_instance_of_a_header() {
+    let Some(fx) = fixture(&[]) else {
+        return;
+    };
+    let mut header = String::from("#pragma once\n");
+    while header.len() < 1_000_000 {
+        header.push_str("// a template library's declarations, never instantiated here\n");
+    }
+    header.push_str("template <int N> __device__ float scaled(float x) { return x * N; }\n");
+    std::fs::write(fx.pkg().join("cu/library.cuh"), header).unwrap();
+    let stems = ["inst64", "inst128", "inst256"];
+    for s in stems {
+        let n = &s[4..];
+        std::fs::write(
+            fx.pkg().join(format!("cu/{s}.cu")),
+            format!(
+                "#include \"library.cuh\"\nextern \"C\" __global__ void {s}(float* x) {{ x[threadIdx.x] = scaled<{n}>(x[threadIdx.x]); }}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let sizes: Vec<(&str, u64)> = stems.iter().map(|s| (*s, 100)).collect();
+    let tk = fx.standin_holding(&sizes, 1.5);
+    let budget = 1536 * MIB;
+    let timings = fx.root().join("timings");
+    let env = Env::empty()
+        .set(Var::NumJobs, "3")
+        .set(Var::CudaBuildTimings, &timings)
+        .set(Var::CargoPkgName, "fixture")
+        .set(Var::CudaBuildMemoryBudget, budget.to_string());
+    let a = fx.build(&tk, env, "out").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 3);
+    assert_eq!(fx.starts(), 3, "a compile was stopped: {:?}", a.warnings);
+    let mut spans = fx.spans();
+    spans.sort_by(|a, b| a.start.total_cmp(&b.start));
+    assert!(
+        spans[1].start >= spans[0].end && spans[2].start >= spans[0].end,
+        "the first instance did not run alone: {spans:?}"
+    );
+    assert!(
+        spans[1].start < spans[2].end && spans[2].start < spans[1].end,
+        "the two that waited did not run together: {spans:?}"
+    );
+    // The report: the first counted for the size's guess, the others for
+    // what the first measured (per thread: the last may take a spare slot
+    // for its second target, and counts that much again).
+    let r = report(&timings);
+    let mut counted: Vec<(f64, u64, u64, u64)> = r
+        .compiles
+        .iter()
+        .map(|c| {
+            let threads = u64::from(c.threads);
+            (
+                c.start,
+                c.predicted_bytes.unwrap() / threads,
+                c.peak_bytes.unwrap(),
+                threads,
+            )
+        })
+        .collect();
+    counted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert!(counted[0].1 > 1_000_000_000, "{counted:?}");
+    let first_peak = counted[0].2 / counted[0].3;
+    assert_eq!(counted[1].1, first_peak, "{counted:?}");
+    assert_eq!(counted[2].1, first_peak, "{counted:?}");
+}
+
 /// Every file of the report, with nonzero peak memory from the real nvcc,
 /// its archs, a critical path; a rebuild lists them as up to date.
 #[test]

@@ -225,6 +225,10 @@ fn run_inner(
     let peak_memory = sampler
         .map(|s| s.stop())
         .map(|tree| tree.max(single_peak.unwrap_or(0)));
+    // The watch's peak is the run's, short steps between samples included.
+    if let (Some(w), Some(peak)) = (watch, peak_memory) {
+        w.record(0, peak);
+    }
     if !status.success() {
         // A failed compile's leftovers (reparented, so found by the mark only).
         end_job(None, &mark);

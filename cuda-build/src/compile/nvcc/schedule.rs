@@ -23,6 +23,14 @@
 //!   queue, counted for the peak it had reached; it starts again when that
 //!   fits. A task stopped twice runs alone. One running alone is never
 //!   stopped: the budget cannot be kept by stopping it.
+//! - **Learned from kin**: a never-compiled task is predicted from its size
+//!   ([`Demand::kin`] says which others it is like: the same headers, a
+//!   source of about its size, such as the instances of one template).
+//!   When one of its kin finishes, what that one measured replaces the
+//!   size's guess for the kin still waiting (the largest such measurement
+//!   when several have finished): the first of a library's instances
+//!   teaches the pool what the rest will need, in the build that meets
+//!   them first.
 //! - A task that needs more slots than this process can get (cargo's `-j`
 //!   below its split count, or tokens that other processes keep) would wait
 //!   forever: once nothing of the pool runs and no token has come for
@@ -53,6 +61,27 @@ pub(crate) struct Demand {
     /// Its predicted peak memory, in bytes, with `slots` (each extra slot
     /// adds as much again: another target compiled at the same time).
     pub memory: u64,
+    /// For a prediction from size alone: which other tasks it is like.
+    pub kin: Option<Kin>,
+}
+
+/// What makes never-compiled tasks alike enough that one's measured peak
+/// predicts another's: the same set of headers, and sources within 2× of
+/// each other's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Kin {
+    /// A fingerprint of the headers the source reaches.
+    pub headers: u64,
+    /// The source's own size, bytes.
+    pub own: u64,
+}
+
+impl Kin {
+    fn is_like(&self, other: &Kin) -> bool {
+        self.headers == other.headers
+            && self.own <= other.own.max(1).saturating_mul(2)
+            && other.own <= self.own.max(1).saturating_mul(2)
+    }
 }
 
 /// What a task was given when it started.
@@ -79,6 +108,9 @@ pub(crate) struct Span {
     /// and the first one.
     pub stops: u32,
     pub first_stop: Option<Stop>,
+    /// The finished kin whose measured peak it was counted for, instead of
+    /// its size's guess.
+    pub learned_from: Option<usize>,
 }
 
 /// An attempt stopped to keep the memory budget.
@@ -183,6 +215,10 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
     let mut spans: Vec<Option<Span>> = vec![None; n];
     let mut started: Vec<Option<Started>> = (0..n).map(|_| None).collect();
     let mut stops: Vec<(u32, Option<Stop>)> = vec![(0, None); n];
+    // What finished kin measured (their kin, peak per target, which task),
+    // and which one each waiting task's prediction came from.
+    let mut learned: Vec<(Kin, u64, usize)> = Vec::new();
+    let mut learned_from: Vec<Option<usize>> = vec![None; n];
     let (tx, rx) = mpsc::channel::<Msg<T>>();
     // A fixed limit below a task's slots can never grow: the task gets all of it.
     let cap = match limiter {
@@ -416,7 +452,15 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                         after: s.after,
                         stops: count,
                         first_stop: first,
+                        learned_from: learned_from[idx],
                     });
+                    if let (Some(kin), Ok(_)) = (demands[idx].kin, &r) {
+                        let per_target = s.watch.peak() / (1 + s.grant.extra as u64);
+                        if per_target > 0 {
+                            learned.push((kin, per_target, idx));
+                            learn(&mut queue, &learned, &stops, &mut learned_from);
+                        }
+                    }
                     match r {
                         Ok(r) => results[idx] = Some(r),
                         Err(payload) => panicked = panicked.or(Some(payload)),
@@ -435,6 +479,32 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
         .zip(spans)
         .map(|(r, s)| (r.expect("every task ran"), s.expect("every task ran")))
         .collect()
+}
+
+/// Each waiting task with kin that have finished is counted for the largest
+/// peak they measured. Not one stopped before: it counts for what it reached.
+fn learn(
+    queue: &mut VecDeque<(usize, Demand)>,
+    learned: &[(Kin, u64, usize)],
+    stops: &[(u32, Option<Stop>)],
+    learned_from: &mut [Option<usize>],
+) {
+    for (idx, d) in queue.iter_mut() {
+        let Some(kin) = d.kin else {
+            continue;
+        };
+        if stops[*idx].0 > 0 {
+            continue;
+        }
+        if let Some(&(_, peak, from)) = learned
+            .iter()
+            .filter(|(k, _, _)| kin.is_like(k))
+            .max_by_key(|(_, peak, _)| *peak)
+        {
+            d.memory = peak;
+            learned_from[*idx] = Some(from);
+        }
+    }
 }
 
 /// What the running tasks count for together (see [`Started::counted`]).
@@ -540,6 +610,7 @@ mod tests {
             slots: 1,
             extra_slots: 0,
             memory,
+            kin: None,
         }
     }
 
@@ -561,11 +632,13 @@ mod tests {
             slots: 2,
             extra_slots: 0,
             memory: 0,
+            kin: None,
         };
         let threads = Demand {
             slots: 1,
             extra_slots: 2,
             memory: 0,
+            kin: None,
         };
         let demands = [split, split, one(0), one(0), split, one(0), threads];
         let (max, _, r) = peaks(&Limiter::Jobserver(client.clone()), u64::MAX, &demands, 40);
@@ -620,6 +693,7 @@ mod tests {
             slots: 1,
             extra_slots: 3,
             memory: 10,
+            kin: None,
         };
         let (_, _, r) = peaks(&Limiter::Fixed(4), u64::MAX, &[threads, threads], 20);
         // The first one starts while another waits: no extras. The last one
@@ -640,6 +714,7 @@ mod tests {
             slots: 1,
             extra_slots: 2,
             memory: 0,
+            kin: None,
         };
         let (max, _, r) = peaks(
             &Limiter::Jobserver(client.clone()),
@@ -678,14 +753,25 @@ mod tests {
         uses: &[u64],
         ms: u64,
     ) -> (Vec<usize>, u64, Vec<(usize, Span)>) {
-        let attempts: Vec<AtomicUsize> = predicted.iter().map(|_| AtomicUsize::new(0)).collect();
+        let demands: Vec<Demand> = predicted.iter().map(|&p| one(p)).collect();
+        measured_demands(budget, &demands, uses, ms)
+    }
+
+    /// [`measured`] with whole demands (kin).
+    fn measured_demands(
+        budget: u64,
+        demands: &[Demand],
+        uses: &[u64],
+        ms: u64,
+    ) -> (Vec<usize>, u64, Vec<(usize, Span)>) {
+        let attempts: Vec<AtomicUsize> = demands.iter().map(|_| AtomicUsize::new(0)).collect();
         let held = AtomicU64::new(0);
         let most = AtomicU64::new(0);
-        let tasks: Vec<(Demand, Task<'_, usize>)> = predicted
+        let tasks: Vec<(Demand, Task<'_, usize>)> = demands
             .iter()
             .zip(uses)
             .enumerate()
-            .map(|(i, (&p, &u))| {
+            .map(|(i, (&d, &u))| {
                 let (attempts, held, most) = (&attempts, &held, &most);
                 let task: Task<'_, usize> = Box::new(move |_: Grant, w: &Arc<Watch>| {
                     attempts[i].fetch_add(1, Ordering::SeqCst);
@@ -702,7 +788,7 @@ mod tests {
                     }
                     i
                 });
-                (one(p), task)
+                (d, task)
             })
             .collect();
         let r = run_all(tasks, &Limiter::Fixed(4), budget);
@@ -755,6 +841,55 @@ mod tests {
         // A task above the whole budget alone is never stopped.
         let (attempts, _, r) = measured(100, &[10], &[400], 50);
         assert_eq!((attempts, r[0].1.stops), (vec![1], 0));
+    }
+
+    #[test]
+    fn kin_that_finished_teach_the_prediction_of_those_waiting() {
+        let kin = |headers, own| Kin { headers, own };
+        let guessed = |k: Kin| Demand {
+            kin: Some(k),
+            ..one(60)
+        };
+        // Budget 100; three instances of one template guessed at 60 each
+        // (one at a time), each really using 30. Once the first has
+        // finished, its 30 is what the other two count for: they run
+        // together, and each says what it learned from.
+        let a = kin(7, 400);
+        let (attempts, most, r) = measured_demands(100, &[guessed(a); 3], &[30; 3], 150);
+        assert_eq!(attempts, [1; 3]);
+        assert!(most <= 100, "{most}");
+        let s: Vec<Span> = r.iter().map(|(_, s)| *s).collect();
+        assert!(s[1].start >= s[0].end && s[2].start >= s[0].end, "{s:?}");
+        assert!(
+            s[2].start < s[1].end && s[1].start < s[2].end,
+            "the two waiting kin did not overlap: {s:?}"
+        );
+        assert_eq!(
+            (s[0].learned_from, s[1].learned_from, s[2].learned_from),
+            (None, Some(0), Some(0))
+        );
+        assert_eq!((s[1].memory, s[2].memory), (30, 30));
+        // Other headers, a source over twice the size, or no kin at all:
+        // nothing is learned, and they run one at a time.
+        let strangers = [
+            guessed(a),
+            guessed(kin(8, 400)),
+            guessed(kin(7, 900)),
+            one(60),
+        ];
+        let (_, _, r) = measured_demands(100, &strangers, &[30; 4], 60);
+        let s: Vec<Span> = r.iter().map(|(_, s)| *s).collect();
+        assert!(
+            s.iter().all(|s| s.learned_from.is_none() && s.memory == 60),
+            "{s:?}"
+        );
+        for w in s.windows(2) {
+            assert!(w[1].start >= w[0].end, "{s:?}");
+        }
+        // Learned too low: the measurement still keeps the budget.
+        let (attempts, _, r) = measured_demands(100, &[guessed(a); 3], &[30, 60, 60], 300);
+        assert!(attempts.iter().sum::<usize>() > 3, "{attempts:?}");
+        assert!(r.iter().any(|(_, s)| s.stops > 0), "{r:?}");
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //! corrupt record is ignored with a note.
 //!
 //! Memory: each job's predicted peak is its recorded one, else one from
-//! its estimated work; a job predicted above the whole budget is named in a
-//! warning and runs alone. After each compile its wall time, its tree's
+//! its estimated work, replaced by what the first finished job with the
+//! same headers and flags measured (`schedule.rs`, kin); a job predicted
+//! above the whole budget is named in a warning and runs alone. After each compile its wall time, its tree's
 //! peak memory and its threads are recorded for the next build. With
 //! `CUDA_BUILD_TIMINGS` the pool writes its timings report (`output/timings.rs`).
 
@@ -21,18 +22,20 @@ use crate::compile::incremental::cost::Cost;
 use crate::compile::nvcc::jobserver::Limiter;
 use crate::compile::nvcc::memory_budget::Budget;
 use crate::compile::nvcc::progress::Event;
-use crate::compile::nvcc::schedule::{self, Demand, Grant, Span, Stop, Task};
+use crate::compile::nvcc::schedule::{self, Demand, Grant, Kin, Span, Stop, Task};
 use crate::compile::output::artifacts::Artifacts;
 use crate::compile::output::timings::{self, show_bytes, Report};
 use crate::compile::run::collisions::{collisions, shared_output};
 use crate::compile::run::context::{JobDone, Outcome, Planned, Run, Stage};
 use crate::compile::run::job::Job;
-use crate::compile::run::work_estimate::{include_dirs, predicted_peak, Estimate};
+use crate::compile::run::work_estimate::{include_dirs, predicted_peak, Estimate, Work};
 use crate::compile::settings::package::package_dir;
 use crate::compile::settings::spec::Prepared;
 use cuda_toolchain::env::{Env, Var};
 use cuda_toolchain::process::tree_memory::Watch;
 use cuda_toolchain::Error;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -46,6 +49,8 @@ struct Pending {
     work: u64,
     /// Its predicted peak memory with one target at a time, bytes.
     memory: u64,
+    /// Without a record: which other jobs it is like ([`Kin`]).
+    kin: Option<Kin>,
 }
 
 impl Pending {
@@ -166,6 +171,7 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
             slots: job.split as usize,
             extra_slots,
             memory: pj.memory,
+            kin: pj.kin,
         };
         order.push(pj);
         tasks.push((
@@ -183,6 +189,11 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
         }
     }
 
+    // Each job's name, for a prediction learned from it.
+    let names: Vec<String> = order
+        .iter()
+        .map(|pj| ready(pj.build).map_or_else(String::new, |(_, p)| p.jobs[pj.job].display.clone()))
+        .collect();
     let all: Vec<Span> = compiled.iter().map(|(_, s)| *s).collect();
     let critical = schedule::critical_path(&all);
     let mut spans = Vec::with_capacity(order.len());
@@ -192,7 +203,20 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
             continue;
         };
         if let Some(stop) = span.first_stop {
-            run.warn(stopped_warning(&p.jobs[pj.job], pj, &span, &stop, &budget));
+            let basis = match span.learned_from {
+                Some(k) => format!(
+                    "the peak measured for `{}`, which reads the same headers",
+                    names[k]
+                ),
+                None => pj.basis(),
+            };
+            run.warn(stopped_warning(
+                &p.jobs[pj.job],
+                &basis,
+                &span,
+                &stop,
+                &budget,
+            ));
         }
         if let (Ok(done), Some(cache)) = (&r, &p.tools.cache) {
             if let Some(took) = done.took {
@@ -226,8 +250,7 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
 
 /// Why a job was stopped and compiled again: what ran beside it held more
 /// than the budget, and what it had been counted for.
-fn stopped_warning(job: &Job, pj: &Pending, span: &Span, stop: &Stop, budget: &Budget) -> String {
-    let basis = pj.basis();
+fn stopped_warning(job: &Job, basis: &str, span: &Span, stop: &Stop, budget: &Budget) -> String {
     let again = if span.stops >= 2 {
         format!(
             ", was stopped {} times, and then compiled alone",
@@ -304,7 +327,7 @@ fn pending_in_order<'a, 'b: 'a>(
             // The build's include dirs and every one its flags name (header
             // dependencies such as CUTLASS, `-isystem`).
             let work = match cost {
-                Some(_) => 0,
+                Some(_) => Work::default(),
                 None => {
                     let mut dirs = job.includes.clone();
                     for d in include_dirs(&job.args, &run.base) {
@@ -317,15 +340,35 @@ fn pending_in_order<'a, 'b: 'a>(
             };
             let memory = cost
                 .and_then(|c| c.peak_for(1))
-                .unwrap_or_else(|| predicted_peak(work));
+                .unwrap_or_else(|| predicted_peak(work.bytes));
+            // Alike: the same headers and flags (a library's instances),
+            // less the flags that name the source itself.
+            let kin = match (cost, work.headers) {
+                (None, Some(headers)) => {
+                    let mut h = DefaultHasher::new();
+                    let own_name = job.source_arg.to_string_lossy();
+                    headers.hash(&mut h);
+                    job.args
+                        .iter()
+                        .filter(|a| !a.to_string_lossy().contains(own_name.as_ref()))
+                        .for_each(|a| a.hash(&mut h));
+                    job.calls.hash(&mut h);
+                    Some(Kin {
+                        headers: h.finish(),
+                        own: work.own,
+                    })
+                }
+                _ => None,
+            };
             pending.push((
                 job.split,
                 Pending {
                     build: bi,
                     job: ji,
                     cost,
-                    work,
+                    work: work.bytes,
                     memory,
+                    kin,
                 },
             ));
         }

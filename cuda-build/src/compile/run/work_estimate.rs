@@ -15,6 +15,7 @@
 use cuda_toolchain::fsutil;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 /// A never-compiled source's predicted peak memory: [`BASE_PEAK`] plus
@@ -30,8 +31,9 @@ use std::path::{Path, PathBuf};
 /// too few than run out of memory; size is a weak predictor of the rest,
 /// which it overstates up to tenfold. What it misses is caught while the
 /// build runs (the pool stops a compile when the running ones hold more
-/// than the budget, `nvcc/schedule.rs`), and once a source has compiled,
-/// its measured peak replaces the prediction.
+/// than the budget, `nvcc/schedule.rs`); once a source has compiled, its
+/// measured peak replaces the prediction, for the next build and, within
+/// this one, for the sources that read the same headers ([`Work::headers`]).
 pub(crate) const BASE_PEAK: u64 = 150_000_000;
 /// See [`BASE_PEAK`].
 pub(crate) const PEAK_PER_SQRT_MB: f64 = 1e9;
@@ -96,14 +98,29 @@ pub(crate) struct Estimate {
     files: HashMap<PathBuf, Option<Read>>,
 }
 
+/// A never-compiled source's estimate: its work, and what tells which other
+/// sources are alike (the pool predicts one from another's measured peak).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Work {
+    /// The source's size plus its reachable headers' sizes, bytes.
+    pub bytes: u64,
+    /// The source's own size, bytes.
+    pub own: u64,
+    /// A fingerprint of the set of headers it reaches; None when it reaches
+    /// none (then nothing but its own text decides its cost).
+    pub headers: Option<u64>,
+}
+
 impl Estimate {
-    /// The source's size plus its reachable headers' sizes, in bytes.
+    /// The source's size plus its reachable headers' sizes ([`Work`]).
     /// `"name"` is looked up beside the including file, then in `includes`;
     /// `<name>` only in `includes`. Unreadable or unresolved names are skipped.
-    pub(crate) fn work(&mut self, source: &Path, includes: &[PathBuf]) -> u64 {
+    pub(crate) fn work(&mut self, source: &Path, includes: &[PathBuf]) -> Work {
+        let source = fsutil::normalize(source);
         let mut seen: HashSet<PathBuf> = HashSet::new();
-        let mut stack = vec![fsutil::normalize(source)];
+        let mut stack = vec![source.clone()];
         let mut total = 0u64;
+        let mut own = 0u64;
         while let Some(file) = stack.pop() {
             if seen.len() >= MAX_FILES || !seen.insert(file.clone()) {
                 continue;
@@ -120,6 +137,9 @@ impl Estimate {
                 continue;
             };
             total += *size;
+            if file == source {
+                own = *size;
+            }
             let here = file.parent().map(Path::to_path_buf).unwrap_or_default();
             for (name, quoted) in names.iter() {
                 let beside = quoted.then(|| here.join(name));
@@ -132,7 +152,23 @@ impl Estimate {
                 }
             }
         }
-        total
+        let mut headers: Vec<&PathBuf> = Vec::new();
+        for file in &seen {
+            if *file != source && matches!(self.files.get(file), Some(Some(_))) {
+                headers.push(file);
+            }
+        }
+        headers.sort();
+        let fingerprint = (!headers.is_empty()).then(|| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            headers.hash(&mut h);
+            h.finish()
+        });
+        Work {
+            bytes: total,
+            own,
+            headers: fingerprint,
+        }
     }
 }
 
@@ -189,12 +225,17 @@ mod tests {
         write(&d.path().join("src/plain.cu"), &"y".repeat(10_000));
         let includes = [lib.clone()];
         let mut e = Estimate::default();
-        let heavy = e.work(&d.path().join("src/heavy.cu"), &includes);
-        let plain = e.work(&d.path().join("src/plain.cu"), &includes);
+        let heavy = e.work(&d.path().join("src/heavy.cu"), &includes).bytes;
+        let plain = e.work(&d.path().join("src/plain.cu"), &includes).bytes;
         assert!(heavy > 50_000 && heavy < 50_200, "{heavy}");
         assert_eq!(plain, 10_000);
         // Without the include dir the library is not found: only the package.
-        assert!(Estimate::default().work(&d.path().join("src/heavy.cu"), &[]) < 200);
+        assert!(
+            Estimate::default()
+                .work(&d.path().join("src/heavy.cu"), &[])
+                .bytes
+                < 200
+        );
     }
 
     #[test]
@@ -261,14 +302,54 @@ mod tests {
         );
         write(&d.path().join("k.cu"), "#include \"a.cuh\"\n");
         let mut e = Estimate::default();
-        let n = e.work(&d.path().join("k.cu"), &[]);
+        let n = e.work(&d.path().join("k.cu"), &[]).bytes;
         let sizes: u64 = ["a.cuh", "b.cuh", "k.cu"]
             .iter()
             .map(|f| std::fs::metadata(d.path().join(f)).unwrap().len())
             .sum();
         assert_eq!(n, sizes);
-        assert_eq!(e.work(&d.path().join("missing.cu"), &[]), 0);
+        assert_eq!(e.work(&d.path().join("missing.cu"), &[]), Work::default());
         // Read once, counted again for another source that includes it.
-        assert_eq!(e.work(&d.path().join("k.cu"), &[]), sizes);
+        assert_eq!(e.work(&d.path().join("k.cu"), &[]).bytes, sizes);
+    }
+
+    #[test]
+    fn sources_reading_the_same_headers_share_a_fingerprint() {
+        let d = tempfile::tempdir().unwrap();
+        let lib = d.path().join("lib");
+        write(&lib.join("gemm.hpp"), "#include \"tile.hpp\"\n");
+        write(&lib.join("tile.hpp"), "// tiles\n");
+        write(&lib.join("other.hpp"), "// other\n");
+        // Two instances of one template (different text, same headers, one
+        // reached through another spelling), one with a header more, one
+        // with none.
+        write(
+            &d.path().join("a.cu"),
+            "#include <gemm.hpp>\ntemplate void run<64>();\n",
+        );
+        write(
+            &d.path().join("b.cu"),
+            "#include \"lib/gemm.hpp\"\ntemplate void run<128>(); // wider\n",
+        );
+        write(
+            &d.path().join("c.cu"),
+            "#include <gemm.hpp>\n#include <other.hpp>\n",
+        );
+        write(&d.path().join("plain.cu"), "__global__ void k() {}\n");
+        let includes = [lib.clone()];
+        let mut e = Estimate::default();
+        let a = e.work(&d.path().join("a.cu"), &includes);
+        let b = e.work(&d.path().join("b.cu"), &includes);
+        let c = e.work(&d.path().join("c.cu"), &includes);
+        let plain = e.work(&d.path().join("plain.cu"), &includes);
+        assert!(a.headers.is_some());
+        assert_eq!(a.headers, b.headers);
+        assert_ne!(a.headers, c.headers);
+        assert_eq!(plain.headers, None);
+        let own = |f: &str| std::fs::metadata(d.path().join(f)).unwrap().len();
+        assert_eq!(
+            (a.own, b.own, plain.own),
+            (own("a.cu"), own("b.cu"), own("plain.cu"))
+        );
     }
 }
