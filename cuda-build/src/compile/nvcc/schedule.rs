@@ -201,11 +201,13 @@ impl Started {
 
 /// Runs every task in the given order under the limiter's slots and the
 /// memory budget (bytes; `u64::MAX` for none), and returns each result
-/// with when it ran, in task order.
+/// with when it ran, in task order. Only a result that `succeeded` teaches
+/// its kin (a compile error ends early, below what its kin will need).
 pub(crate) fn run_all<'a, T: Send + 'static>(
     tasks: Vec<(Demand, Task<'a, T>)>,
     limiter: &Limiter,
     budget: u64,
+    succeeded: &dyn Fn(&T) -> bool,
 ) -> Vec<(T, Span)> {
     let n = tasks.len();
     if n == 0 {
@@ -454,7 +456,8 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                         first_stop: first,
                         learned_from: learned_from[idx],
                     });
-                    if let (Some(kin), Ok(_)) = (demands[idx].kin, &r) {
+                    let taught = matches!(&r, Ok(v) if succeeded(v));
+                    if let (Some(kin), true) = (demands[idx].kin, taught) {
                         let per_target = s.watch.peak() / (1 + s.grant.extra as u64);
                         if per_target > 0 {
                             learned.push((kin, per_target, idx));
@@ -597,7 +600,7 @@ mod tests {
                 (d, task)
             })
             .collect();
-        let r = run_all(tasks, limiter, budget);
+        let r = run_all(tasks, limiter, budget, &|_| true);
         (
             slots_max.load(Ordering::SeqCst),
             mem_max.load(Ordering::SeqCst),
@@ -738,7 +741,7 @@ mod tests {
                 (one(0), Box::new(|_, _| panic!("task failed"))),
                 (one(0), Box::new(|_, _| 3)),
             ];
-            run_all(ts, &Limiter::Fixed(2), u64::MAX)
+            run_all(ts, &Limiter::Fixed(2), u64::MAX, &|_| true)
         });
         assert!(r.is_err());
     }
@@ -791,7 +794,7 @@ mod tests {
                 (d, task)
             })
             .collect();
-        let r = run_all(tasks, &Limiter::Fixed(4), budget);
+        let r = run_all(tasks, &Limiter::Fixed(4), budget, &|_| true);
         (
             attempts.iter().map(|a| a.load(Ordering::SeqCst)).collect(),
             most.load(Ordering::SeqCst),
@@ -890,6 +893,46 @@ mod tests {
         let (attempts, _, r) = measured_demands(100, &[guessed(a); 3], &[30, 60, 60], 300);
         assert!(attempts.iter().sum::<usize>() > 3, "{attempts:?}");
         assert!(r.iter().any(|(_, s)| s.stops > 0), "{r:?}");
+    }
+
+    #[test]
+    fn a_kin_that_failed_teaches_nothing() {
+        // The first of three kin fails early, holding little: the second
+        // keeps the guess (one at a time); the third learns from the second.
+        let guessed = Demand {
+            kin: Some(Kin {
+                headers: 7,
+                own: 400,
+            }),
+            ..one(60)
+        };
+        let tasks: Vec<(Demand, Task<'_, Result<(), ()>>)> = (0..3)
+            .map(|i| {
+                let t: Task<'_, Result<(), ()>> = Box::new(move |_, w: &Arc<Watch>| {
+                    w.record(5, 5);
+                    std::thread::sleep(Duration::from_millis(30));
+                    if i == 0 {
+                        Err(())
+                    } else {
+                        Ok(())
+                    }
+                });
+                (guessed, t)
+            })
+            .collect();
+        let r = run_all(tasks, &Limiter::Fixed(4), 100, &|r| r.is_ok());
+        let s: Vec<Span> = r.iter().map(|(_, s)| *s).collect();
+        assert_eq!(
+            (
+                s[1].learned_from,
+                s[1].memory,
+                s[2].learned_from,
+                s[2].memory
+            ),
+            (None, 60, Some(1), 5),
+            "{s:?}"
+        );
+        assert!(s[1].start >= s[0].end, "{s:?}");
     }
 
     #[test]

@@ -179,7 +179,7 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
             Box::new(move |g: Grant, w: &Arc<Watch>| compile_one(run, p, job, 1 + g.extra, w)),
         ));
     }
-    let compiled = schedule::run_all(tasks, &limiter, budget.bytes);
+    let compiled = schedule::run_all(tasks, &limiter, budget.bytes, &|r| r.is_ok());
     // One-line notices of each build's nvcc runner (sccache skipped or bypassed).
     for bi in 0..runs.len() {
         if let Some((run, p)) = ready(bi) {
