@@ -29,10 +29,30 @@ fn installed_cli() -> &'static Path {
         let (_, stderr) = text(&out);
         assert!(
             out.status.success(),
-            "cargo install cuda-build-cli:\n{stderr}"
+            "cargo install cuda-build-cli:\n{}",
+            without_progress(&stderr)
         );
         root.join("bin/cargo-cuda")
     })
+}
+
+/// cargo's stderr less its progress lines (`Compiling …`), so the error
+/// itself is what a failed assertion shows, not cut out of a long log.
+fn without_progress(stderr: &str) -> String {
+    const PROGRESS: &[&str] = &[
+        "Compiling ",
+        "Blocking ",
+        "Locking ",
+        "Adding ",
+        "Downloaded ",
+        "Installing ",
+        "Updating ",
+    ];
+    stderr
+        .lines()
+        .filter(|l| !PROGRESS.iter().any(|p| l.trim_start().starts_with(p)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `cargo install NAME` as a user types it, resolved from the registry.
@@ -271,7 +291,7 @@ fn installing_over_another_packages_cargo_cuda_needs_force() {
     );
 
     let out = install(reg, &root, "cuda-build-cli", true);
-    assert!(out.status.success(), "{}", text(&out).1);
+    assert!(out.status.success(), "{}", without_progress(&text(&out).1));
     let out = Command::new(root.join("bin/cargo-cuda"))
         .args(["cuda", "--version"])
         .output()
