@@ -284,8 +284,8 @@ fn the_memory_budget_holds_and_a_job_above_it_runs_alone() {
     assert!(
         b.warnings
             .iter()
-            .any(|w| w.contains("`cu/softmax.cu` is predicted to need")
-                && w.contains("compiles alone")),
+            .any(|w| w.contains("`cu/softmax.cu` was predicted to need")
+                && w.contains("compiled alone")),
         "{:?}",
         b.warnings
     );
@@ -474,9 +474,10 @@ fn a_first_build_whose_predictions_are_too_low_still_keeps_the_budget() {
 }
 
 /// Three instances of one header, each guessed far above what it needs (a
-/// 1 MB header: about 1.2 GB), under a budget that fits one guess: the
-/// first runs alone; once it has finished, its measured peak is what the
-/// other two count for, and they run together, stopping nothing.
+/// 1 MB header: about 1.2 GB), under a budget below one guess: the first
+/// runs alone, with the warning that says so; once it has finished, its
+/// measured peak is what the other two count for, and they run together,
+/// stopping nothing, with no warning.
 #[test]
 fn a_first_build_learns_from_the_first_instance_of_a_header() {
     let Some(fx) = fixture(&[]) else {
@@ -501,7 +502,7 @@ fn a_first_build_learns_from_the_first_instance_of_a_header() {
     }
     let sizes: Vec<(&str, u64)> = stems.iter().map(|s| (*s, 100)).collect();
     let tk = fx.standin_holding(&sizes, 1.5);
-    let budget = 1536 * MIB;
+    let budget = 1024 * MIB;
     let timings = fx.root().join("timings");
     let env = Env::empty()
         .set(Var::NumJobs, "3")
@@ -539,7 +540,14 @@ fn a_first_build_learns_from_the_first_instance_of_a_header() {
         })
         .collect();
     counted.sort_by(|a, b| a.0.total_cmp(&b.0));
-    assert!(counted[0].1 > 1_000_000_000, "{counted:?}");
+    assert!(counted[0].1 > budget, "{counted:?}");
+    let alone: Vec<&String> = a
+        .warnings
+        .iter()
+        .filter(|w| w.contains("was predicted to need") && w.contains("compiled alone"))
+        .collect();
+    assert_eq!(alone.len(), 1, "{:?}", a.warnings);
+    assert!(alone[0].contains("estimated from its"), "{alone:?}");
     let first_peak = counted[0].2 / counted[0].3;
     assert_eq!(counted[1].1, first_peak, "{counted:?}");
     assert_eq!(counted[2].1, first_peak, "{counted:?}");

@@ -148,16 +148,6 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
             continue;
         };
         let job = &p.jobs[pj.job];
-        if pj.memory > budget.bytes {
-            let basis = pj.basis();
-            run.warn(format!(
-                "cuda-build: `{}` is predicted to need {} of memory ({basis}), more than the whole budget of {} ({}); it compiles alone (CUDA_BUILD_MEMORY_BUDGET sets the budget)",
-                job.display,
-                show_bytes(pj.memory),
-                show_bytes(budget.bytes),
-                budget.source
-            ));
-        }
         let targets = job.plan.sass.len() + usize::from(job.plan.ptx.is_some());
         // Not under a wrapper (sccache, ccache): `--threads` would enter its
         // key, and a changing thread count would miss its cache.
@@ -202,14 +192,26 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
         let (Ok(run), Ok(Stage::Ready(p))) = (&runs[pj.build], &mut stages[pj.build]) else {
             continue;
         };
+        let basis = match span.learned_from {
+            Some(k) => format!(
+                "the peak measured for `{}`, which reads the same headers",
+                names[k]
+            ),
+            None => pj.basis(),
+        };
+        // Told after the run: a guess above the budget may have been
+        // replaced by what a kin measured before it started.
+        let counted = span.memory / (1 + span.grant.extra as u64);
+        if counted > budget.bytes {
+            run.warn(format!(
+                "cuda-build: `{}` was predicted to need {} of memory ({basis}), more than the whole budget of {} ({}); it compiled alone (CUDA_BUILD_MEMORY_BUDGET sets the budget)",
+                p.jobs[pj.job].display,
+                show_bytes(counted),
+                show_bytes(budget.bytes),
+                budget.source
+            ));
+        }
         if let Some(stop) = span.first_stop {
-            let basis = match span.learned_from {
-                Some(k) => format!(
-                    "the peak measured for `{}`, which reads the same headers",
-                    names[k]
-                ),
-                None => pj.basis(),
-            };
             run.warn(stopped_warning(
                 &p.jobs[pj.job],
                 &basis,
