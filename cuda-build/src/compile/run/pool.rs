@@ -14,9 +14,10 @@
 //! Memory: each job's predicted peak is its recorded one, else one from
 //! its estimated work, replaced by what the first finished job with the
 //! same headers and flags measured (`schedule.rs`, kin); a job predicted
-//! above the whole budget is named in a warning and runs alone. After each compile its wall time, its tree's
-//! peak memory and its threads are recorded for the next build. With
-//! `CUDA_BUILD_TIMINGS` the pool writes its timings report (`output/timings.rs`).
+//! above the whole budget runs alone, and a warning names it. After each
+//! compile its wall time, its tree's peak memory and its threads are
+//! recorded for the next build. With `CUDA_BUILD_TIMINGS` the pool writes
+//! its timings report (`output/timings.rs`).
 
 use crate::compile::incremental::cost::Cost;
 use crate::compile::nvcc::jobserver::Limiter;
