@@ -719,6 +719,26 @@ fn nvcc_runs_in_parallel_up_to_num_jobs_and_gets_threads_when_slots_are_idle() {
     let (n, _, calls) = build("4", "80;90", "two");
     assert_eq!(n, 1, "{calls:?}");
     assert!(calls[0].contains("--threads 3"), "{calls:?}");
+    // A PTX build's source has one target (the top arch's PTX) whatever
+    // the archs: no --threads, and no slot taken for it.
+    let _ = std::fs::remove_file(&log);
+    fx.build()
+        .env(fx.env().set(Var::NumJobs, "4"))
+        .toolkit(tk.clone())
+        .no_cache()
+        .arch("80;90")
+        .file("cu/saxpy.cu")
+        .output(OutputKind::Ptx)
+        .out_dir(fx.root().join("ptx"))
+        .try_compile()
+        .unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let calls: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("+ ") && l.contains(".cu"))
+        .collect();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert!(!calls[0].contains("--threads"), "{calls:?}");
 }
 
 #[test]
@@ -1695,8 +1715,10 @@ fn several_builds_share_one_pool_longest_job_first() {
             .module_name("lib");
         (ptx, lib)
     };
-    // Cold: no durations yet, so by size with included headers, across both
-    // builds: the library's mid.cu runs between the PTX build's files (one pool).
+    // Cold: no durations yet, so by size with included headers, times the
+    // device passes of the targets, across both builds (one pool): the
+    // library's mid.cu, half big.cu's size but an object (cicc, then ptxas
+    // for sm_90), runs before big.cu's PTX (cicc alone).
     let (ptx, lib) = builds("");
     let all = cuda_build::try_compile_all([&ptx, &lib]).unwrap();
     assert_eq!(all.len(), 2);
@@ -1713,8 +1735,8 @@ fn several_builds_share_one_pool_longest_job_first() {
         .collect();
     assert_eq!(
         order,
-        ["cu/templ.cu", "cu/big.cu", "lib/mid.cu", "cu/slow.cu"],
-        "relative paths, by size with included headers"
+        ["cu/templ.cu", "lib/mid.cu", "cu/big.cu", "cu/slow.cu"],
+        "relative paths, by size with included headers, times device passes"
     );
     // Durations are recorded in the cache; after an edit, slow.cu (2 s) starts first.
     let records = walk(&fx.cache().join("v1/durations"));

@@ -8,7 +8,9 @@
 //! Order: split jobs (`--split-compile`, several slots each) first; then
 //! jobs whose cost is not recorded in the cache (`durations` records,
 //! `incremental/cost.rs`), which may be long, biggest estimated work first
-//! (`work_estimate.rs`); then the others, longest recorded time first. A
+//! (`work_estimate.rs`: the source and its headers, times the device passes
+//! its targets take, so an object that also runs ptxas goes before a PTX
+//! file of its size); then the others, longest recorded time first. A
 //! corrupt record is ignored with a note.
 //!
 //! Memory: each job's predicted peak is its recorded one, else one from
@@ -29,7 +31,9 @@ use crate::compile::output::timings::{self, show_bytes, Report};
 use crate::compile::run::collisions::{collisions, shared_output};
 use crate::compile::run::context::{JobDone, Outcome, Planned, Run, Stage};
 use crate::compile::run::job::Job;
-use crate::compile::run::work_estimate::{include_dirs, predicted_peak, Estimate, Work};
+use crate::compile::run::work_estimate::{
+    device_passes, include_dirs, predicted_peak, Estimate, Work,
+};
 use crate::compile::settings::package::package_dir;
 use crate::compile::settings::spec::Prepared;
 use cuda_toolchain::env::{Env, Var};
@@ -48,6 +52,9 @@ struct Pending {
     cost: Option<Cost>,
     /// Without a record: the estimated work ([`Estimate`]), bytes.
     work: u64,
+    /// Its place among never-recorded jobs: the work times the device
+    /// passes nvcc runs for its targets ([`device_passes`]).
+    weight: u64,
     /// Its predicted peak memory with one target at a time, bytes.
     memory: u64,
     /// Without a record: which other jobs it is like ([`Kin`]).
@@ -149,7 +156,9 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
             continue;
         };
         let job = &p.jobs[pj.job];
-        let targets = job.plan.sass.len() + usize::from(job.plan.ptx.is_some());
+        // What this job compiles (a PTX build's job has one target whatever
+        // the plan's SASS), so no `--threads` slot is taken for nothing.
+        let targets = job.archs.len();
         // Not under a wrapper (sccache, ccache): `--threads` would enter its
         // key, and a changing thread count would miss its cache.
         let wrapped = p.tools.runner.wrapper.is_some();
@@ -370,6 +379,7 @@ fn pending_in_order<'a, 'b: 'a>(
                     job: ji,
                     cost,
                     work: work.bytes,
+                    weight: work.bytes.saturating_mul(device_passes(&job.archs)),
                     memory,
                     kin,
                 },
@@ -381,7 +391,7 @@ fn pending_in_order<'a, 'b: 'a>(
         (sb > &1)
             .cmp(&(sa > &1))
             .then(time(b).total_cmp(&time(a)))
-            .then(b.work.cmp(&a.work))
+            .then(b.weight.cmp(&a.weight))
     });
     pending.into_iter().map(|(_, p)| p).collect()
 }

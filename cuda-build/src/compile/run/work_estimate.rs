@@ -43,6 +43,27 @@ pub(crate) fn predicted_peak(work: u64) -> u64 {
     BASE_PEAK + (PEAK_PER_SQRT_MB * (work as f64 / 1e6).sqrt()) as u64
 }
 
+/// The device passes nvcc runs for a job's targets (`sm_90`, `compute_90`;
+/// seen with `nvcc -dryrun`): one preprocessing and cicc per virtual arch,
+/// one ptxas per SASS target. A PTX file is 1, an object for `sm_89` alone
+/// 2 (cicc then ptxas), a fat binary of `sm_80`, `sm_90` and `compute_90`
+/// 4. The job order weighs a source's work by them: of two sources the
+/// same size, the one that also runs ptxas takes longer.
+pub(crate) fn device_passes(targets: &[String]) -> u64 {
+    let mut virtual_archs: Vec<&str> = targets
+        .iter()
+        .map(|t| {
+            t.strip_prefix("sm_")
+                .or_else(|| t.strip_prefix("compute_"))
+                .unwrap_or(t)
+        })
+        .collect();
+    virtual_archs.sort_unstable();
+    virtual_archs.dedup();
+    let sass = targets.iter().filter(|t| t.starts_with("sm_")).count();
+    (virtual_archs.len() + sass).max(1) as u64
+}
+
 /// The include directories nvcc is given in `args` (`-I dir`, `-Idir`,
 /// `-isystem dir`, `--include-path[=]dir`, `--system-include[=]dir`,
 /// `-idirafter`), relative ones resolved against `base` (nvcc runs there).
@@ -351,5 +372,17 @@ mod tests {
             (a.own, b.own, plain.own),
             (own("a.cu"), own("b.cu"), own("plain.cu"))
         );
+    }
+
+    #[test]
+    fn device_passes_count_cicc_per_virtual_arch_and_ptxas_per_sass() {
+        let passes =
+            |t: &[&str]| device_passes(&t.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(passes(&["compute_89"]), 1);
+        assert_eq!(passes(&["sm_89"]), 2);
+        assert_eq!(passes(&["sm_90", "compute_90"]), 2);
+        assert_eq!(passes(&["sm_80", "sm_90", "compute_90"]), 4);
+        assert_eq!(passes(&["sm_90a", "compute_90"]), 3);
+        assert_eq!(passes(&[]), 1);
     }
 }
