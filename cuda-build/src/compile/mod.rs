@@ -155,13 +155,17 @@
 //! - **Order.** Split jobs first (see below), then jobs never compiled here
 //!   (biggest first: the source plus every header it reaches through the
 //!   include dirs nvcc is given, header-only dependencies such as CUTLASS
-//!   included), then the others by their last duration, longest first.
+//!   included, times the device passes of its targets: a cicc per virtual
+//!   arch, a ptxas per SASS target), then the others by their last
+//!   duration, longest first.
 //! - **Cost.** Each compile's wall time and the peak resident memory of
 //!   nvcc's whole process tree are recorded in the cache's `durations`
 //!   records (see `cuda_toolchain::process::tree_memory` for how it is
 //!   measured). A corrupt record is ignored with a warning.
 //! - **Memory.** The pool never starts a job whose predicted peak (its
-//!   recorded one, else one estimated from its size with headers) would take
+//!   recorded one; else what a finished job with the same headers and
+//!   flags measured in this build; else one estimated from its size with
+//!   headers) would take
 //!   the sum of the running jobs' peaks past the budget:
 //!   `CUDA_BUILD_MEMORY_BUDGET` (`8G`, `16GiB`, `unlimited`), else 80% of the
 //!   smaller of `MemAvailable` and the cgroup's memory limit. Jobs start in
