@@ -890,7 +890,7 @@ mod tests {
             assert!(w[1].start >= w[0].end, "{s:?}");
         }
         // Learned too low: the measurement still keeps the budget.
-        let (attempts, _, r) = measured_demands(100, &[guessed(a); 3], &[30, 60, 60], 300);
+        let (attempts, _, r) = measured_demands(100, &[guessed(a); 3], &[30, 60, 60], 600);
         assert!(attempts.iter().sum::<usize>() > 3, "{attempts:?}");
         assert!(r.iter().any(|(_, s)| s.stops > 0), "{r:?}");
     }
