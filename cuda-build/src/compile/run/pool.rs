@@ -189,10 +189,14 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
         }
     }
 
-    // Each job's name, for a prediction learned from it.
-    let names: Vec<String> = order
+    // The names of the jobs others learned their memory from (for messages).
+    let teachers: std::collections::HashMap<usize, String> = compiled
         .iter()
-        .map(|pj| ready(pj.build).map_or_else(String::new, |(_, p)| p.jobs[pj.job].display.clone()))
+        .filter_map(|(_, s)| s.learned_from)
+        .filter_map(|k| {
+            let (_, p) = ready(order[k].build)?;
+            Some((k, p.jobs[order[k].job].display.clone()))
+        })
         .collect();
     let all: Vec<Span> = compiled.iter().map(|(_, s)| *s).collect();
     let critical = schedule::critical_path(&all);
@@ -202,11 +206,9 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
         let (Ok(run), Ok(Stage::Ready(p))) = (&runs[pj.build], &mut stages[pj.build]) else {
             continue;
         };
-        let basis = match span.learned_from {
-            Some(k) => format!(
-                "the peak measured for `{}`, which reads the same headers",
-                names[k]
-            ),
+        // Where its prediction came from, for the warnings below.
+        let basis = || match span.learned_from.and_then(|k| teachers.get(&k)) {
+            Some(name) => format!("the peak measured for `{name}`, which reads the same headers"),
             None => pj.basis(),
         };
         // Told after the run: a guess above the budget may have been
@@ -214,9 +216,10 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
         let counted = span.memory / (1 + span.grant.extra as u64);
         if counted > budget.bytes {
             run.warn(format!(
-                "cuda-build: `{}` was predicted to need {} of memory ({basis}), more than the whole budget of {} ({}); it compiled alone (CUDA_BUILD_MEMORY_BUDGET sets the budget)",
+                "cuda-build: `{}` was predicted to need {} of memory ({}), more than the whole budget of {} ({}); it compiled alone (CUDA_BUILD_MEMORY_BUDGET sets the budget)",
                 p.jobs[pj.job].display,
                 show_bytes(counted),
+                basis(),
                 show_bytes(budget.bytes),
                 budget.source
             ));
@@ -224,7 +227,7 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
         if let Some(stop) = span.first_stop {
             run.warn(stopped_warning(
                 &p.jobs[pj.job],
-                &basis,
+                &basis(),
                 &span,
                 &stop,
                 &budget,
@@ -353,25 +356,7 @@ fn pending_in_order<'a, 'b: 'a>(
             let memory = cost
                 .and_then(|c| c.peak_for(1))
                 .unwrap_or_else(|| predicted_peak(work.bytes));
-            // Alike: the same headers and flags (a library's instances),
-            // less the flags that name the source itself.
-            let kin = match (cost, work.headers) {
-                (None, Some(headers)) => {
-                    let mut h = DefaultHasher::new();
-                    let own_name = job.source_arg.to_string_lossy();
-                    headers.hash(&mut h);
-                    job.args
-                        .iter()
-                        .filter(|a| !a.to_string_lossy().contains(own_name.as_ref()))
-                        .for_each(|a| a.hash(&mut h));
-                    job.calls.hash(&mut h);
-                    Some(Kin {
-                        headers: h.finish(),
-                        own: work.own,
-                    })
-                }
-                _ => None,
-            };
+            let kin = cost.is_none().then(|| kin_of(job, &work)).flatten();
             pending.push((
                 job.split,
                 Pending {
@@ -394,6 +379,25 @@ fn pending_in_order<'a, 'b: 'a>(
             .then(b.weight.cmp(&a.weight))
     });
     pending.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Which jobs a never-compiled one is like: the same headers and flags (a
+/// library's instances), less the flags that name the source itself
+/// (`--orig_src_path_name`). None for a source that reads no header.
+fn kin_of(job: &Job, work: &Work) -> Option<Kin> {
+    let headers = work.headers?;
+    let own_name = job.source_arg.to_string_lossy();
+    let mut h = DefaultHasher::new();
+    headers.hash(&mut h);
+    job.args
+        .iter()
+        .filter(|a| !a.to_string_lossy().contains(own_name.as_ref()))
+        .for_each(|a| a.hash(&mut h));
+    job.calls.hash(&mut h);
+    Some(Kin {
+        headers: h.finish(),
+        own: work.own,
+    })
 }
 
 /// With `CUDA_BUILD_TIMINGS` set (the first build's environment): the

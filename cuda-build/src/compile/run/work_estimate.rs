@@ -13,6 +13,7 @@
 //! flag names, are left out.
 
 use cuda_toolchain::fsutil;
+use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
@@ -142,6 +143,8 @@ impl Estimate {
         let mut stack = vec![source.clone()];
         let mut total = 0u64;
         let mut own = 0u64;
+        // The headers read, for the fingerprint.
+        let mut headers: Vec<PathBuf> = Vec::new();
         while let Some(file) = stack.pop() {
             if seen.len() >= MAX_FILES || !seen.insert(file.clone()) {
                 continue;
@@ -160,6 +163,8 @@ impl Estimate {
             total += *size;
             if file == source {
                 own = *size;
+            } else {
+                headers.push(file.clone());
             }
             let here = file.parent().map(Path::to_path_buf).unwrap_or_default();
             for (name, quoted) in names.iter() {
@@ -173,15 +178,9 @@ impl Estimate {
                 }
             }
         }
-        let mut headers: Vec<&PathBuf> = Vec::new();
-        for file in &seen {
-            if *file != source && matches!(self.files.get(file), Some(Some(_))) {
-                headers.push(file);
-            }
-        }
         headers.sort();
         let fingerprint = (!headers.is_empty()).then(|| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
+            let mut h = DefaultHasher::new();
             headers.hash(&mut h);
             h.finish()
         });
