@@ -201,13 +201,15 @@ impl Started {
 
 /// Runs every task in the given order under the limiter's slots and the
 /// memory budget (bytes; `u64::MAX` for none), and returns each result
-/// with when it ran, in task order. Only a result that `succeeded` teaches
-/// its kin (a compile error ends early, below what its kin will need).
+/// with when it ran, in task order. `taught` is the peak a result teaches
+/// its kin: none for a failed compile (an error ends early, below what its
+/// kin will need) or an unmeasured one (under sccache nvcc runs in the
+/// server, outside the watched tree).
 pub(crate) fn run_all<'a, T: Send + 'static>(
     tasks: Vec<(Demand, Task<'a, T>)>,
     limiter: &Limiter,
     budget: u64,
-    succeeded: &dyn Fn(&T) -> bool,
+    taught: &dyn Fn(&T) -> Option<u64>,
 ) -> Vec<(T, Span)> {
     let n = tasks.len();
     if n == 0 {
@@ -456,9 +458,9 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                         first_stop: first,
                         learned_from: learned_from[idx],
                     });
-                    let taught = matches!(&r, Ok(v) if succeeded(v));
-                    if let (Some(kin), true) = (demands[idx].kin, taught) {
-                        let per_target = s.watch.peak() / (1 + s.grant.extra as u64);
+                    let peak = r.as_ref().ok().and_then(taught);
+                    if let (Some(kin), Some(peak)) = (demands[idx].kin, peak) {
+                        let per_target = peak / (1 + s.grant.extra as u64);
                         if per_target > 0 {
                             learned.push((kin, per_target, idx));
                             learn(&mut queue, &learned, &stops, &mut learned_from);
@@ -600,7 +602,7 @@ mod tests {
                 (d, task)
             })
             .collect();
-        let r = run_all(tasks, limiter, budget, &|_| true);
+        let r = run_all(tasks, limiter, budget, &|_| None);
         (
             slots_max.load(Ordering::SeqCst),
             mem_max.load(Ordering::SeqCst),
@@ -741,7 +743,7 @@ mod tests {
                 (one(0), Box::new(|_, _| panic!("task failed"))),
                 (one(0), Box::new(|_, _| 3)),
             ];
-            run_all(ts, &Limiter::Fixed(2), u64::MAX, &|_| true)
+            run_all(ts, &Limiter::Fixed(2), u64::MAX, &|_| None)
         });
         assert!(r.is_err());
     }
@@ -794,7 +796,7 @@ mod tests {
                 (d, task)
             })
             .collect();
-        let r = run_all(tasks, &Limiter::Fixed(4), budget, &|_| true);
+        let r = run_all(tasks, &Limiter::Fixed(4), budget, &|&i| Some(uses[i]));
         (
             attempts.iter().map(|a| a.load(Ordering::SeqCst)).collect(),
             most.load(Ordering::SeqCst),
@@ -920,7 +922,7 @@ mod tests {
                 (guessed, t)
             })
             .collect();
-        let r = run_all(tasks, &Limiter::Fixed(4), 100, &|r| r.is_ok());
+        let r = run_all(tasks, &Limiter::Fixed(4), 100, &|r| r.is_ok().then_some(5));
         let s: Vec<Span> = r.iter().map(|(_, s)| *s).collect();
         assert_eq!(
             (

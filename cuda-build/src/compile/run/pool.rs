@@ -179,7 +179,11 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
             Box::new(move |g: Grant, w: &Arc<Watch>| compile_one(run, p, job, 1 + g.extra, w)),
         ));
     }
-    let compiled = schedule::run_all(tasks, &limiter, budget.bytes, &|r| r.is_ok());
+    // A compile teaches its kin the peak it measured (none when it failed,
+    // or ran where it could not be measured).
+    let compiled = schedule::run_all(tasks, &limiter, budget.bytes, &|r| {
+        r.as_ref().ok().and_then(|d| d.peak_memory)
+    });
     // One-line notices of each build's nvcc runner (sccache skipped or bypassed).
     for bi in 0..runs.len() {
         if let Some((run, p)) = ready(bi) {
