@@ -52,15 +52,30 @@ impl Fx {
     /// [`Fx::standin`], holding the memory `hold` seconds before nvcc runs
     /// (so the pool samples it however fast nvcc is).
     fn standin_holding(&self, sizes: &[(&str, u64)], hold: f64) -> Toolkit {
+        self.standin_killed(sizes, hold, &[])
+    }
+    /// [`Fx::standin_holding`], killing itself with SIGKILL (after holding
+    /// its memory) on its first `n` runs for each `(stem, n)` of `kills`,
+    /// as the out-of-memory killer would.
+    fn standin_killed(&self, sizes: &[(&str, u64)], hold: f64, kills: &[(&str, u32)]) -> Toolkit {
         let nvcc = self.root().join("bin/nvcc");
         let sizes: Vec<String> = sizes.iter().map(|(s, mb)| format!("{s:?}: {mb}")).collect();
+        let kills: Vec<String> = kills.iter().map(|(s, n)| format!("{s:?}: {n}")).collect();
         let script = format!(
             r#"#!/usr/bin/env python3
-import os, subprocess, sys, time
+import os, signal, subprocess, sys, time
 REAL = {real:?}
 LOG = {log:?}
 SIZES = {{{sizes}}}
+KILLS = {{{kills}}}
 HOLD = {hold:?}
+# The out-of-memory killer's candidate, not the test process that made a
+# cgroup (which may have protected itself, and is inherited from).
+try:
+    with open('/proc/self/oom_score_adj', 'w') as f:
+        f.write('0')
+except OSError:
+    pass
 args = sys.argv[1:]
 src = next((a for a in reversed(args) if a.endswith('.cu')), '')  # the source is last
 stem = os.path.basename(src)[:-3] if src else ''
@@ -79,6 +94,13 @@ for i in range(0, len(buf), 4096):
     buf[i] = 1
 if mb:
     time.sleep(HOLD)
+if stem in KILLS:
+    marker = LOG + '.killed-' + stem
+    n = int(open(marker).read()) if os.path.exists(marker) else 0
+    if n < KILLS[stem]:
+        with open(marker, 'w') as f:
+            f.write(str(n + 1))
+        os.kill(os.getpid(), signal.SIGKILL)
 r = subprocess.run([REAL] + args)
 t1 = time.time()
 if stem:
@@ -89,6 +111,7 @@ sys.exit(r.returncode)
             real = self.real_root.join("bin/nvcc").display().to_string(),
             log = self.log().display().to_string(),
             sizes = sizes.join(", "),
+            kills = kills.join(", "),
             hold = hold
         );
         std::fs::create_dir_all(nvcc.parent().unwrap()).unwrap();
@@ -319,19 +342,24 @@ fn the_memory_budget_holds_and_a_job_above_it_runs_alone() {
     }
 }
 
-/// Child half of the cgroup case: a build with no budget variable, inside
-/// the cgroup the parent made.
+/// Child half of the cgroup cases: a build inside the cgroup the parent
+/// made, with no budget variable unless `CB_POOL_BUDGET` gives one. It
+/// keeps itself out of the out-of-memory killer's choice where it may (the
+/// stand-in nvcc puts itself back in).
 #[test]
-#[ignore = "run as a child process by the_memory_budget_holds_and_a_job_above_it_runs_alone"]
+#[ignore = "run as a child process by the cgroup cases of this file"]
 fn child_builds_in_a_cgroup() {
     let var = |n: &str| PathBuf::from(std::env::var_os(n).unwrap_or_else(|| panic!("{n} unset")));
+    let _ = std::fs::write("/proc/self/oom_score_adj", "-1000");
     let tk = toolkit(&var("CB_POOL_ROOT"), var("CB_POOL_NVCC"));
+    let mut env = Env::empty()
+        .set(Var::CargoManifestDir, var("CB_POOL_PKG"))
+        .set(Var::NumJobs, "4");
+    if let Some(b) = std::env::var_os("CB_POOL_BUDGET") {
+        env = env.set(Var::CudaBuildMemoryBudget, b);
+    }
     let a = Build::new()
-        .env(
-            Env::empty()
-                .set(Var::CargoManifestDir, var("CB_POOL_PKG"))
-                .set(Var::NumJobs, "4"),
-        )
+        .env(env)
         .toolkit(tk)
         .out_dir(var("CB_POOL_OUT"))
         .cache_dir(var("CB_POOL_CACHE"))
@@ -471,6 +499,135 @@ fn a_first_build_whose_predictions_are_too_low_still_keeps_the_budget() {
     );
     let (most, _) = most_at_once(&fx.spans(), &|s| s.mb * MIB);
     assert!(most <= budget, "{most}");
+}
+
+/// Three tiny sources with no includes.
+fn three_kernels(fx: &Fx) -> [&'static str; 3] {
+    let stems = ["k0", "k1", "k2"];
+    for s in stems {
+        std::fs::write(
+            fx.pkg().join(format!("cu/{s}.cu")),
+            format!("extern \"C\" __global__ void {s}(float* x) {{ x[threadIdx.x] += 1.0f; }}\n"),
+        )
+        .unwrap();
+    }
+    stems
+}
+
+/// A compile killed with SIGKILL (as the out-of-memory killer does) while
+/// others ran beside it compiles again, alone, and the build succeeds with
+/// a warning that names it; the report counts the kill. A compile killed
+/// again when alone is the build's error, `compiler-killed`, with help that
+/// says it did not fit even alone.
+#[test]
+fn a_compile_killed_beside_others_compiles_again_alone() {
+    let Some(fx) = fixture(&[]) else {
+        return;
+    };
+    let stems = three_kernels(&fx);
+    let sizes: Vec<(&str, u64)> = stems.iter().map(|s| (*s, 20)).collect();
+    let tk = fx.standin_killed(&sizes, 0.5, &[("k0", 1)]);
+    let timings = fx.root().join("timings");
+    let env = Env::empty()
+        .set(Var::NumJobs, "3")
+        .set(Var::CudaBuildTimings, &timings)
+        .set(Var::CargoPkgName, "fixture");
+    let a = fx.build(&tk, env.clone(), "out1").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 3);
+    assert_eq!(fx.starts(), 4, "{:?}", a.warnings);
+    let spans = fx.spans();
+    assert_eq!(spans.len(), 3, "{spans:?}");
+    let k0 = spans.iter().find(|s| s.stem == "k0").unwrap();
+    for s in spans.iter().filter(|s| s.stem != "k0") {
+        assert!(
+            s.end <= k0.start || s.start >= k0.end,
+            "{} ran beside k0's second attempt: {spans:?}",
+            s.stem
+        );
+    }
+    let killed: Vec<&String> = a
+        .warnings
+        .iter()
+        .filter(|w| {
+            w.contains("`cu/k0.cu` was killed after") && w.contains("compiled again, alone")
+        })
+        .collect();
+    assert_eq!(killed.len(), 1, "{:?}", a.warnings);
+    assert!(killed[0].contains("CUDA_BUILD_MEMORY_BUDGET"), "{killed:?}");
+    let r = report(&timings);
+    let counts: BTreeMap<String, u32> = r
+        .compiles
+        .iter()
+        .map(|c| (c.file.clone(), c.killed))
+        .collect();
+    assert_eq!(counts["cu/k0.cu"], 1, "{counts:?}");
+    assert_eq!(counts["cu/k1.cu"] + counts["cu/k2.cu"], 0, "{counts:?}");
+
+    // Killed on every attempt: once beside the others, once alone; then
+    // the error, with what the pool tried.
+    std::fs::remove_file(fx.log().with_extension("log.killed-k0")).unwrap();
+    std::fs::remove_dir_all(fx.root().join("cache/v1/objects")).unwrap();
+    let tk = fx.standin_killed(&sizes, 0.5, &[("k0", 9)]);
+    let e = fx.build(&tk, env, "out2").try_compile().unwrap_err();
+    assert_eq!(e.code, "compiler-killed", "{e}");
+    assert_eq!(fx.starts(), 4, "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("nvcc was killed while it compiled `cu/k0.cu`"),
+        "{text}"
+    );
+    assert!(text.contains("then again alone"), "{text}");
+    assert!(text.contains("the memory budget was"), "{text}");
+    assert!(!text.contains("error[nvcc-failed]"), "{text}");
+}
+
+/// The same with the kernel's own out-of-memory killer, where this machine
+/// lets a test make a memory cgroup: three compiles that hold 300 MiB each
+/// start together (the budget variable lets them: memory that the budget
+/// counted on was taken), a hard limit of 750 MiB has the kernel kill one
+/// or more, and each killed one compiles again alone: the build succeeds.
+#[test]
+fn a_compile_the_kernel_kills_for_memory_compiles_again_alone() {
+    let Some(fx) = fixture(&[]) else {
+        return;
+    };
+    three_kernels(&fx);
+    let sizes: Vec<(&str, u64)> = ["k0", "k1", "k2"].iter().map(|s| (*s, 300)).collect();
+    fx.standin_holding(&sizes, 1.5);
+    let Some(cg) = MemoryCgroup::new(750 * MIB) else {
+        eprintln!(
+            "note: no memory cgroup could be made here (needs root on a v1/hybrid host, or a delegated v2 subtree); the kill was checked with the stand-in's own SIGKILL only (a_compile_killed_beside_others_compiles_again_alone)"
+        );
+        return;
+    };
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.args([
+        "--ignored",
+        "--exact",
+        "child_builds_in_a_cgroup",
+        "--nocapture",
+    ])
+    .env("CB_POOL_PKG", fx.pkg())
+    .env("CB_POOL_NVCC", fx.root().join("bin/nvcc"))
+    .env("CB_POOL_ROOT", &fx.real_root)
+    .env("CB_POOL_OUT", fx.root().join("out"))
+    .env("CB_POOL_CACHE", fx.root().join("cache"))
+    .env("CB_POOL_BUDGET", "unlimited");
+    let out = cg.run(&mut cmd);
+    let text = out.combined();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("CHILD-OK compiled=3"), "{text}");
+    let kills = std::fs::read_to_string(cg.dir.join("memory.oom_control")).unwrap();
+    assert!(
+        kills.contains("oom_kill ") && !kills.contains("oom_kill 0"),
+        "no OOM kill in the cgroup: {kills}\n{text}"
+    );
+    assert!(text.contains("was killed after"), "{text}");
+    // Every finished compile that had been killed ran alone.
+    let spans = fx.spans();
+    assert_eq!(spans.len(), 3, "{spans:?}");
+    assert!(fx.starts() > 3, "{text}");
 }
 
 /// Three instances of one header, each guessed far above what it needs (a

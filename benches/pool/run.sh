@@ -26,6 +26,13 @@
 # objects removed but its cost records kept: how the pool plans with
 # measured peaks instead of estimates; cudaforge keeps nothing, so its
 # second cold build is a second sample).
+# CGROUP=<bytes> (e.g. 10G; needs root and cgroup v1's memory controller):
+# every timed build runs in a fresh memory cgroup with that hard limit, and
+# CUDA_BUILD_MEMORY_BUDGET is left unset so that cuda-build reads the limit
+# as a container's build would. A build the kernel kills for memory is
+# reported as failed, with its OOM kills, instead of ending the script: as
+# on a machine with more cores than memory for that many nvcc processes
+# (JOBS=4 on two cores stands for the cores).
 # Needs network once (cargo fetches the crates from crates.io) and python3.
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,13 +48,33 @@ results=$root/results.md
 : > "$results"
 
 load() { cut -d' ' -f1 /proc/loadavg; }
+cgroups=/sys/fs/cgroup/memory
+if [ -n "${CGROUP:-}" ]; then
+    [ -w "$cgroups" ] || { echo "run.sh: CGROUP needs root and cgroup v1's memory controller at $cgroups" >&2; exit 1; }
+    cg_limit=$(python3 -c 'import sys; n=sys.argv[1].upper().rstrip("B").rstrip("I"); u={"K":1,"M":2,"G":3}.get(n[-1:],0); print(int(float(n[:-1] if u else n)*1024**u))' "$CGROUP")
+fi
 # measure <crate dir> <log>: one `cargo build`, its wall time and the peak of
-# the summed RSS of its whole process tree; prints "wall peak_bytes load0 load1".
+# the summed RSS of its whole process tree; prints "wall peak_bytes load0
+# load1", then under CGROUP the cgroup's own peak and its OOM kills, or
+# "failed" when the build failed there.
 measure() {
     l0=$(load)
-    (cd "$1" && PEAK_OUT="$2.peak" python3 "$repo/benches/pool/peak.py" cargo build -q 2> "$2") ||
-        { cat "$2" >&2; exit 1; }
-    echo "$(cat "$2.peak") $l0 $(load)"
+    if [ -z "${CGROUP:-}" ]; then
+        (cd "$1" && PEAK_OUT="$2.peak" python3 "$repo/benches/pool/peak.py" cargo build -q 2> "$2") ||
+            { cat "$2" >&2; exit 1; }
+        echo "$(cat "$2.peak") $l0 $(load)"
+        return
+    fi
+    cg=$cgroups/pool-bench-$$
+    rmdir "$cg" 2>/dev/null || true
+    mkdir "$cg"
+    echo "$cg_limit" > "$cg/memory.limit_in_bytes"
+    # The subshell moves itself into the cgroup, then runs the build there.
+    ok=ok
+    (echo 0 > "$cg/cgroup.procs" && cd "$1" && PEAK_OUT="$2.peak" python3 "$repo/benches/pool/peak.py" cargo build -q 2> "$2") || ok=failed
+    kills=$(awk '$1 == "oom_kill" {print $2}' "$cg/memory.oom_control")
+    echo "$(cat "$2.peak") $l0 $(load) $(cat "$cg/memory.max_usage_in_bytes") ${kills:-0} $ok"
+    rmdir "$cg"
 }
 gb() { echo "$1" | awk '{printf "%.2f GB", $1 / 1e9}'; }
 # cell <measure output>: "12.34 s, peak 1.23 GB (load 1.2→3.4)"; "–" for
@@ -55,6 +82,11 @@ gb() { echo "$1" | awk '{printf "%.2f GB", $1 / 1e9}'; }
 cell() {
     [ -n "$1" ] || { printf '–'; return; }
     set -- $1
+    if [ $# -gt 4 ]; then
+        [ "$7" = ok ] || { printf '**failed** after %.2f s: %s OOM kill(s), cgroup peak %s (load %s→%s)' "$1" "$6" "$(gb "$5")" "$3" "$4"; return; }
+        printf '%.2f s, peak %s, cgroup peak %s (load %s→%s)' "$1" "$(gb "$2")" "$(gb "$5")" "$3" "$4"
+        return
+    fi
     printf '%.2f s, peak %s (load %s→%s)' "$1" "$(gb "$2")" "$3" "$4"
 }
 # The sum of the compiled files' nvcc wall times in a timings report, and their count.
@@ -110,6 +142,7 @@ split_variant() {
 run_case() {
     name=$1 pkg=$2 edit=$3 split_files=$4 budget=$5
     export CUDA_BUILD_CACHE_DIR="$work/cuda-build-cache"
+    [ -z "${CGROUP:-}" ] || budget=""
     if [ -n "$budget" ]; then export CUDA_BUILD_MEMORY_BUDGET="$budget"; else unset CUDA_BUILD_MEMORY_BUDGET 2>/dev/null || true; fi
     unset BENCH_SPLIT BENCH_SPLIT_FILES 2>/dev/null || true
     # The package itself always builds anew (a kept target dir of an
@@ -147,8 +180,9 @@ run_case() {
     [ "$split" = 0 ] || split_variant "$pkg" "$split_files" "$edit" "$e"
     median() { grep "^$1 " "$work/edits.txt" | sort -k2 -n | awk '{a[NR]=$0} END {print a[int((NR+1)/2)]}' | cut -d' ' -f2-; }
     limit=$(echo "$sum / $jobs" | bc -l)
-    w() { echo "$1" | cut -d' ' -f1; }
-    ratio() { printf '%.3f' "$(echo "$1 / $2" | bc -l)"; }
+    # A build that failed (under CGROUP) has no time to compare.
+    w() { case "$1" in *failed) echo failed ;; *) echo "$1" | cut -d' ' -f1 ;; esac; }
+    ratio() { case "$1$2" in *failed*) printf '–' ;; *) printf '%.3f' "$(echo "$1 / $2" | bc -l)" ;; esac; }
     if [ -n "$cold_sp" ]; then
         sp_cold="$(cell "$cold_sp") ($(ratio "$(w "$cold_sp")" "$(w "$cold_cf")")×)"
         sp_limit=$(ratio "$(w "$cold_sp")" "$limit")
@@ -157,7 +191,7 @@ run_case() {
         sp_cold=– sp_limit=– sp_edit=–
     fi
     {
-        printf '\n### %s (%s jobs%s)\n\n' "$name" "$jobs" "${budget:+, CUDA_BUILD_MEMORY_BUDGET=$budget}"
+        printf '\n### %s (%s jobs%s%s)\n\n' "$name" "$jobs" "${budget:+, CUDA_BUILD_MEMORY_BUDGET=$budget}" "${CGROUP:+, in a memory cgroup limited to $CGROUP}"
         printf '| step | cudaforge 0.1.6 | cuda-build | cuda-build, %s |\n|---|---|---|---|\n' "$([ "$split" = 0 ] && echo 'not split (SPLIT=0)' || echo "split $split")"
         printf '| cold | %s | %s (%s×) | %s |\n' "$(cell "$cold_cf")" "$(cell "$cold_cb")" \
             "$(ratio "$(w "$cold_cb")" "$(w "$cold_cf")")" "$sp_cold"

@@ -1066,7 +1066,12 @@ Confirm: `dmesg | grep -i -E 'killed process|out of memory'`; watch `free -h` du
 run the failed nvcc command alone (it succeeds when parallelism or memory was the cause).
 
 Fix: build with fewer parallel jobs (CARGO_BUILD_JOBS=2, or NUM_JOBS for the build script),
-add RAM or swap, or split the largest .cu files; in containers raise the memory limit."),
+add RAM or swap, or split the largest .cu files; in containers raise the memory limit.
+cuda-build plans its compiles within a memory budget (80% of MemAvailable or of the cgroup's
+limit; CUDA_BUILD_MEMORY_BUDGET sets it) and compiles a file killed beside others again, alone;
+its error `error[compiler-killed]: nvcc was killed while it compiled ...` means the file did not
+fit even alone. Lower the budget when other build scripts or programs use memory at the same
+time: each build script keeps its own."),
     doc("toolkit-unsupported-by-crate", Toolkit, "A crate (cudarc, candle, ...) does not support the installed CUDA version", "\
 A crate that ships its own CUDA bindings chose them by the installed toolkit's version and has
 none for it: cudarc's build script panics with `Unsupported cuda toolkit version: `12.6`. Please

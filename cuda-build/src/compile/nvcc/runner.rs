@@ -80,6 +80,10 @@ pub(crate) struct Failure {
     pub status: String,
     pub stderr: String,
     pub timed_out: bool,
+    /// nvcc, or a stage it ran (exit status 137, as its shell reports a
+    /// SIGKILLed child), was killed by SIGKILL that no timeout sent: the
+    /// out-of-memory killer, almost always.
+    pub killed: bool,
     /// Why nvcc (or its wrapper) could not start: a diagnosis code and the reason.
     pub spawn_error: Option<(&'static str, String)>,
     /// It ran without the wrapper (sccache was skipped or bypassed).
@@ -293,6 +297,7 @@ impl Runner {
             status,
             stderr,
             timed_out,
+            killed: false,
             spawn_error,
             plain: self.wrapper.is_none(),
         };
@@ -307,7 +312,10 @@ impl Runner {
                 output: out.combined(),
                 peak_memory: out.peak_memory.filter(|_| measured),
             }),
-            Ok(out) => Err(fail(out.status.to_string(), out.combined(), false, None)),
+            Ok(out) => Err(Failure {
+                killed: killed_by_sigkill(&out.status),
+                ..fail(out.status.to_string(), out.combined(), false, None)
+            }),
             Err(cuda_toolchain::process::RunError::TimedOut { partial_output, .. }) => Err(fail(
                 format!(
                     "killed after {}",
@@ -338,6 +346,20 @@ impl Runner {
             }
         }
     }
+}
+
+/// Whether a finished nvcc died of SIGKILL, or reported that a stage did:
+/// nvcc runs its stages through a shell, which exits 128 + 9 for a child
+/// killed by signal 9 (and prints `Killed`).
+fn killed_by_sigkill(status: &std::process::ExitStatus) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if status.signal() == Some(9) {
+            return true;
+        }
+    }
+    status.code() == Some(137)
 }
 
 /// Quotes an argument for a pasteable command line (bash and zsh).

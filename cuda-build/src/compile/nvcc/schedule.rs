@@ -23,6 +23,12 @@
 //!   queue, counted for the peak it had reached; it starts again when that
 //!   fits. A task stopped twice runs alone. One running alone is never
 //!   stopped: the budget cannot be kept by stopping it.
+//! - **Killed, then alone**: a compile the system killed (SIGKILL, not
+//!   ours: the out-of-memory killer, when other programs or build scripts
+//!   took memory the budget counted on, or a peak rose between two samples)
+//!   goes back to the head of the queue once and runs alone, counted for
+//!   what it had reached. One that was killed while it ran alone is the
+//!   build's failure: nothing the pool can still do would save it.
 //! - **Learned from kin**: a never-compiled task is predicted from its size
 //!   ([`Demand::kin`] says which others it is like: the same headers, a
 //!   source of about its size, such as the instances of one template).
@@ -91,6 +97,10 @@ pub(crate) struct Grant {
     pub slots: usize,
     /// Extra slots given (nvcc `--threads` beyond 1).
     pub extra: usize,
+    /// Nothing else runs or will start beside it (it runs alone after
+    /// stops or a kill, or is predicted above the whole budget): a kill
+    /// is then final.
+    pub alone: bool,
 }
 
 /// When a task ran, and what let it start.
@@ -111,6 +121,19 @@ pub(crate) struct Span {
     /// The finished kin whose measured peak it was counted for, instead of
     /// its size's guess.
     pub learned_from: Option<usize>,
+    /// An attempt killed from outside before it ran again alone.
+    pub killed: Option<Killed>,
+}
+
+/// An attempt the system killed (see [`run_all`]'s `killed`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Killed {
+    /// How long it had run.
+    pub ran: Duration,
+    /// Its own peak by then, bytes.
+    pub peak: u64,
+    /// The pool's other compiles that ran beside it.
+    pub beside: usize,
 }
 
 /// An attempt stopped to keep the memory budget.
@@ -190,6 +213,8 @@ struct Started {
     memory: u64,
     after: Option<usize>,
     watch: Arc<Watch>,
+    /// The other tasks that ran beside it (started before it ended).
+    company: usize,
 }
 
 impl Started {
@@ -204,12 +229,15 @@ impl Started {
 /// with when it ran, in task order. `taught` is the peak a result teaches
 /// its kin: none for a failed compile (an error ends early, below what its
 /// kin will need) or an unmeasured one (under sccache nvcc runs in the
-/// server, outside the watched tree).
+/// server, outside the watched tree). `killed` says a result is an attempt
+/// the system killed: one that did not run alone is discarded and run
+/// again, alone.
 pub(crate) fn run_all<'a, T: Send + 'static>(
     tasks: Vec<(Demand, Task<'a, T>)>,
     limiter: &Limiter,
     budget: u64,
     taught: &dyn Fn(&T) -> Option<u64>,
+    killed: &dyn Fn(&T) -> bool,
 ) -> Vec<(T, Span)> {
     let n = tasks.len();
     if n == 0 {
@@ -219,6 +247,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
     let mut spans: Vec<Option<Span>> = vec![None; n];
     let mut started: Vec<Option<Started>> = (0..n).map(|_| None).collect();
     let mut stops: Vec<(u32, Option<Stop>)> = vec![(0, None); n];
+    let mut kills: Vec<Option<Killed>> = vec![None; n];
     // What finished kin measured (their kin, peak per target, which task),
     // and which one each waiting task's prediction came from.
     let mut learned: Vec<(Kin, u64, usize)> = Vec::new();
@@ -274,7 +303,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
             let mut committed_now = committed;
             while let Some((idx, d)) = queue.front() {
                 let need = d.slots.clamp(1, cap);
-                let alone = stops[*idx].0 >= 2;
+                let alone = stops[*idx].0 >= 2 || kills[*idx].is_some();
                 let fits =
                     running == 0 || (!alone && committed_now.saturating_add(d.memory) <= budget);
                 if !fits {
@@ -301,6 +330,9 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                     extra_since.get_or_insert_with(Instant::now);
                     break;
                 }
+                // Nothing will start beside it: it runs alone, or above the
+                // whole budget (see `fits`).
+                let alone = running == 0 && (alone || d.memory > budget);
                 let (idx, d) = queue.pop_front().expect("queue is not empty");
                 let mut slots = hand.take(need);
                 // Extra threads only at the end, when nothing else waits for the slots.
@@ -320,6 +352,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 let grant = Grant {
                     slots: slots.len() - extra,
                     extra,
+                    alone,
                 };
                 let memory = memory_with(extra);
                 running += 1;
@@ -327,12 +360,16 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 short_since = None;
                 extra_since = None;
                 let watch = Watch::new();
+                for s in started.iter_mut().flatten() {
+                    s.company += 1;
+                }
                 started[idx] = Some(Started {
                     start: Instant::now(),
                     grant,
                     memory,
                     after,
                     watch: watch.clone(),
+                    company: running - 1,
                 });
                 let tx = tx.clone();
                 let task = &store[idx];
@@ -447,6 +484,23 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                         queue.push_front((idx, demand));
                         continue;
                     }
+                    if !s.grant.alone && kills[idx].is_none() && r.as_ref().is_ok_and(killed) {
+                        // Killed from outside while it did not run alone:
+                        // once more, alone, counted for what it reached.
+                        let peak = s.watch.peak();
+                        kills[idx] = Some(Killed {
+                            ran: end.saturating_duration_since(s.start),
+                            peak,
+                            beside: s.company,
+                        });
+                        let demand = Demand {
+                            extra_slots: 0,
+                            memory: demands[idx].memory.max(peak),
+                            ..demands[idx]
+                        };
+                        queue.push_front((idx, demand));
+                        continue;
+                    }
                     let (count, first) = stops[idx];
                     spans[idx] = Some(Span {
                         start: s.start,
@@ -457,13 +511,15 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                         stops: count,
                         first_stop: first,
                         learned_from: learned_from[idx],
+                        killed: kills[idx],
                     });
                     let peak = r.as_ref().ok().and_then(taught);
                     if let (Some(kin), Some(peak)) = (demands[idx].kin, peak) {
                         let per_target = peak / (1 + s.grant.extra as u64);
                         if per_target > 0 {
                             learned.push((kin, per_target, idx));
-                            learn(&mut queue, &learned, &stops, &mut learned_from);
+                            let reached = |i: usize| stops[i].0 > 0 || kills[i].is_some();
+                            learn(&mut queue, &learned, &reached, &mut learned_from);
                         }
                     }
                     match r {
@@ -487,18 +543,19 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
 }
 
 /// Each waiting task with kin that have finished is counted for the largest
-/// peak they measured. Not one stopped before: it counts for what it reached.
+/// peak they measured. Not one stopped or killed before (`reached`): it
+/// counts for what it reached.
 fn learn(
     queue: &mut VecDeque<(usize, Demand)>,
     learned: &[(Kin, u64, usize)],
-    stops: &[(u32, Option<Stop>)],
+    reached: &dyn Fn(usize) -> bool,
     learned_from: &mut [Option<usize>],
 ) {
     for (idx, d) in queue.iter_mut() {
         let Some(kin) = d.kin else {
             continue;
         };
-        if stops[*idx].0 > 0 {
+        if reached(*idx) {
             continue;
         }
         if let Some(&(_, peak, from)) = learned
@@ -602,7 +659,7 @@ mod tests {
                 (d, task)
             })
             .collect();
-        let r = run_all(tasks, limiter, budget, &|_| None);
+        let r = run_all(tasks, limiter, budget, &|_| None, &|_| false);
         (
             slots_max.load(Ordering::SeqCst),
             mem_max.load(Ordering::SeqCst),
@@ -743,7 +800,7 @@ mod tests {
                 (one(0), Box::new(|_, _| panic!("task failed"))),
                 (one(0), Box::new(|_, _| 3)),
             ];
-            run_all(ts, &Limiter::Fixed(2), u64::MAX, &|_| None)
+            run_all(ts, &Limiter::Fixed(2), u64::MAX, &|_| None, &|_| false)
         });
         assert!(r.is_err());
     }
@@ -796,7 +853,13 @@ mod tests {
                 (d, task)
             })
             .collect();
-        let r = run_all(tasks, &Limiter::Fixed(4), budget, &|&i| Some(uses[i]));
+        let r = run_all(
+            tasks,
+            &Limiter::Fixed(4),
+            budget,
+            &|&i| Some(uses[i]),
+            &|_| false,
+        );
         (
             attempts.iter().map(|a| a.load(Ordering::SeqCst)).collect(),
             most.load(Ordering::SeqCst),
@@ -922,7 +985,13 @@ mod tests {
                 (guessed, t)
             })
             .collect();
-        let r = run_all(tasks, &Limiter::Fixed(4), 100, &|r| r.is_ok().then_some(5));
+        let r = run_all(
+            tasks,
+            &Limiter::Fixed(4),
+            100,
+            &|r| r.is_ok().then_some(5),
+            &|_| false,
+        );
         let s: Vec<Span> = r.iter().map(|(_, s)| *s).collect();
         assert_eq!(
             (
@@ -935,6 +1004,77 @@ mod tests {
             "{s:?}"
         );
         assert!(s[1].start >= s[0].end, "{s:?}");
+    }
+
+    /// One attempt of a task: start, end, granted alone.
+    type Attempt = (Instant, Instant, bool);
+
+    /// Runs tasks that sleep `ms` and report "killed" on the attempts
+    /// `kill(task, attempt)` names; returns each task's attempts and the spans.
+    fn killing(
+        demands: &[Demand],
+        budget: u64,
+        ms: u64,
+        kill: &(dyn Fn(usize, usize) -> bool + Sync),
+    ) -> (Vec<Vec<Attempt>>, Vec<Span>) {
+        let attempts: Vec<std::sync::Mutex<Vec<Attempt>>> =
+            demands.iter().map(|_| Default::default()).collect();
+        let tasks: Vec<(Demand, Task<'_, bool>)> = demands
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let attempts = &attempts[i];
+                let t: Task<'_, bool> = Box::new(move |g: Grant, w: &Arc<Watch>| {
+                    w.record(7, 7);
+                    let start = Instant::now();
+                    std::thread::sleep(Duration::from_millis(ms));
+                    let mut a = attempts.lock().unwrap();
+                    a.push((start, Instant::now(), g.alone));
+                    kill(i, a.len() - 1)
+                });
+                (*d, t)
+            })
+            .collect();
+        let r = run_all(tasks, &Limiter::Fixed(3), budget, &|_| None, &|&k| k);
+        let spans = r.iter().map(|(_, s)| *s).collect();
+        let attempts = attempts
+            .into_iter()
+            .map(|a| a.into_inner().unwrap())
+            .collect();
+        (attempts, spans)
+    }
+
+    #[test]
+    fn a_task_killed_beside_others_runs_again_alone_once() {
+        // Three run together; the first is killed on its first attempt.
+        let (a, s) = killing(&[one(10); 3], 100, 200, &|i, n| i == 0 && n == 0);
+        assert_eq!(
+            a.iter().map(Vec::len).collect::<Vec<_>>(),
+            [2, 1, 1],
+            "{a:?}"
+        );
+        let (again_start, again_end, alone) = a[0][1];
+        assert!(alone, "the second attempt is granted alone: {a:?}");
+        for other in &a[1..] {
+            let (start, end, _) = other[0];
+            assert!(
+                end <= again_start || start >= again_end,
+                "a task ran beside the one run again alone: {a:?}"
+            );
+        }
+        let k = s[0].killed.expect("the kill is on its span");
+        assert_eq!((k.beside, k.peak), (2, 7), "{k:?}");
+        assert!(s[1].killed.is_none() && s[2].killed.is_none(), "{s:?}");
+        // Killed on every attempt: once more alone, then the result stands.
+        let (a, s) = killing(&[one(10); 2], 100, 30, &|i, _| i == 0);
+        assert_eq!(a[0].len(), 2, "{a:?}");
+        assert!(!a[0][0].2 && a[0][1].2, "{a:?}");
+        assert!(s[0].killed.is_some(), "{s:?}");
+        // A task that already ran alone (predicted above the whole budget)
+        // is not run again: nothing the pool does would change the kill.
+        let (a, s) = killing(&[one(500)], 100, 10, &|_, _| true);
+        assert_eq!(a[0].len(), 1, "{a:?}");
+        assert!(a[0][0].2 && s[0].killed.is_none(), "{a:?}");
     }
 
     #[test]

@@ -91,6 +91,10 @@ pub struct Compile {
     /// ran beside compiles that, together, held more than the budget).
     #[serde(default)]
     pub stopped: u32,
+    /// Attempts the system killed (SIGKILL: the out-of-memory killer, most
+    /// likely) before it compiled again alone.
+    #[serde(default)]
+    pub killed: u32,
 }
 
 impl Compile {
@@ -262,11 +266,11 @@ impl Report {
                 esc(&c.file)
             ));
         }
-        h.push_str("</div>\n<h2>Compiles</h2>\n<table>\n<tr><th>file</th><th>package</th><th>archs</th><th>start (s)</th><th>end (s)</th><th>time (s)</th><th>threads</th><th>split</th><th>peak memory</th><th>predicted</th><th>outcome</th><th>critical path</th><th>stopped</th></tr>\n");
+        h.push_str("</div>\n<h2>Compiles</h2>\n<table>\n<tr><th>file</th><th>package</th><th>archs</th><th>start (s)</th><th>end (s)</th><th>time (s)</th><th>threads</th><th>split</th><th>peak memory</th><th>predicted</th><th>outcome</th><th>critical path</th><th>stopped</th><th>killed</th></tr>\n");
         for c in &self.compiles {
             let opt = |b: Option<u64>| b.map(show_bytes).unwrap_or_else(|| "–".into());
             h.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>\n",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
                 esc(&c.file),
                 esc(&c.package),
                 esc(&c.archs.join(", ")),
@@ -279,7 +283,8 @@ impl Report {
                 opt(c.predicted_bytes),
                 c.outcome.as_str(),
                 if c.critical { "yes" } else { "" },
-                if c.stopped > 0 { c.stopped.to_string() } else { String::new() }
+                if c.stopped > 0 { c.stopped.to_string() } else { String::new() },
+                if c.killed > 0 { c.killed.to_string() } else { String::new() }
             ));
         }
         h.push_str("</table>\n</body></html>\n");
@@ -336,6 +341,7 @@ mod tests {
             outcome,
             critical: false,
             stopped: 0,
+            killed: 0,
         }
     }
 

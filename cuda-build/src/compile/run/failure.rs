@@ -25,6 +25,14 @@ impl Run<'_> {
                 *code,
                 format!("nvcc could not be started for `{}`: {e}", job.display),
             )
+        } else if f.killed {
+            (
+                "compiler-killed",
+                format!(
+                    "nvcc was killed while it compiled `{}` ({}): SIGKILL, which during a compile is almost always the kernel's out-of-memory killer",
+                    job.display, f.status
+                ),
+            )
         } else {
             (
                 "nvcc-failed",
@@ -49,7 +57,12 @@ impl Run<'_> {
         if !f.stderr.trim().is_empty() {
             err = err.with_detail(f.stderr.trim_end().to_string());
         }
-        let explained = explain(&f.stderr, &tools.tk, &tools.other_toolkits);
+        // The message already says what a kill means; the log's `Killed`
+        // would only say it again.
+        let explained: Vec<String> = explain(&f.stderr, &tools.tk, &tools.other_toolkits)
+            .into_iter()
+            .filter(|e| !(f.killed && e.starts_with("error[compiler-killed]")))
+            .collect();
         if !explained.is_empty() {
             err = err.with_detail(String::new());
             for e in explained {
@@ -58,6 +71,9 @@ impl Run<'_> {
         }
         if f.timed_out {
             err.with_help("raise CUDA_BUILD_TIMEOUT (seconds) if the kernel is that big, or look for a hung host compiler")
+        } else if f.killed {
+            err.with_help("check with `dmesg | grep -i -E 'killed process|out of memory'` (or the container's OOM events)")
+                .with_help("the command above, run by hand when nothing else compiles, shows whether this file fits in memory alone")
         } else {
             err.with_help("the command above reproduces the failure when run by hand")
         }

@@ -25,7 +25,7 @@ use crate::compile::incremental::cost::Cost;
 use crate::compile::nvcc::jobserver::Limiter;
 use crate::compile::nvcc::memory_budget::Budget;
 use crate::compile::nvcc::progress::Event;
-use crate::compile::nvcc::schedule::{self, Demand, Grant, Kin, Span, Stop, Task};
+use crate::compile::nvcc::schedule::{self, Demand, Grant, Killed, Kin, Span, Stop, Task};
 use crate::compile::output::artifacts::Artifacts;
 use crate::compile::output::timings::{self, show_bytes, Report};
 use crate::compile::run::collisions::{collisions, shared_output};
@@ -176,14 +176,19 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
         order.push(pj);
         tasks.push((
             demand,
-            Box::new(move |g: Grant, w: &Arc<Watch>| compile_one(run, p, job, 1 + g.extra, w)),
+            Box::new(move |g: Grant, w: &Arc<Watch>| compile_one(run, p, job, g, w)),
         ));
     }
     // A compile teaches its kin the peak it measured (none when it failed,
-    // or ran where it could not be measured).
-    let compiled = schedule::run_all(tasks, &limiter, budget.bytes, &|r| {
-        r.as_ref().ok().and_then(|d| d.peak_memory)
-    });
+    // or ran where it could not be measured); one the system killed runs
+    // again alone.
+    let compiled = schedule::run_all(
+        tasks,
+        &limiter,
+        budget.bytes,
+        &|r| r.as_ref().ok().and_then(|d| d.peak_memory),
+        &|r| r.as_ref().is_err_and(was_killed),
+    );
     // One-line notices of each build's nvcc runner (sccache skipped or bypassed).
     for bi in 0..runs.len() {
         if let Some((run, p)) = ready(bi) {
@@ -228,6 +233,13 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
                 budget.source
             ));
         }
+        if let (Some(k), Ok(_)) = (span.killed, &r) {
+            run.warn(killed_warning(&p.jobs[pj.job], &k, &budget));
+        }
+        let r = match r {
+            Err(e) if was_killed(&e) => Err(killed_help(e, &span, &budget)),
+            r => r,
+        };
         if let Some(stop) = span.first_stop {
             run.warn(stopped_warning(
                 &p.jobs[pj.job],
@@ -290,19 +302,67 @@ fn stopped_warning(job: &Job, basis: &str, span: &Span, stop: &Stop, budget: &Bu
     )
 }
 
+/// A compile the system killed (nvcc, or one of its stages, got SIGKILL
+/// that the pool did not send; `run/failure.rs` gives it this code).
+fn was_killed(e: &Error) -> bool {
+    e.code == "compiler-killed"
+}
+
+/// A job killed beside other compiles that then compiled alone.
+fn killed_warning(job: &Job, k: &Killed, budget: &Budget) -> String {
+    let budget = if budget.bytes == u64::MAX {
+        format!("No memory budget was kept ({}); set CUDA_BUILD_MEMORY_BUDGET to what this machine has free for the build", budget.source)
+    } else {
+        format!(
+            "The memory budget was {} ({}): memory it counted on was taken by other programs or build scripts (each build script keeps its own budget), or a peak rose faster than it is sampled; set CUDA_BUILD_MEMORY_BUDGET lower to keep such builds apart",
+            show_bytes(budget.bytes),
+            budget.source
+        )
+    };
+    format!(
+        "cuda-build: `{}` was killed after {} (SIGKILL: most likely the kernel's out-of-memory killer) while {} other compile{} of this build ran beside it; it had reached {}. It compiled again, alone. {budget}",
+        job.display,
+        cuda_toolchain::process::show_duration(k.ran),
+        k.beside,
+        if k.beside == 1 { "" } else { "s" },
+        show_bytes(k.peak),
+    )
+}
+
+/// The help of a compile killed while it ran alone: the pool has done what
+/// it can; the machine needs more free memory for this file.
+fn killed_help(e: Error, span: &Span, budget: &Budget) -> Error {
+    let before = match span.killed {
+        Some(k) => format!(
+            "it was first killed beside {} other compile{}, then again alone",
+            k.beside,
+            if k.beside == 1 { "" } else { "s" }
+        ),
+        None => "it was compiling alone".to_string(),
+    };
+    e.with_help(format!(
+        "{before}, so this file needs more memory than this machine (or container) had free; the memory budget was {} ({}). Close other programs, raise the container's memory limit, or build where more memory is free",
+        show_bytes(budget.bytes),
+        budget.source
+    ))
+}
+
 /// One job compiled with `threads` nvcc threads, with its start and end
-/// progress events (none for an attempt the pool stopped: it starts again).
+/// progress events (none for an attempt the pool stopped, or one killed
+/// that will run again alone: it starts again).
 fn compile_one(
     run: &Run,
     p: &Planned,
     job: &Job,
-    threads: usize,
+    grant: Grant,
     watch: &Arc<Watch>,
 ) -> Result<JobDone, Error> {
+    let threads = 1 + grant.extra;
     let archs = job.archs.join(",");
     p.tools.progress.event(Event::Start, &job.display, &archs);
     let r = run.compile_job(&p.tools, job, threads, watch);
-    if watch.was_stopped() {
+    let again = !grant.alone && r.as_ref().is_err_and(was_killed);
+    if watch.was_stopped() || again {
         return r;
     }
     let ev = if r.is_ok() {
@@ -463,6 +523,7 @@ fn write_timings(runs: &[Result<Run, Error>], stages: &[Result<Stage, Error>], p
                 outcome,
                 critical: ran.is_some_and(|s| s.3),
                 stopped: ran.map_or(0, |s| s.2.stops),
+                killed: ran.map_or(0, |s| u32::from(s.2.killed.is_some())),
             });
         }
     }
