@@ -20,17 +20,20 @@ fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
 }
 
-/// One corpus file: expected codes (the first must rank first), source, body.
+/// One corpus file: expected codes (the first must rank first), source,
+/// body, and optionally words the top diagnosis's first fix must contain
+/// (`# fix:`, for a fix that must follow the log, such as a builder's knob).
 struct Entry {
     path: PathBuf,
     expect: Vec<String>,
     source: String,
+    fix: Option<String>,
     body: String,
 }
 
 fn read_entry(path: &Path) -> Entry {
     let text = std::fs::read_to_string(path).unwrap();
-    let (mut expect, mut source) = (Vec::new(), String::new());
+    let (mut expect, mut source, mut fix) = (Vec::new(), String::new(), None);
     let mut body_start = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
@@ -44,6 +47,8 @@ fn read_entry(path: &Path) -> Entry {
                 .collect();
         } else if let Some(s) = l.strip_prefix("# source:") {
             source = s.trim().to_string();
+        } else if let Some(f) = l.strip_prefix("# fix:") {
+            fix = Some(f.trim().to_string());
         } else if l == "# ---" {
             body_start = Some(offset);
             break;
@@ -55,6 +60,7 @@ fn read_entry(path: &Path) -> Entry {
         path: path.to_path_buf(),
         expect,
         source,
+        fix,
         body: text[start..].to_string(),
     }
 }
@@ -124,6 +130,14 @@ fn check_entry(e: &Entry) -> Result<(), String> {
     let top = &found[0];
     if top.evidence.is_empty() || top.cause.is_empty() || top.fix.is_empty() {
         return Err(format!("{name}: incomplete diagnosis {top:?}"));
+    }
+    if let Some(words) = &e.fix {
+        if !top.fix[0].contains(words.as_str()) {
+            return Err(format!(
+                "{name}: the first fix should name `{words}`: {:?}",
+                top.fix[0]
+            ));
+        }
     }
     // Evidence is text of the input, not made up.
     let body = e.body.replace('\r', "");

@@ -179,7 +179,10 @@ run_case() {
     cold_sp="" top_split="–"
     [ "$split" = 0 ] || split_variant "$pkg" "$split_files" "$edit" "$e"
     median() { grep "^$1 " "$work/edits.txt" | sort -k2 -n | awk '{a[NR]=$0} END {print a[int((NR+1)/2)]}' | cut -d' ' -f2-; }
-    limit=$(echo "$sum / $jobs" | bc -l)
+    # The machine's limit: no more compiles at once than it has cores (JOBS
+    # may stand for more).
+    cores=$(nproc); [ "$jobs" -lt "$cores" ] && cores=$jobs
+    limit=$(echo "$sum / $cores" | bc -l)
     # A build that failed (under CGROUP) has no time to compare.
     w() { case "$1" in *failed) echo failed ;; *) echo "$1" | cut -d' ' -f1 ;; esac; }
     ratio() { case "$1$2" in *failed*) printf '–' ;; *) printf '%.3f' "$(echo "$1 / $2" | bc -l)" ;; esac; }
@@ -195,7 +198,7 @@ run_case() {
         printf '| step | cudaforge 0.1.6 | cuda-build | cuda-build, %s |\n|---|---|---|---|\n' "$([ "$split" = 0 ] && echo 'not split (SPLIT=0)' || echo "split $split")"
         printf '| cold | %s | %s (%s×) | %s |\n' "$(cell "$cold_cf")" "$(cell "$cold_cb")" \
             "$(ratio "$(w "$cold_cb")" "$(w "$cold_cf")")" "$sp_cold"
-        printf '| cold / limit (%s files, Σ nvcc %.1f s / %s cores = %.1f s) | %s | %s | %s |\n' "$files" "$sum" "$jobs" "$limit" \
+        printf '| cold / limit (%s files, Σ nvcc %.1f s / %s cores = %.1f s) | %s | %s | %s |\n' "$files" "$sum" "$cores" "$limit" \
             "$(ratio "$(w "$cold_cf")" "$limit")" "$(ratio "$(w "$cold_cb")" "$limit")" "$sp_limit"
         [ -z "$rec_cb" ] || printf '| cold again, cuda-build with its cost records (objects removed) | %s | %s (%s×) | – |\n' \
             "$(cell "$rec_cf")" "$(cell "$rec_cb")" "$(ratio "$(w "$rec_cb")" "$(w "$rec_cf")")"

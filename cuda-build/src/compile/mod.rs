@@ -170,8 +170,14 @@
 //!   `CUDA_BUILD_MEMORY_BUDGET` (`8G`, `16GiB`, `unlimited`), else 80% of the
 //!   smaller of `MemAvailable` and the cgroup's memory limit. Jobs start in
 //!   order; one predicted above the whole budget runs alone, with a warning
-//!   naming it. The budget changes when compiles run, never what they
-//!   produce: it is not a build input.
+//!   naming it. Running jobs are measured too: when together they hold more
+//!   than the budget, the one started last is stopped and compiled again
+//!   once it fits. One the system kills (SIGKILL: the out-of-memory killer,
+//!   when memory the budget counted on was taken) while others run beside
+//!   it compiles again, alone; killed alone, it is the build's
+//!   `compiler-killed` error. Each case is named in a warning. The budget
+//!   changes when compiles run, never what they produce: it is not a build
+//!   input.
 //! - **Long poles.** [`Build::split_compile`] / [`Build::file_split_compile`]
 //!   give nvcc `--split-compile n` (cicc and ptxas work on `n` parts of one
 //!   source at once), and the job takes `n` slots. The split count changes

@@ -1052,7 +1052,7 @@ Confirm: `nvcc --help | grep -- <option>`.
 
 Fix: wrap host-compiler flags: `-Xcompiler=-Wall,-fPIC` (Build::flag(\"-Xcompiler=-Wall\")); for
 linker flags use -Xlinker. Check NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS for stray flags."),
-    doc("compiler-killed", Compile, "A compiler process was killed, usually for lack of memory", "\
+    doc("compiler-killed", Compile, "A compiler process was killed or ran out of memory, usually for lack of host memory", "\
 nvcc reports that one of its stages was killed: `nvcc error   : 'cicc' died due to signal 9 (Kill
 signal)` (also cudafe++ or ptxas), or `c++: fatal error: Killed signal terminated program
 cc1plus`. Signal 9 during a compile almost always means the kernel's out-of-memory killer
@@ -1060,14 +1060,20 @@ stopped it: heavy template code (CUTLASS, CUB, thrust) needs gigabytes per file,
 builds multiply that. A build script that reports a failed nvcc with empty output (cudaforge's
 `message: \"nvcc error:\\n\\n\"`, bindgen_cuda's empty `# stdout` / `# stderr`) shows the same
 thing without the signal: nvcc always says why it rejects a file, so it died first; on Windows
-this is seen with a few dozen nvcc processes started at once.
+this is seen with a few dozen nvcc processes started at once. A compiler that runs out of
+memory without being killed says so itself: `catastrophic error: out of memory` (cudafe++ and
+cicc), `ptxas fatal   : Memory allocation failure`, MSVC's C1060 `compiler is out of heap space`.
 
 Confirm: `dmesg | grep -i -E 'killed process|out of memory'`; watch `free -h` during the build;
 run the failed nvcc command alone (it succeeds when parallelism or memory was the cause).
 
-Fix: build with fewer parallel jobs (CARGO_BUILD_JOBS=2, or NUM_JOBS for the build script),
-add RAM or swap, or split the largest .cu files; in containers raise the memory limit.
-cuda-build plans its compiles within a memory budget (80% of MemAvailable or of the cgroup's
+Fix: run fewer compiles at once, with the knob of the builder that runs them. cargo's -j
+(CARGO_BUILD_JOBS) bounds only build scripts that use its jobserver; cudaforge runs its own
+pool (CUDAFORGE_THREADS=1, or RAYON_NUM_THREADS; default half the cores), bindgen_cuda one nvcc
+per physical core (RAYON_NUM_THREADS=1); PyTorch extensions follow MAX_JOBS, and setups that
+pass nvcc `--threads` (flash-attention's NVCC_THREADS) multiply each job's memory; CMake:
+`cmake --build <dir> -j 2`. Or add RAM or swap, or split the largest .cu files; in containers
+raise the memory limit. cuda-build plans its compiles within a memory budget (80% of MemAvailable or of the cgroup's
 limit; CUDA_BUILD_MEMORY_BUDGET sets it) and compiles a file killed beside others again, alone;
 its error `error[compiler-killed]: nvcc was killed while it compiled ...` means the file did not
 fit even alone. Lower the budget when other build scripts or programs use memory at the same

@@ -68,7 +68,6 @@ pub(crate) fn default_text(code: Code) -> Option<DefaultText> {
             &[
                 "build with fewer parallel jobs (CARGO_BUILD_JOBS=2, or NUM_JOBS for the build script): each nvcc stage can need gigabytes",
                 "add RAM or swap (or raise the container's memory limit), or split the largest .cu files",
-                "cuda-build keeps its compiles within a memory budget (CUDA_BUILD_MEMORY_BUDGET; 80% of the free memory or the container's limit) and compiles a killed file again alone: set the budget lower when other build scripts or programs take memory at the same time",
             ],
         ),
         Code::CudaBackendNotBuilt => t(

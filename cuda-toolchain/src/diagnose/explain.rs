@@ -405,8 +405,8 @@ pub(super) fn explainer(code: Code) -> Explainer {
         Code::DriverStateLost => Custom(super::driver_state::explain),
         Code::CudaObjectNotPic => Custom(super::link_pic::explain),
         Code::IllegalAddress => Custom(super::driver_state::explain_launch_failure),
-        Code::CompilerKilled
-        | Code::CudaBackendNotBuilt
+        Code::CompilerKilled => Custom(|_, v, d| super::build_oom::explain(v, d)),
+        Code::CudaBackendNotBuilt
         | Code::ContainerDeviceMissing
         | Code::ContainerRuntimeMissing
         | Code::TorchCudaVersionMismatch

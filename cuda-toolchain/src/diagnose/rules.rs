@@ -272,11 +272,25 @@ pub(crate) static RULES: &[Rule] = &[
         example: "   Compiling cuda-kernels v0.1.0",
     },
     Rule {
+        name: "kernel-builder",
+        code: None,
+        triggers: Listed(build_oom::BUILDER_TRIGGERS),
+        extract: build_oom::builder,
+        example: "warning: candle-kernels@0.11.1: Using 16 threads for compilation",
+    },
+    Rule {
         name: "killed-for-memory",
         code: Some(Code::CompilerKilled),
         triggers: Listed(build_oom::TRIGGERS),
         extract: build_oom::extract,
         example: "killed out of memory",
+    },
+    Rule {
+        name: "compiler-out-of-host-memory",
+        code: Some(Code::CompilerKilled),
+        triggers: Listed(build_oom::COMPILER_OOM_TRIGGERS),
+        extract: build_oom::compiler_out_of_memory,
+        example: "csrc/attention/attention_kernels.cu(68): catastrophic error: out of memory",
     },
     Rule {
         name: "gpu-optional-notice",

@@ -128,6 +128,9 @@ pub(crate) struct Scan {
     /// The log shows a built program running (cargo's `Running`, a Python
     /// traceback): a kill after that is the program's.
     pub program_ran: bool,
+    /// The kernel builders the log shows, in the order first seen: each
+    /// has its own knob for how many nvcc processes run at once.
+    pub builders: Vec<super::build_oom::Builder>,
     /// The framework said its CUDA library notices may be ignored without a
     /// GPU (TensorFlow's `Ignore above cudart dlerror ...`).
     pub gpu_optional: bool,

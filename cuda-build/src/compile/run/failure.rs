@@ -72,8 +72,8 @@ impl Run<'_> {
         if f.timed_out {
             err.with_help("raise CUDA_BUILD_TIMEOUT (seconds) if the kernel is that big, or look for a hung host compiler")
         } else if f.killed {
+            // The pool adds what it tried (`run/pool.rs`): it ran the file alone.
             err.with_help("check with `dmesg | grep -i -E 'killed process|out of memory'` (or the container's OOM events)")
-                .with_help("the command above, run by hand when nothing else compiles, shows whether this file fits in memory alone")
         } else {
             err.with_help("the command above reproduces the failure when run by hand")
         }

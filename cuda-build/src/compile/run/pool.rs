@@ -331,7 +331,7 @@ fn killed_warning(job: &Job, k: &Killed, budget: &Budget) -> String {
 
 /// The help of a compile killed while it ran alone: the pool has done what
 /// it can; the machine needs more free memory for this file.
-fn killed_help(e: Error, span: &Span, budget: &Budget) -> Error {
+fn killed_help(mut e: Error, span: &Span, budget: &Budget) -> Error {
     let before = match span.killed {
         Some(k) => format!(
             "it was first killed beside {} other compile{}, then again alone",
@@ -340,11 +340,13 @@ fn killed_help(e: Error, span: &Span, budget: &Budget) -> Error {
         ),
         None => "it was compiling alone".to_string(),
     };
-    e.with_help(format!(
+    // First: what the pool already tried decides what is left to do.
+    e.help.insert(0, format!(
         "{before}, so this file needs more memory than this machine (or container) had free; the memory budget was {} ({}). Close other programs, raise the container's memory limit, or build where more memory is free",
         show_bytes(budget.bytes),
         budget.source
-    ))
+    ));
+    e
 }
 
 /// One job compiled with `threads` nvcc threads, with its start and end
