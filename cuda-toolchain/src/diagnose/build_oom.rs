@@ -8,7 +8,7 @@
 //! shows a build and no program running.
 
 use super::codes::Code;
-use super::scan::{Fact, Hit, LineCx};
+use super::scan::{Builder, Fact, Hit, LineCx};
 use super::view::View;
 
 /// Words that say the host ran out of memory or the process got SIGKILL.
@@ -79,28 +79,6 @@ pub(crate) fn extract(cx: &mut LineCx) {
         Fact::Note("A process was killed for lack of host memory (the kernel's out-of-memory killer, SIGKILL, exit status 137). In a build that is a compiler: nvcc's and cicc's memory grows with every architecture and template instance, and parallel jobs multiply it; in a running program it is the program's own RAM, not CUDA."),
         0.45,
     );
-}
-
-/// A kernel builder a log shows, by its own words. cargo's `-j` bounds
-/// none of the first two: they run their own thread pools of nvcc.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Builder {
-    /// cudaforge (candle-kernels, mistral.rs, attention.rs): `Using N
-    /// threads for compilation`, `Compiling N of M kernels`,
-    /// `CompilationFailed { path: .., message: "nvcc error:\n\n" }`.
-    Cudaforge,
-    /// bindgen_cuda (older candle): `nvcc error while executing compiling`,
-    /// its panic location `bindgen_cuda-0.1.x/src/lib.rs`.
-    BindgenCuda,
-    /// cuda-build (this project): its `cuda-build:` notes and errors.
-    CudaBuild,
-    /// PyTorch's extension build (setup.py, pip, ninja): MAX_JOBS.
-    TorchExtension,
-    /// CMake with make or ninja.
-    Cmake,
-    /// cargo, with no kernel builder named: its `-j` bounds only the
-    /// build scripts that take its jobserver.
-    Cargo,
 }
 
 impl Builder {

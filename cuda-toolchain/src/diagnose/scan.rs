@@ -66,6 +66,29 @@ pub(crate) enum Fact {
     Text(String),
 }
 
+/// A kernel builder a log shows, by its own words (found, and its knob
+/// for fewer compiles at once given, in `build_oom.rs`). cargo's `-j` bounds
+/// none of the first two: they run their own thread pools of nvcc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Builder {
+    /// cudaforge (candle-kernels, mistral.rs, attention.rs): `Using N
+    /// threads for compilation`, `Compiling N of M kernels`,
+    /// `CompilationFailed { path: .., message: "nvcc error:\n\n" }`.
+    Cudaforge,
+    /// bindgen_cuda (older candle): `nvcc error while executing compiling`,
+    /// its panic location `bindgen_cuda-0.1.x/src/lib.rs`.
+    BindgenCuda,
+    /// cuda-build (this project): its `cuda-build:` notes and errors.
+    CudaBuild,
+    /// PyTorch's extension build (setup.py, pip, ninja): MAX_JOBS.
+    TorchExtension,
+    /// CMake with make or ninja.
+    Cmake,
+    /// cargo, with no kernel builder named: its `-j` bounds only the
+    /// build scripts that take its jobserver.
+    Cargo,
+}
+
 /// Host compiler families host_config.h checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum HostKind {
@@ -130,7 +153,7 @@ pub(crate) struct Scan {
     pub program_ran: bool,
     /// The kernel builders the log shows, in the order first seen: each
     /// has its own knob for how many nvcc processes run at once.
-    pub builders: Vec<super::build_oom::Builder>,
+    pub builders: Vec<Builder>,
     /// The framework said its CUDA library notices may be ignored without a
     /// GPU (TensorFlow's `Ignore above cudart dlerror ...`).
     pub gpu_optional: bool,
