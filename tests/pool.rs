@@ -221,7 +221,7 @@ fn the_memory_budget_holds_and_a_job_above_it_runs_alone() {
         ("vector_add", 250),
         ("saxpy", 250),
         ("scan", 250),
-        ("softmax", 900),
+        ("softmax", 1500),
     ];
     let tk = fx.standin(&sizes);
     let timings = fx.root().join("timings");
@@ -534,10 +534,19 @@ fn a_compile_killed_beside_others_compiles_again_alone() {
         .set(Var::CargoPkgName, "fixture");
     let a = fx.build(&tk, env.clone(), "out1").try_compile().unwrap();
     assert_eq!(a.stats.compiled, 3);
-    assert_eq!(fx.starts(), 4, "{:?}", a.warnings);
+    // The budget the kill lowered may stop k1 or k2 while they still run
+    // (the stand-ins' memory was what the machine had): those start again.
+    let r = report(&timings);
+    let stops: u32 = r.compiles.iter().map(|c| c.stopped).sum();
+    assert_eq!(fx.starts(), 4 + stops as usize, "{:?}", a.warnings);
+    // Nothing ran beside k0's second attempt, not even an attempt stopped
+    // just after its nvcc had finished (the stand-in logs those too).
     let spans = fx.spans();
-    assert_eq!(spans.len(), 3, "{spans:?}");
-    let k0 = spans.iter().find(|s| s.stem == "k0").unwrap();
+    let k0 = spans
+        .iter()
+        .filter(|s| s.stem == "k0")
+        .max_by(|a, b| a.start.total_cmp(&b.start))
+        .unwrap();
     for s in spans.iter().filter(|s| s.stem != "k0") {
         assert!(
             s.end <= k0.start || s.start >= k0.end,
@@ -554,7 +563,12 @@ fn a_compile_killed_beside_others_compiles_again_alone() {
         .collect();
     assert_eq!(killed.len(), 1, "{:?}", a.warnings);
     assert!(killed[0].contains("CUDA_BUILD_MEMORY_BUDGET"), "{killed:?}");
-    let r = report(&timings);
+    // What the three held when k0 was killed is what the machine had: the
+    // rest of the build (k0 alone) kept within 80% of it.
+    assert!(
+        killed[0].contains("the rest of this build kept within"),
+        "{killed:?}"
+    );
     let counts: BTreeMap<String, u32> = r
         .compiles
         .iter()
@@ -570,7 +584,9 @@ fn a_compile_killed_beside_others_compiles_again_alone() {
     let tk = fx.standin_killed(&sizes, 0.5, &[("k0", 9)]);
     let e = fx.build(&tk, env, "out2").try_compile().unwrap_err();
     assert_eq!(e.code, "compiler-killed", "{e}");
-    assert_eq!(fx.starts(), 4, "{e}");
+    // k0 ran twice, killed both times (the stand-in counts its kills).
+    let k0_kills = std::fs::read_to_string(fx.log().with_extension("log.killed-k0")).unwrap();
+    assert_eq!(k0_kills, "2", "{e}");
     let text = e.to_string();
     assert!(
         text.contains("nvcc was killed while it compiled `cu/k0.cu`"),
@@ -624,9 +640,11 @@ fn a_compile_the_kernel_kills_for_memory_compiles_again_alone() {
         "no OOM kill in the cgroup: {kills}\n{text}"
     );
     assert!(text.contains("was killed after"), "{text}");
-    // Every finished compile that had been killed ran alone.
-    let spans = fx.spans();
-    assert_eq!(spans.len(), 3, "{spans:?}");
+    // Each compiled (an attempt stopped just after its nvcc had finished
+    // may be logged too), after more starts than files.
+    let stems: std::collections::BTreeSet<String> =
+        fx.spans().into_iter().map(|s| s.stem).collect();
+    assert_eq!(stems.len(), 3, "{stems:?}");
     assert!(fx.starts() > 3, "{text}");
 }
 

@@ -174,7 +174,8 @@
 //!   than the budget, the one started last is stopped and compiled again
 //!   once it fits. One the system kills (SIGKILL: the out-of-memory killer,
 //!   when memory the budget counted on was taken) while others run beside
-//!   it compiles again, alone; killed alone, it is the build's
+//!   it compiles again, alone, and the budget drops to 80% of what the
+//!   compiles held at the kill; killed alone, it is the build's
 //!   `compiler-killed` error. Each case is named in a warning. The budget
 //!   changes when compiles run, never what they produce: it is not a build
 //!   input.

@@ -27,8 +27,11 @@
 //!   ours: the out-of-memory killer, when other programs or build scripts
 //!   took memory the budget counted on, or a peak rose between two samples)
 //!   goes back to the head of the queue once and runs alone, counted for
-//!   what it had reached. One that was killed while it ran alone is the
-//!   build's failure: nothing the pool can still do would save it.
+//!   what it had reached. What the pool's compiles held when it was killed
+//!   is what this machine really had for them: the rest of the build keeps
+//!   within [`SAFETY`] of it, if that is below the budget. One that was
+//!   killed while it ran alone is the build's failure: nothing the pool can
+//!   still do would save it.
 //! - **Learned from kin**: a never-compiled task is predicted from its size
 //!   ([`Demand::kin`] says which others it is like: the same headers, a
 //!   source of about its size, such as the instances of one template).
@@ -44,6 +47,7 @@
 //!   decides the output, never changes; only how many cores it is lent.
 
 use crate::compile::nvcc::jobserver::Limiter;
+use crate::compile::nvcc::memory_budget::SAFETY;
 use cuda_toolchain::process::tree_memory::{Watch, INTERVAL};
 use std::collections::VecDeque;
 use std::sync::{mpsc, Arc};
@@ -134,6 +138,8 @@ pub(crate) struct Killed {
     pub peak: u64,
     /// The pool's other compiles that ran beside it.
     pub beside: usize,
+    /// The budget the rest of the build kept to, when the kill lowered it.
+    pub lowered_to: Option<u64>,
 }
 
 /// An attempt stopped to keep the memory budget.
@@ -239,6 +245,8 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
     taught: &dyn Fn(&T) -> Option<u64>,
     killed: &dyn Fn(&T) -> bool,
 ) -> Vec<(T, Span)> {
+    // Lowered by a kill (see the module's "Killed, then alone").
+    let mut budget = budget;
     let n = tasks.len();
     if n == 0 {
         return Vec::new();
@@ -488,10 +496,20 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                         // Killed from outside while it did not run alone:
                         // once more, alone, counted for what it reached.
                         let peak = s.watch.peak();
+                        let held = started
+                            .iter()
+                            .flatten()
+                            .fold(peak, |sum, o| sum.saturating_add(o.watch.live()));
+                        let fits = (held as f64 * SAFETY) as u64;
+                        let lowered_to = (fits < budget).then(|| {
+                            budget = fits;
+                            fits
+                        });
                         kills[idx] = Some(Killed {
                             ran: end.saturating_duration_since(s.start),
                             peak,
                             beside: s.company,
+                            lowered_to,
                         });
                         let demand = Demand {
                             extra_slots: 0,
@@ -1009,8 +1027,10 @@ mod tests {
     /// One attempt of a task: start, end, granted alone.
     type Attempt = (Instant, Instant, bool);
 
-    /// Runs tasks that sleep `ms` and report "killed" on the attempts
-    /// `kill(task, attempt)` names; returns each task's attempts and the spans.
+    /// Runs tasks that hold 7 bytes for `ms` and report "killed" on the
+    /// attempts `kill(task, attempt)` names; a killed attempt ends once every
+    /// task has held its memory once (so the others still run and hold it);
+    /// returns each task's attempts and the spans.
     fn killing(
         demands: &[Demand],
         budget: u64,
@@ -1019,18 +1039,33 @@ mod tests {
     ) -> (Vec<Vec<Attempt>>, Vec<Span>) {
         let attempts: Vec<std::sync::Mutex<Vec<Attempt>>> =
             demands.iter().map(|_| Default::default()).collect();
+        let holding = AtomicUsize::new(0);
         let tasks: Vec<(Demand, Task<'_, bool>)> = demands
             .iter()
             .enumerate()
             .map(|(i, d)| {
-                let attempts = &attempts[i];
+                let (attempts, holding, all) = (&attempts[i], &holding, demands.len());
                 let t: Task<'_, bool> = Box::new(move |g: Grant, w: &Arc<Watch>| {
                     w.record(7, 7);
+                    holding.fetch_add(1, Ordering::SeqCst);
                     let start = Instant::now();
-                    std::thread::sleep(Duration::from_millis(ms));
-                    let mut a = attempts.lock().unwrap();
-                    a.push((start, Instant::now(), g.alone));
-                    kill(i, a.len() - 1)
+                    let attempt = attempts.lock().unwrap().len();
+                    let killed = kill(i, attempt);
+                    if killed {
+                        let waited = Instant::now();
+                        while holding.load(Ordering::SeqCst) < all
+                            && waited.elapsed() < Duration::from_secs(5)
+                        {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                    } else {
+                        std::thread::sleep(Duration::from_millis(ms));
+                    }
+                    attempts
+                        .lock()
+                        .unwrap()
+                        .push((start, Instant::now(), g.alone));
+                    killed
                 });
                 (*d, t)
             })
@@ -1064,12 +1099,18 @@ mod tests {
         }
         let k = s[0].killed.expect("the kill is on its span");
         assert_eq!((k.beside, k.peak), (2, 7), "{k:?}");
+        // The three held 21 bytes when it was killed: the rest of the
+        // build keeps within 80% of that.
+        assert_eq!(k.lowered_to, Some(16), "{k:?}");
         assert!(s[1].killed.is_none() && s[2].killed.is_none(), "{s:?}");
         // Killed on every attempt: once more alone, then the result stands.
         let (a, s) = killing(&[one(10); 2], 100, 30, &|i, _| i == 0);
         assert_eq!(a[0].len(), 2, "{a:?}");
         assert!(!a[0][0].2 && a[0][1].2, "{a:?}");
         assert!(s[0].killed.is_some(), "{s:?}");
+        // No budget at all: the kill gives one.
+        let (_, s) = killing(&[one(10); 3], u64::MAX, 200, &|i, n| i == 0 && n == 0);
+        assert_eq!(s[0].killed.and_then(|k| k.lowered_to), Some(16), "{s:?}");
         // A task that already ran alone (predicted above the whole budget)
         // is not run again: nothing the pool does would change the kill.
         let (a, s) = killing(&[one(500)], 100, 10, &|_, _| true);

@@ -319,8 +319,15 @@ fn killed_warning(job: &Job, k: &Killed, budget: &Budget) -> String {
             budget.source
         )
     };
+    let lowered = match k.lowered_to {
+        Some(b) => format!(
+            ", and the rest of this build kept within {}, 80% of what its compiles held when it was killed",
+            show_bytes(b)
+        ),
+        None => String::new(),
+    };
     format!(
-        "cuda-build: `{}` was killed after {} (SIGKILL: most likely the kernel's out-of-memory killer) while {} other compile{} of this build ran beside it; it had reached {}. It compiled again, alone. {budget}",
+        "cuda-build: `{}` was killed after {} (SIGKILL: most likely the kernel's out-of-memory killer) while {} other compile{} of this build ran beside it; it had reached {}. It compiled again, alone{lowered}. {budget}",
         job.display,
         cuda_toolchain::process::show_duration(k.ran),
         k.beside,
