@@ -482,14 +482,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                             peak,
                             counted: s.memory,
                         });
-                        // Its own slots again; no extra threads (they would
-                        // add their memory to what it reached).
-                        let demand = Demand {
-                            extra_slots: 0,
-                            memory: demands[idx].memory.max(peak),
-                            ..demands[idx]
-                        };
-                        queue.push_front((idx, demand));
+                        requeue(&mut queue, idx, demands[idx], peak);
                         continue;
                     }
                     if !s.grant.alone && kills[idx].is_none() && r.as_ref().is_ok_and(killed) {
@@ -511,12 +504,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                             beside: s.company,
                             lowered_to,
                         });
-                        let demand = Demand {
-                            extra_slots: 0,
-                            memory: demands[idx].memory.max(peak),
-                            ..demands[idx]
-                        };
-                        queue.push_front((idx, demand));
+                        requeue(&mut queue, idx, demands[idx], peak);
                         continue;
                     }
                     let (count, first) = stops[idx];
@@ -558,6 +546,18 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
         .zip(spans)
         .map(|(r, s)| (r.expect("every task ran"), s.expect("every task ran")))
         .collect()
+}
+
+/// A discarded attempt (stopped, or killed) goes back to the head of the
+/// queue: its own slots again, no extra threads (they would add their
+/// memory to what it reached), counted for the peak it reached.
+fn requeue(queue: &mut VecDeque<(usize, Demand)>, idx: usize, demand: Demand, peak: u64) {
+    let demand = Demand {
+        extra_slots: 0,
+        memory: demand.memory.max(peak),
+        ..demand
+    };
+    queue.push_front((idx, demand));
 }
 
 /// Each waiting task with kin that have finished is counted for the largest
