@@ -349,8 +349,8 @@ impl Runner {
 }
 
 /// Whether a finished nvcc died of SIGKILL, or reported that a stage did:
-/// nvcc runs its stages through a shell, which exits 128 + 9 for a child
-/// killed by signal 9 (and prints `Killed`).
+/// nvcc 13.0 then prints `Killed` and exits 128 + 9, as a shell reports a
+/// killed child (seen when a cgroup's OOM killer stopped cicc).
 fn killed_by_sigkill(status: &std::process::ExitStatus) -> bool {
     #[cfg(unix)]
     {
