@@ -120,6 +120,17 @@ sys.exit(r.returncode)
         std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
         toolkit(&self.real_root, nvcc)
     }
+    /// This test binary run again as `child` (an ignored test of this
+    /// file), building this fixture's package into `out`.
+    fn child(&self, child: &str, out: &str) -> std::process::Command {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--ignored", "--exact", child, "--nocapture"])
+            .env("CB_POOL_PKG", self.pkg())
+            .env("CB_POOL_NVCC", self.root().join("bin/nvcc"))
+            .env("CB_POOL_ROOT", &self.real_root)
+            .env("CB_POOL_OUT", self.root().join(out));
+        cmd
+    }
     /// How many runs of the stand-in started, finished or not (and clears the log).
     fn starts(&self) -> usize {
         let log = self.log().with_extension("log.starts");
@@ -321,14 +332,8 @@ fn the_memory_budget_holds_and_a_job_above_it_runs_alone() {
         Some(cg) => {
             std::fs::remove_dir_all(fx.root().join("cache/v1/objects")).unwrap();
             std::fs::remove_file(fx.pkg().join("cu/softmax.cu")).unwrap();
-            let exe = std::env::current_exe().unwrap();
-            let mut cmd = std::process::Command::new(&exe);
-            cmd.args(["--ignored", "--exact", "child_builds_in_a_cgroup", "--nocapture"])
-                .env("CB_POOL_PKG", fx.pkg())
-                .env("CB_POOL_NVCC", fx.root().join("bin/nvcc"))
-                .env("CB_POOL_ROOT", &fx.real_root)
-                .env("CB_POOL_OUT", fx.root().join("out3"))
-                .env("CB_POOL_CACHE", fx.root().join("cache"));
+            let mut cmd = fx.child("child_builds_in_a_cgroup", "out3");
+            cmd.env("CB_POOL_CACHE", fx.root().join("cache"));
             let out = cg.run(&mut cmd);
             assert!(out.status.success(), "{}", out.combined());
             assert!(out.stdout.contains("CHILD-OK compiled=3"), "{}", out.combined());
@@ -616,20 +621,9 @@ fn a_compile_the_kernel_kills_for_memory_compiles_again_alone() {
         );
         return;
     };
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(&exe);
-    cmd.args([
-        "--ignored",
-        "--exact",
-        "child_builds_in_a_cgroup",
-        "--nocapture",
-    ])
-    .env("CB_POOL_PKG", fx.pkg())
-    .env("CB_POOL_NVCC", fx.root().join("bin/nvcc"))
-    .env("CB_POOL_ROOT", &fx.real_root)
-    .env("CB_POOL_OUT", fx.root().join("out"))
-    .env("CB_POOL_CACHE", fx.root().join("cache"))
-    .env("CB_POOL_BUDGET", "unlimited");
+    let mut cmd = fx.child("child_builds_in_a_cgroup", "out");
+    cmd.env("CB_POOL_CACHE", fx.root().join("cache"))
+        .env("CB_POOL_BUDGET", "unlimited");
     let out = cg.run(&mut cmd);
     let text = out.combined();
     assert!(out.status.success(), "{text}");
@@ -853,19 +847,8 @@ fn the_jobserver_token_count_holds_for_split_jobs() {
     };
     fx.standin(&[]);
     let client = jobserver::Client::new(1).unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(&exe);
-    cmd.args([
-        "--ignored",
-        "--exact",
-        "child_builds_under_a_jobserver",
-        "--nocapture",
-    ])
-    .env("CB_POOL_PKG", fx.pkg())
-    .env("CB_POOL_NVCC", fx.root().join("bin/nvcc"))
-    .env("CB_POOL_ROOT", &fx.real_root)
-    .env("CB_POOL_OUT", fx.root().join("out"))
-    .env_remove("NUM_JOBS");
+    let mut cmd = fx.child("child_builds_under_a_jobserver", "out");
+    cmd.env_remove("NUM_JOBS");
     client.configure(&mut cmd);
     let out = cuda_toolchain::process::run_command(&mut cmd, Duration::from_secs(900)).unwrap();
     assert!(out.status.success(), "{}", out.combined());

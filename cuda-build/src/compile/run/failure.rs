@@ -4,6 +4,7 @@
 use crate::compile::nvcc::runner::Failure;
 use crate::compile::run::context::{Run, Tools};
 use crate::compile::run::job::Job;
+use cuda_toolchain::diagnose::Code;
 use cuda_toolchain::toolkit::Toolkit;
 use cuda_toolchain::Error;
 
@@ -27,7 +28,7 @@ impl Run<'_> {
             )
         } else if f.killed {
             (
-                "compiler-killed",
+                Code::CompilerKilled.as_str(),
                 format!(
                     "nvcc was killed while it compiled `{}` ({}): SIGKILL, which during a compile is almost always the kernel's out-of-memory killer",
                     job.display, f.status
@@ -59,10 +60,8 @@ impl Run<'_> {
         }
         // The message already says what a kill means; the log's `Killed`
         // would only say it again.
-        let explained: Vec<String> = explain(&f.stderr, &tools.tk, &tools.other_toolkits)
-            .into_iter()
-            .filter(|e| !(f.killed && e.starts_with("error[compiler-killed]")))
-            .collect();
+        let said = f.killed.then_some(Code::CompilerKilled);
+        let explained = explain(&f.stderr, &tools.tk, &tools.other_toolkits, said);
         if !explained.is_empty() {
             err = err.with_detail(String::new());
             for e in explained {
@@ -101,10 +100,11 @@ fn looks_like_write_failure(stderr: &str) -> bool {
     .any(|p| s.contains(p))
 }
 
-/// Rendered explanations for a failed compile's output, most likely first.
-/// `others`: the other installed toolkits, so a fix can name one that
-/// would work ("CUDA 12.4 is installed at ...: set CUDA_HOME=...").
-fn explain(stderr: &str, tk: &Toolkit, others: &[Toolkit]) -> Vec<String> {
+/// Rendered explanations for a failed compile's output, most likely first,
+/// without `said` (what the error itself already says). `others`: the
+/// other installed toolkits, so a fix can name one that would work ("CUDA
+/// 12.4 is installed at ...: set CUDA_HOME=...").
+fn explain(stderr: &str, tk: &Toolkit, others: &[Toolkit], said: Option<Code>) -> Vec<String> {
     let mut toolkits = vec![tk.clone()];
     toolkits.extend(others.iter().cloned());
     let ctx = cuda_toolchain::diagnose::Context {
@@ -114,6 +114,7 @@ fn explain(stderr: &str, tk: &Toolkit, others: &[Toolkit]) -> Vec<String> {
     };
     cuda_toolchain::diagnose::diagnose(stderr, &ctx)
         .iter()
+        .filter(|d| Some(d.code) != said)
         .map(|d| cuda_toolchain::diagnose::render(d).trim_end().to_string())
         .collect()
 }

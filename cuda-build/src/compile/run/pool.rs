@@ -23,7 +23,7 @@
 
 use crate::compile::incremental::cost::Cost;
 use crate::compile::nvcc::jobserver::Limiter;
-use crate::compile::nvcc::memory_budget::Budget;
+use crate::compile::nvcc::memory_budget::{Budget, SAFETY};
 use crate::compile::nvcc::progress::Event;
 use crate::compile::nvcc::schedule::{self, Demand, Grant, Killed, Kin, Span, Stop, Task};
 use crate::compile::output::artifacts::Artifacts;
@@ -36,6 +36,7 @@ use crate::compile::run::work_estimate::{
 };
 use crate::compile::settings::package::package_dir;
 use crate::compile::settings::spec::Prepared;
+use cuda_toolchain::diagnose::Code;
 use cuda_toolchain::env::{Env, Var};
 use cuda_toolchain::process::tree_memory::Watch;
 use cuda_toolchain::Error;
@@ -305,7 +306,12 @@ fn stopped_warning(job: &Job, basis: &str, span: &Span, stop: &Stop, budget: &Bu
 /// A compile the system killed (nvcc, or one of its stages, got SIGKILL
 /// that the pool did not send; `run/failure.rs` gives it this code).
 fn was_killed(e: &Error) -> bool {
-    e.code == "compiler-killed"
+    e.code == Code::CompilerKilled.as_str()
+}
+
+/// "1 other compile", "2 other compiles".
+fn other_compiles(n: usize) -> String {
+    format!("{n} other compile{}", if n == 1 { "" } else { "s" })
 }
 
 /// A job killed beside other compiles that then compiled alone.
@@ -321,17 +327,17 @@ fn killed_warning(job: &Job, k: &Killed, budget: &Budget) -> String {
     };
     let lowered = match k.lowered_to {
         Some(b) => format!(
-            ", and the rest of this build kept within {}, 80% of what its compiles held when it was killed",
-            show_bytes(b)
+            ", and the rest of this build kept within {}, {:.0}% of what its compiles held when it was killed",
+            show_bytes(b),
+            SAFETY * 100.0
         ),
         None => String::new(),
     };
     format!(
-        "cuda-build: `{}` was killed after {} (SIGKILL: most likely the kernel's out-of-memory killer) while {} other compile{} of this build ran beside it; it had reached {}. It compiled again, alone{lowered}. {budget}",
+        "cuda-build: `{}` was killed after {} (SIGKILL: most likely the kernel's out-of-memory killer) while {} of this build ran beside it; it had reached {}. It compiled again, alone{lowered}. {budget}",
         job.display,
         cuda_toolchain::process::show_duration(k.ran),
-        k.beside,
-        if k.beside == 1 { "" } else { "s" },
+        other_compiles(k.beside),
         show_bytes(k.peak),
     )
 }
@@ -341,9 +347,8 @@ fn killed_warning(job: &Job, k: &Killed, budget: &Budget) -> String {
 fn killed_help(mut e: Error, span: &Span, budget: &Budget) -> Error {
     let before = match span.killed {
         Some(k) => format!(
-            "it was first killed beside {} other compile{}, then again alone",
-            k.beside,
-            if k.beside == 1 { "" } else { "s" }
+            "it was first killed beside {}, then again alone",
+            other_compiles(k.beside)
         ),
         None => "it was compiling alone".to_string(),
     };
