@@ -642,16 +642,9 @@ fn a_compile_the_kernel_kills_for_memory_compiles_again_alone() {
     assert!(fx.starts() > 3, "{text}");
 }
 
-/// Three instances of one header, each guessed far above what it needs (a
-/// 1 MB header: about 1.2 GB), under a budget below one guess: the first
-/// runs alone, with the warning that says so; once it has finished, its
-/// measured peak is what the other two count for, and they run together,
-/// stopping nothing, with no warning.
-#[test]
-fn a_first_build_learns_from_the_first_instance_of_a_header() {
-    let Some(fx) = fixture(&[]) else {
-        return;
-    };
+/// Three sources that instantiate one 1 MB header (a template library's
+/// declarations): kin, each guessed at about 1.2 GB from its size.
+fn instances_of_one_header(fx: &Fx) -> [&'static str; 3] {
     let mut header = String::from("#pragma once\n");
     while header.len() < 1_000_000 {
         header.push_str("// a template library's declarations, never instantiated here\n");
@@ -669,6 +662,20 @@ fn a_first_build_learns_from_the_first_instance_of_a_header() {
         )
         .unwrap();
     }
+    stems
+}
+
+/// Three instances of one header, each guessed far above what it needs (a
+/// 1 MB header: about 1.2 GB), under a budget below one guess: the first
+/// runs alone, with the warning that says so; once it has finished, its
+/// measured peak is what the other two count for, and they run together,
+/// stopping nothing, with no warning.
+#[test]
+fn a_first_build_learns_from_the_first_instance_of_a_header() {
+    let Some(fx) = fixture(&[]) else {
+        return;
+    };
+    let stems = instances_of_one_header(&fx);
     let sizes: Vec<(&str, u64)> = stems.iter().map(|s| (*s, 100)).collect();
     let tk = fx.standin_holding(&sizes, 1.5);
     let budget = 1024 * MIB;
@@ -720,6 +727,64 @@ fn a_first_build_learns_from_the_first_instance_of_a_header() {
     let first_peak = counted[0].2 / counted[0].3;
     assert_eq!(counted[1].1, first_peak, "{counted:?}");
     assert_eq!(counted[2].1, first_peak, "{counted:?}");
+}
+
+/// Three instances of one header, each guessed at about 1.2 GB (a 1 MB
+/// header), under a budget that fits one guess but not two: the second
+/// starts on trial beside the first, on a core that would have idled, and
+/// stays (the two really hold a few hundred MB); the third learns from the
+/// first. Nothing is stopped, no warning is given, and the report marks
+/// the one trial.
+#[test]
+fn a_first_build_lends_an_idle_core_to_a_guess_on_trial() {
+    let Some(fx) = fixture(&[]) else {
+        return;
+    };
+    let stems = instances_of_one_header(&fx);
+    let sizes: Vec<(&str, u64)> = stems.iter().map(|s| (*s, 100)).collect();
+    let tk = fx.standin_holding(&sizes, 1.5);
+    let budget = 1800 * MIB;
+    let timings = fx.root().join("timings");
+    let env = Env::empty()
+        .set(Var::NumJobs, "3")
+        .set(Var::CudaBuildTimings, &timings)
+        .set(Var::CargoPkgName, "fixture")
+        .set(Var::CudaBuildMemoryBudget, budget.to_string());
+    let a = fx.build(&tk, env, "out").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 3);
+    assert_eq!(fx.starts(), 3, "a compile was stopped: {:?}", a.warnings);
+    assert!(
+        !a.warnings.iter().any(|w| w.contains("cuda-build: `")),
+        "{:?}",
+        a.warnings
+    );
+    let mut spans = fx.spans();
+    spans.sort_by(|a, b| a.start.total_cmp(&b.start));
+    assert!(
+        spans[1].start < spans[0].end,
+        "the second guess waited for the first: {spans:?}"
+    );
+    let mut r = report(&timings).compiles;
+    r.sort_by(|a, b| a.start.total_cmp(&b.start));
+    let guess = r[0].predicted_bytes.unwrap();
+    assert!(guess <= budget && 2 * guess > budget, "{r:?}");
+    assert_eq!(
+        r.iter().map(|c| (c.trial, c.stopped)).collect::<Vec<_>>(),
+        [(false, 0), (true, 0), (false, 0)],
+        "{r:?}"
+    );
+    // The third counted for what one of the first two measured (the one
+    // that ended first), not for its guess.
+    let per_thread = |c: &cuda_build::compile::timings::Compile, b: Option<u64>| {
+        b.unwrap() / u64::from(c.threads)
+    };
+    let counted = per_thread(&r[2], r[2].predicted_bytes);
+    assert!(
+        r[..2]
+            .iter()
+            .any(|c| c.end <= r[2].start && per_thread(c, c.peak_bytes) == counted),
+        "{r:?}"
+    );
 }
 
 /// Every file of the report, with nonzero peak memory from the real nvcc,

@@ -23,6 +23,19 @@
 //!   queue, counted for the peak it had reached; it starts again when that
 //!   fits. A task stopped twice runs alone. One running alone is never
 //!   stopped: the budget cannot be kept by stopping it.
+//! - **An idle slot lent to a guess**: a never-compiled task's prediction
+//!   from its size is an upper envelope (`run/work_estimate.rs`), often
+//!   well above what it needs. When the head of the queue is such a guess
+//!   that does not fit beside what runs, but would fit in the budget on
+//!   its own, it starts anyway on a slot that would otherwise idle, on
+//!   trial ([`Grant::trial`]): one trial at a time, never beside a task
+//!   that runs alone. The measurement decides. Being the task started
+//!   last, a trial is the one stopped when the running tasks hold more
+//!   than the budget; it then goes back to the head of the queue, counted
+//!   for its guess or what it reached, and is never tried again. A trial
+//!   that stays saves what waiting would have cost: the first instance of
+//!   a template library no longer compiles alone only because its guess
+//!   was high.
 //! - **Killed, then alone**: a compile the system killed (SIGKILL, not
 //!   ours: the out-of-memory killer, when other programs or build scripts
 //!   took memory the budget counted on, or a peak rose between two samples)
@@ -73,6 +86,9 @@ pub(crate) struct Demand {
     pub memory: u64,
     /// For a prediction from size alone: which other tasks it is like.
     pub kin: Option<Kin>,
+    /// Its memory is a guess from its size (nothing measured it yet): it
+    /// may start on trial (see the module's "An idle slot lent to a guess").
+    pub guessed: bool,
 }
 
 /// What makes never-compiled tasks alike enough that one's measured peak
@@ -105,6 +121,9 @@ pub(crate) struct Grant {
     /// stops or a kill, or is predicted above the whole budget): a kill
     /// is then final.
     pub alone: bool,
+    /// Started on trial, before its guessed memory fitted beside what
+    /// runs: the first stopped if the running tasks pass the budget.
+    pub trial: bool,
 }
 
 /// When a task ran, and what let it start.
@@ -127,6 +146,19 @@ pub(crate) struct Span {
     pub learned_from: Option<usize>,
     /// An attempt killed from outside before it ran again alone.
     pub killed: Option<Killed>,
+    /// Its first attempt started on trial: whether it stayed, or how it
+    /// was stopped (not counted in `stops`: a trial is the pool's gamble,
+    /// not a prediction that failed).
+    pub trial: Option<Trial>,
+}
+
+/// How a task's attempt on trial ended (see [`Grant::trial`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trial {
+    /// It ran to the end beside the others.
+    Stayed,
+    /// It was stopped to keep the budget after this long, and ran again.
+    Stopped(Duration),
 }
 
 /// An attempt the system killed (see [`run_all`]'s `killed`).
@@ -256,6 +288,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
     let mut started: Vec<Option<Started>> = (0..n).map(|_| None).collect();
     let mut stops: Vec<(u32, Option<Stop>)> = vec![(0, None); n];
     let mut kills: Vec<Option<Killed>> = vec![None; n];
+    let mut trials: Vec<Option<Trial>> = vec![None; n];
     // What finished kin measured (their kin, peak per target, which task),
     // and which one each waiting task's prediction came from.
     let mut learned: Vec<(Kin, u64, usize)> = Vec::new();
@@ -314,7 +347,14 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 let alone = stops[*idx].0 >= 2 || kills[*idx].is_some();
                 let fits =
                     running == 0 || (!alone && committed_now.saturating_add(d.memory) <= budget);
-                if !fits {
+                let untried = |i: usize| {
+                    stops[i].0 == 0
+                        && kills[i].is_none()
+                        && trials[i].is_none()
+                        && learned_from[i].is_none()
+                };
+                let trial = !fits && may_try(d, untried(*idx), budget, &started);
+                if !fits && !trial {
                     break;
                 }
                 let have = hand.count();
@@ -361,7 +401,11 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                     slots: slots.len() - extra,
                     extra,
                     alone,
+                    trial,
                 };
+                if trial {
+                    trials[idx] = Some(Trial::Stayed);
+                }
                 let memory = memory_with(extra);
                 running += 1;
                 committed_now = committed_now.saturating_add(memory);
@@ -396,7 +440,15 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 // Tokens for what could start now: the head and the tasks
                 // after it that fit in memory beside it; and the last
                 // task's extra threads while it waits for them.
-                let mut want = startable_slots(&queue, running, committed_now, budget, cap);
+                let untried = |i: usize| {
+                    stops[i].0 == 0
+                        && kills[i].is_none()
+                        && trials[i].is_none()
+                        && learned_from[i].is_none()
+                };
+                let tryable = |i: usize, d: &Demand| may_try(d, untried(i), budget, &started);
+                let mut want =
+                    startable_slots(&queue, running, committed_now, budget, cap, &tryable);
                 if extra_since.is_some() {
                     want += queue.front().map_or(0, |(_, d)| d.extra_slots);
                 }
@@ -471,6 +523,12 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                         continue;
                     };
                     after = Some(idx);
+                    if s.watch.was_stopped() && r.is_ok() && s.grant.trial {
+                        // A trial that did not fit: again when it does, never on trial.
+                        trials[idx] = Some(Trial::Stopped(end.saturating_duration_since(s.start)));
+                        requeue(&mut queue, idx, demands[idx], s.watch.peak());
+                        continue;
+                    }
                     if s.watch.was_stopped() && r.is_ok() {
                         // Discarded: it runs again, counted for what it reached.
                         let peak = s.watch.peak();
@@ -518,6 +576,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                         first_stop: first,
                         learned_from: learned_from[idx],
                         killed: kills[idx],
+                        trial: trials[idx],
                     });
                     let peak = r.as_ref().ok().and_then(taught);
                     if let (Some(kin), Some(peak)) = (demands[idx].kin, peak) {
@@ -587,6 +646,20 @@ fn learn(
     }
 }
 
+/// Whether a task that does not fit may start on trial now (see the
+/// module's "An idle slot lent to a guess"): its memory is a guess that
+/// fits the budget on its own, it was never tried, stopped, killed or
+/// taught by kin (`untried`), something runs, and nothing running is alone
+/// or on trial.
+fn may_try(d: &Demand, untried: bool, budget: u64, started: &[Option<Started>]) -> bool {
+    let mut running = started.iter().flatten().peekable();
+    d.guessed
+        && untried
+        && d.memory <= budget
+        && running.peek().is_some()
+        && running.all(|s| !s.grant.alone && !s.grant.trial)
+}
+
 /// What the running tasks count for together (see [`Started::counted`]).
 fn committed(started: &[Option<Started>]) -> u64 {
     started
@@ -596,18 +669,23 @@ fn committed(started: &[Option<Started>]) -> u64 {
 }
 
 /// The slots the head of the queue and the tasks after it that fit in
-/// memory beside it (in order, stopping at the first that does not) need.
+/// memory beside it (in order, stopping at the first that does not, which
+/// counts too when it may start on trial: `tryable`) need.
 fn startable_slots(
     queue: &VecDeque<(usize, Demand)>,
     running: usize,
     running_memory: u64,
     budget: u64,
     cap: usize,
+    tryable: &dyn Fn(usize, &Demand) -> bool,
 ) -> usize {
     let mut slots = 0usize;
     let mut memory = running_memory;
-    for (count, (_, d)) in (running..).zip(queue) {
+    for (count, (i, d)) in (running..).zip(queue) {
         if count > 0 && memory.saturating_add(d.memory) > budget {
+            if tryable(*i, d) {
+                slots += d.slots.clamp(1, cap);
+            }
             break;
         }
         slots += d.slots.clamp(1, cap);
@@ -685,12 +763,14 @@ mod tests {
         )
     }
 
+    /// A task whose memory was measured before (never on trial).
     fn one(memory: u64) -> Demand {
         Demand {
             slots: 1,
             extra_slots: 0,
             memory,
             kin: None,
+            guessed: false,
         }
     }
 
@@ -713,12 +793,14 @@ mod tests {
             extra_slots: 0,
             memory: 0,
             kin: None,
+            guessed: false,
         };
         let threads = Demand {
             slots: 1,
             extra_slots: 2,
             memory: 0,
             kin: None,
+            guessed: false,
         };
         let demands = [split, split, one(0), one(0), split, one(0), threads];
         let (max, _, r) = peaks(&Limiter::Jobserver(client.clone()), u64::MAX, &demands, 40);
@@ -774,6 +856,7 @@ mod tests {
             extra_slots: 3,
             memory: 10,
             kin: None,
+            guessed: false,
         };
         let (_, _, r) = peaks(&Limiter::Fixed(4), u64::MAX, &[threads, threads], 20);
         // The first one starts while another waits: no extras. The last one
@@ -795,6 +878,7 @@ mod tests {
             extra_slots: 2,
             memory: 0,
             kin: None,
+            guessed: false,
         };
         let (max, _, r) = peaks(
             &Limiter::Jobserver(client.clone()),
@@ -934,12 +1018,14 @@ mod tests {
         let kin = |headers, own| Kin { headers, own };
         let guessed = |k: Kin| Demand {
             kin: Some(k),
-            ..one(60)
+            guessed: true,
+            ..one(110)
         };
-        // Budget 100; three instances of one template guessed at 60 each
-        // (one at a time), each really using 30. Once the first has
-        // finished, its 30 is what the other two count for: they run
-        // together, and each says what it learned from.
+        // Budget 100; three instances of one template guessed at 110 each
+        // (above the budget: one at a time, none on trial), each really
+        // using 30. Once the first has finished, its 30 is what the other
+        // two count for: they run together, and each says what it learned
+        // from.
         let a = kin(7, 400);
         let (attempts, most, r) = measured_demands(100, &[guessed(a); 3], &[30; 3], 150);
         assert_eq!(attempts, [1; 3]);
@@ -955,18 +1041,23 @@ mod tests {
             (None, Some(0), Some(0))
         );
         assert_eq!((s[1].memory, s[2].memory), (30, 30));
+        assert!(s.iter().all(|s| s.trial.is_none()), "{s:?}");
         // Other headers, a source over twice the size, or no kin at all:
         // nothing is learned, and they run one at a time.
         let strangers = [
             guessed(a),
             guessed(kin(8, 400)),
             guessed(kin(7, 900)),
-            one(60),
+            Demand {
+                guessed: true,
+                ..one(110)
+            },
         ];
         let (_, _, r) = measured_demands(100, &strangers, &[30; 4], 60);
         let s: Vec<Span> = r.iter().map(|(_, s)| *s).collect();
         assert!(
-            s.iter().all(|s| s.learned_from.is_none() && s.memory == 60),
+            s.iter()
+                .all(|s| s.learned_from.is_none() && s.memory == 110),
             "{s:?}"
         );
         for w in s.windows(2) {
@@ -981,13 +1072,15 @@ mod tests {
     #[test]
     fn a_kin_that_failed_teaches_nothing() {
         // The first of three kin fails early, holding little: the second
-        // keeps the guess (one at a time); the third learns from the second.
+        // keeps the guess (above the budget: one at a time); the third
+        // learns from the second.
         let guessed = Demand {
             kin: Some(Kin {
                 headers: 7,
                 own: 400,
             }),
-            ..one(60)
+            guessed: true,
+            ..one(110)
         };
         let tasks: Vec<(Demand, Task<'_, Result<(), ()>>)> = (0..3)
             .map(|i| {
@@ -1018,10 +1111,56 @@ mod tests {
                 s[2].learned_from,
                 s[2].memory
             ),
-            (None, 60, Some(1), 5),
+            (None, 110, Some(1), 5),
             "{s:?}"
         );
         assert!(s[1].start >= s[0].end, "{s:?}");
+    }
+
+    #[test]
+    fn an_idle_slot_is_lent_to_a_guess_on_trial() {
+        let guess = |memory| Demand {
+            guessed: true,
+            ..one(memory)
+        };
+        let overlap = |a: &Span, b: &Span| a.start < b.end && b.start < a.end;
+        // Budget 100; three guessed at 60, each really using 30. The second
+        // starts on trial beside the first and stays; the third waits (one
+        // trial at a time; no kin to learn from) until the trial has ended.
+        let (attempts, most, r) = measured_demands(100, &[guess(60); 3], &[30; 3], 150);
+        let s: Vec<Span> = r.iter().map(|(_, s)| *s).collect();
+        assert_eq!(attempts, [1; 3]);
+        assert!(most <= 100, "{most}");
+        assert!(overlap(&s[0], &s[1]), "the guess was not tried: {s:?}");
+        assert_eq!(
+            (s[0].trial, s[1].trial),
+            (None, Some(Trial::Stayed)),
+            "{s:?}"
+        );
+        assert!(s[1].grant.trial && !s[0].grant.trial, "{s:?}");
+        assert!(!overlap(&s[1], &s[2]), "two trials at once: {s:?}");
+        // A trial that does not fit: the running pair holds 120, the trial
+        // (the task started last) is stopped, not counted as a stop, and
+        // runs again after the first, never on trial again.
+        let (attempts, _, r) = measured_demands(100, &[guess(60); 2], &[60; 2], 400);
+        let s: Vec<Span> = r.iter().map(|(_, s)| *s).collect();
+        assert_eq!(attempts, [1, 2], "{s:?}");
+        assert!(matches!(s[1].trial, Some(Trial::Stopped(_))), "{s:?}");
+        assert_eq!((s[0].stops, s[1].stops), (0, 0), "{s:?}");
+        assert!(!s[1].grant.trial && s[1].start >= s[0].end, "{s:?}");
+        // Never on trial: a measured task, a guess above the whole budget,
+        // or beside a task that runs alone. Each waits for the one before.
+        for demands in [
+            [one(60), one(60)],
+            [one(60), guess(150)],
+            [guess(150), guess(60)],
+        ] {
+            let (attempts, _, r) = measured_demands(100, &demands, &[30; 2], 60);
+            let s: Vec<Span> = r.iter().map(|(_, s)| *s).collect();
+            assert_eq!(attempts, [1, 1], "{demands:?}");
+            assert!(s.iter().all(|s| s.trial.is_none()), "{demands:?}: {s:?}");
+            assert!(s[1].start >= s[0].end, "{demands:?}: {s:?}");
+        }
     }
 
     /// One attempt of a task: start, end, granted alone.

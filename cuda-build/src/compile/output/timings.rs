@@ -95,6 +95,11 @@ pub struct Compile {
     /// likely) before it compiled again alone.
     #[serde(default)]
     pub killed: u32,
+    /// Its first attempt started on trial, on a slot that would have idled,
+    /// before its memory guessed from its size fitted beside the others (if
+    /// that attempt was stopped, `stopped` counts it).
+    #[serde(default)]
+    pub trial: bool,
 }
 
 impl Compile {
@@ -266,11 +271,11 @@ impl Report {
                 esc(&c.file)
             ));
         }
-        h.push_str("</div>\n<h2>Compiles</h2>\n<table>\n<tr><th>file</th><th>package</th><th>archs</th><th>start (s)</th><th>end (s)</th><th>time (s)</th><th>threads</th><th>split</th><th>peak memory</th><th>predicted</th><th>outcome</th><th>critical path</th><th>stopped</th><th>killed</th></tr>\n");
+        h.push_str("</div>\n<h2>Compiles</h2>\n<table>\n<tr><th>file</th><th>package</th><th>archs</th><th>start (s)</th><th>end (s)</th><th>time (s)</th><th>threads</th><th>split</th><th>peak memory</th><th>predicted</th><th>outcome</th><th>critical path</th><th>stopped</th><th>killed</th><th>on trial</th></tr>\n");
         for c in &self.compiles {
             let opt = |b: Option<u64>| b.map(show_bytes).unwrap_or_else(|| "–".into());
             h.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{:.2}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
                 esc(&c.file),
                 esc(&c.package),
                 esc(&c.archs.join(", ")),
@@ -284,7 +289,8 @@ impl Report {
                 c.outcome.as_str(),
                 if c.critical { "yes" } else { "" },
                 if c.stopped > 0 { c.stopped.to_string() } else { String::new() },
-                if c.killed > 0 { c.killed.to_string() } else { String::new() }
+                if c.killed > 0 { c.killed.to_string() } else { String::new() },
+                if c.trial { "yes" } else { "" }
             ));
         }
         h.push_str("</table>\n</body></html>\n");
@@ -342,6 +348,7 @@ mod tests {
             critical: false,
             stopped: 0,
             killed: 0,
+            trial: false,
         }
     }
 

@@ -25,7 +25,7 @@ use crate::compile::incremental::cost::Cost;
 use crate::compile::nvcc::jobserver::Limiter;
 use crate::compile::nvcc::memory_budget::{Budget, SAFETY};
 use crate::compile::nvcc::progress::Event;
-use crate::compile::nvcc::schedule::{self, Demand, Grant, Killed, Kin, Span, Stop, Task};
+use crate::compile::nvcc::schedule::{self, Demand, Grant, Killed, Kin, Span, Stop, Task, Trial};
 use crate::compile::output::artifacts::Artifacts;
 use crate::compile::output::timings::{self, show_bytes, Report};
 use crate::compile::run::collisions::{collisions, shared_output};
@@ -58,6 +58,8 @@ struct Pending {
     weight: u64,
     /// Its predicted peak memory with one target at a time, bytes.
     memory: u64,
+    /// `memory` is a guess from its size: no peak was ever recorded.
+    guessed: bool,
     /// Without a record: which other jobs it is like ([`Kin`]).
     kin: Option<Kin>,
 }
@@ -173,6 +175,7 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
             extra_slots,
             memory: pj.memory,
             kin: pj.kin,
+            guessed: pj.guessed,
         };
         order.push(pj);
         tasks.push((
@@ -431,9 +434,8 @@ fn pending_in_order<'a, 'b: 'a>(
                     estimate.work(&job.source, &dirs)
                 }
             };
-            let memory = cost
-                .and_then(|c| c.peak_for(1))
-                .unwrap_or_else(|| predicted_peak(work.bytes));
+            let recorded = cost.and_then(|c| c.peak_for(1));
+            let memory = recorded.unwrap_or_else(|| predicted_peak(work.bytes));
             let kin = cost.is_none().then(|| kin_of(job, &work)).flatten();
             pending.push((
                 job.split,
@@ -444,6 +446,7 @@ fn pending_in_order<'a, 'b: 'a>(
                     work: work.bytes,
                     weight: work.bytes.saturating_mul(device_passes(&job.archs)),
                     memory,
+                    guessed: recorded.is_none(),
                     kin,
                 },
             ));
@@ -536,8 +539,11 @@ fn write_timings(runs: &[Result<Run, Error>], stages: &[Result<Stage, Error>], p
                 predicted_bytes: ran.map(|s| s.2.memory),
                 outcome,
                 critical: ran.is_some_and(|s| s.3),
-                stopped: ran.map_or(0, |s| s.2.stops),
+                stopped: ran.map_or(0, |s| {
+                    s.2.stops + u32::from(matches!(s.2.trial, Some(Trial::Stopped(_))))
+                }),
                 killed: ran.map_or(0, |s| u32::from(s.2.killed.is_some())),
+                trial: ran.is_some_and(|s| s.2.trial.is_some()),
             });
         }
     }
