@@ -170,9 +170,12 @@
 //!   `CUDA_BUILD_MEMORY_BUDGET` (`8G`, `16GiB`, `unlimited`), else 80% of the
 //!   smaller of `MemAvailable` and the cgroup's memory limit. Jobs start in
 //!   order; one predicted above the whole budget runs alone, with a warning
-//!   naming it. Running jobs are measured too: when together they hold more
-//!   than the budget, the one started last is stopped and compiled again
-//!   once it fits. One the system kills (SIGKILL: the out-of-memory killer,
+//!   naming it. An estimate from size is an upper bound, often far above
+//!   the truth: a job that has only one, and does not fit beside what runs
+//!   (but would alone), starts anyway on a slot that would idle, on trial,
+//!   one at a time. Running jobs are measured too: when together they hold
+//!   more than the budget, the one started last (a trial, if one runs) is
+//!   stopped and compiled again once it fits. One the system kills (SIGKILL: the out-of-memory killer,
 //!   when memory the budget counted on was taken) while others run beside
 //!   it compiles again, alone, and the budget drops to 80% of what the
 //!   compiles held at the kill; killed alone, it is the build's

@@ -289,6 +289,9 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
     let mut stops: Vec<(u32, Option<Stop>)> = vec![(0, None); n];
     let mut kills: Vec<Option<Killed>> = vec![None; n];
     let mut trials: Vec<Option<Trial>> = vec![None; n];
+    // Still counted for its size's guess alone: never started (a stopped
+    // or killed attempt counts for what it reached) nor taught by kin.
+    let mut guess: Vec<bool> = vec![false; n];
     // What finished kin measured (their kin, peak per target, which task),
     // and which one each waiting task's prediction came from.
     let mut learned: Vec<(Kin, u64, usize)> = Vec::new();
@@ -306,6 +309,9 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
         .unzip();
     std::thread::scope(|scope| {
         let mut queue: VecDeque<(usize, Demand)> = demands.iter().copied().enumerate().collect();
+        for (g, d) in guess.iter_mut().zip(&demands) {
+            *g = d.guessed;
+        }
         let mut hand = Hand {
             implicit: true,
             fixed: match limiter {
@@ -347,13 +353,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 let alone = stops[*idx].0 >= 2 || kills[*idx].is_some();
                 let fits =
                     running == 0 || (!alone && committed_now.saturating_add(d.memory) <= budget);
-                let untried = |i: usize| {
-                    stops[i].0 == 0
-                        && kills[i].is_none()
-                        && trials[i].is_none()
-                        && learned_from[i].is_none()
-                };
-                let trial = !fits && may_try(d, untried(*idx), budget, &started);
+                let trial = !fits && may_try(d, guess[*idx], budget, &started);
                 if !fits && !trial {
                     break;
                 }
@@ -406,6 +406,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 if trial {
                     trials[idx] = Some(Trial::Stayed);
                 }
+                guess[idx] = false;
                 let memory = memory_with(extra);
                 running += 1;
                 committed_now = committed_now.saturating_add(memory);
@@ -440,13 +441,7 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                 // Tokens for what could start now: the head and the tasks
                 // after it that fit in memory beside it; and the last
                 // task's extra threads while it waits for them.
-                let untried = |i: usize| {
-                    stops[i].0 == 0
-                        && kills[i].is_none()
-                        && trials[i].is_none()
-                        && learned_from[i].is_none()
-                };
-                let tryable = |i: usize, d: &Demand| may_try(d, untried(i), budget, &started);
+                let tryable = |i: usize, d: &Demand| may_try(d, guess[i], budget, &started);
                 let mut want =
                     startable_slots(&queue, running, committed_now, budget, cap, &tryable);
                 if extra_since.is_some() {
@@ -583,8 +578,15 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
                         let per_target = peak / (1 + s.grant.extra as u64);
                         if per_target > 0 {
                             learned.push((kin, per_target, idx));
-                            let reached = |i: usize| stops[i].0 > 0 || kills[i].is_some();
+                            let reached = |i: usize| {
+                                stops[i].0 > 0
+                                    || kills[i].is_some()
+                                    || matches!(trials[i], Some(Trial::Stopped(_)))
+                            };
                             learn(&mut queue, &learned, &reached, &mut learned_from);
+                            for (g, from) in guess.iter_mut().zip(&learned_from) {
+                                *g &= from.is_none();
+                            }
                         }
                     }
                     match r {
@@ -620,8 +622,8 @@ fn requeue(queue: &mut VecDeque<(usize, Demand)>, idx: usize, demand: Demand, pe
 }
 
 /// Each waiting task with kin that have finished is counted for the largest
-/// peak they measured. Not one stopped or killed before (`reached`): it
-/// counts for what it reached.
+/// peak they measured. Not one stopped or killed before, on trial or not
+/// (`reached`): it counts for what it reached.
 fn learn(
     queue: &mut VecDeque<(usize, Demand)>,
     learned: &[(Kin, u64, usize)],
@@ -647,14 +649,13 @@ fn learn(
 }
 
 /// Whether a task that does not fit may start on trial now (see the
-/// module's "An idle slot lent to a guess"): its memory is a guess that
-/// fits the budget on its own, it was never tried, stopped, killed or
-/// taught by kin (`untried`), something runs, and nothing running is alone
-/// or on trial.
-fn may_try(d: &Demand, untried: bool, budget: u64, started: &[Option<Started>]) -> bool {
+/// module's "An idle slot lent to a guess"): its memory is still its
+/// size's guess (`guess`: never started, nor taught by kin) and fits the
+/// budget on its own, something runs, and nothing running is alone or on
+/// trial.
+fn may_try(d: &Demand, guess: bool, budget: u64, started: &[Option<Started>]) -> bool {
     let mut running = started.iter().flatten().peekable();
-    d.guessed
-        && untried
+    guess
         && d.memory <= budget
         && running.peek().is_some()
         && running.all(|s| !s.grant.alone && !s.grant.trial)

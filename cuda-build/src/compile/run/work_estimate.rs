@@ -32,9 +32,11 @@ use std::path::{Path, PathBuf};
 /// too few than run out of memory; size is a weak predictor of the rest,
 /// which it overstates up to tenfold. What it misses is caught while the
 /// build runs (the pool stops a compile when the running ones hold more
-/// than the budget, `nvcc/schedule.rs`); once a source has compiled, its
-/// measured peak replaces the prediction, for the next build and, within
-/// this one, for the sources that read the same headers ([`Work::headers`]).
+/// than the budget, `nvcc/schedule.rs`), and what it overstates is won
+/// back by starting such a guess on trial on a slot that would idle. Once a
+/// source has compiled, its measured peak replaces the prediction, for the
+/// next build and, within this one, for the sources that read the same
+/// headers ([`Work::headers`]).
 pub(crate) const BASE_PEAK: u64 = 150_000_000;
 /// See [`BASE_PEAK`].
 pub(crate) const PEAK_PER_SQRT_MB: f64 = 1e9;
