@@ -486,6 +486,9 @@ fn a_first_build_whose_predictions_are_too_low_still_keeps_the_budget() {
         starts - 4,
         "{r:?}"
     );
+    // The third guess started on trial beside the first two (three
+    // guesses do not fit, one does), and was the first stopped.
+    assert!(r.compiles.iter().any(|c| c.trial && c.stopped > 0), "{r:?}");
     assert!(
         r.compiles
             .iter()
