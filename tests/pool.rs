@@ -267,13 +267,15 @@ fn the_memory_budget_holds_and_a_job_above_it_runs_alone() {
             h.mb
         );
     }
-    // A budget for two of the 250 MiB jobs at once, not three, nor the big one beside them.
-    let small = ["vector_add", "saxpy", "scan"]
+    // A budget for any two of the 250 MiB jobs at once, not three, nor the
+    // big one beside them: their recorded peaks differ by nvcc's own
+    // memory for each file, so it is set from the two largest and the least.
+    let mut small: Vec<u64> = ["vector_add", "saxpy", "scan"]
         .iter()
         .map(|s| peaks[*s])
-        .max()
-        .unwrap();
-    let budget = small * 5 / 2;
+        .collect();
+    small.sort_unstable();
+    let budget = small[1] + small[2] + small[0] / 2;
     assert!(peaks["softmax"] > budget, "{peaks:?} budget {budget}");
     // The recorded costs stay; the outputs do not (another out dir, no cached objects).
     std::fs::remove_dir_all(fx.root().join("cache/v1/objects")).unwrap();

@@ -187,7 +187,7 @@
 //!   source at once), and the job takes `n` slots. The split count changes
 //!   the output's bytes, so it is a setting (in the flags, hence every cache
 //!   key and the manifest), never derived from the machine. nvcc's
-//!   `--threads` (several arch targets of one call at once) gives the same
+//!   `--threads` (the virtual archs of one call at once) gives the same
 //!   bytes, so a multi-target job started when nothing else waits takes the
 //!   free slots as threads.
 //! - **Timings.** With `CUDA_BUILD_TIMINGS=<dir>` (set by `cargo cuda build

@@ -13,6 +13,7 @@ use crate::compile::output::{inspect, validate};
 use crate::compile::run::context::{JobDone, Outcome, Run, Tools};
 use crate::compile::run::job::Job;
 use crate::compile::run::module_anchor;
+use crate::compile::run::work_estimate::device_chains;
 use cuda_toolchain::fsutil;
 use cuda_toolchain::process::tree_memory::Watch;
 use cuda_toolchain::Error;
@@ -203,15 +204,16 @@ impl Compiling<'_, '_> {
         written.map_err(|e| write_error(&path, &e))
     }
 
-    /// nvcc's `--threads` for this job: the targets compiled at once, when
-    /// the pool lent it more than one slot and it has several targets in
-    /// one call. It does not change the output (checked with nvcc 13.0 on
-    /// fatbins and objects), so it may follow what is free.
+    /// nvcc's `--threads` for this job: its device chains run at once
+    /// ([`device_chains`]), when the pool lent it more than one slot and it
+    /// has several chains in one call. It does not change the output
+    /// (checked with nvcc 13.0 on fatbins and objects), so it may follow
+    /// what is free.
     fn nvcc_threads(&self) -> Option<u32> {
         let job = self.job;
-        let targets = job.plan.sass.len() + usize::from(job.plan.ptx.is_some());
-        (self.threads > 1 && targets > 1 && job.calls.len() == 1)
-            .then(|| self.threads.min(targets) as u32)
+        let chains = device_chains(&job.archs);
+        (self.threads > 1 && chains > 1 && job.calls.len() == 1)
+            .then(|| self.threads.min(chains) as u32)
     }
 
     /// The first call also lists the headers it reads: with `--keep` into

@@ -33,7 +33,7 @@ use crate::compile::run::collisions::{collisions, shared_output};
 use crate::compile::run::context::{JobDone, Outcome, Planned, Run, Stage};
 use crate::compile::run::job::Job;
 use crate::compile::run::work_estimate::{
-    device_passes, include_dirs, predicted_peak, Estimate, Work,
+    device_chains, device_passes, include_dirs, predicted_peak, Estimate, Work,
 };
 use crate::compile::settings::package::package_dir;
 use crate::compile::settings::spec::Prepared;
@@ -160,14 +160,16 @@ fn compile_pending(runs: &[Result<Run, Error>], stages: &mut [Result<Stage, Erro
             continue;
         };
         let job = &p.jobs[pj.job];
-        // What this job compiles (a PTX build's job has one target whatever
-        // the plan's SASS), so no `--threads` slot is taken for nothing.
-        let targets = job.archs.len();
+        // The device chains nvcc can run at once for what this job compiles
+        // (a PTX build's job has one target whatever the plan's SASS; `sm_90`
+        // with its `compute_90` PTX is one chain), so no `--threads` slot is
+        // taken for nothing.
+        let chains = device_chains(&job.archs);
         // Not under a wrapper (sccache, ccache): `--threads` would enter its
         // key, and a changing thread count would miss its cache.
         let wrapped = p.tools.runner.wrapper.is_some();
         let extra_slots = if job.split == 1 && job.calls.len() == 1 && !wrapped {
-            targets.saturating_sub(1)
+            chains - 1
         } else {
             0
         };

@@ -53,6 +53,15 @@ pub(crate) fn predicted_peak(work: u64) -> u64 {
 /// 4. The job order weighs a source's work by them: of two sources the
 /// same size, the one that also runs ptxas takes longer.
 pub(crate) fn device_passes(targets: &[String]) -> u64 {
+    let sass = targets.iter().filter(|t| t.starts_with("sm_")).count();
+    (device_chains(targets) + sass) as u64
+}
+
+/// How many of a job's device passes nvcc can run at once with
+/// `--threads`: one chain per virtual arch (its cicc, then the ptxas of
+/// its SASS; `-dryrun` of `sm_80`, `sm_90`, `compute_90` shows two cicc
+/// and two ptxas, and `sm_90` with `compute_90` one of each). At least 1.
+pub(crate) fn device_chains(targets: &[String]) -> usize {
     let mut virtual_archs: Vec<&str> = targets
         .iter()
         .map(|t| {
@@ -63,8 +72,7 @@ pub(crate) fn device_passes(targets: &[String]) -> u64 {
         .collect();
     virtual_archs.sort_unstable();
     virtual_archs.dedup();
-    let sass = targets.iter().filter(|t| t.starts_with("sm_")).count();
-    (virtual_archs.len() + sass).max(1) as u64
+    virtual_archs.len().max(1)
 }
 
 /// The include directories nvcc is given in `args` (`-I dir`, `-Idir`,
@@ -385,5 +393,11 @@ mod tests {
         assert_eq!(passes(&["sm_80", "sm_90", "compute_90"]), 4);
         assert_eq!(passes(&["sm_90a", "compute_90"]), 3);
         assert_eq!(passes(&[]), 1);
+        let chains =
+            |t: &[&str]| device_chains(&t.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(chains(&["sm_90", "compute_90"]), 1);
+        assert_eq!(chains(&["sm_80", "sm_90", "compute_90"]), 2);
+        assert_eq!(chains(&["sm_90a", "compute_90"]), 2);
+        assert_eq!(chains(&[]), 1);
     }
 }
