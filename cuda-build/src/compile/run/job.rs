@@ -3,7 +3,6 @@
 //! the flags key that, with its inputs' contents, decides whether it must
 //! be compiled again. The plan stage makes jobs (`job_args.rs`).
 
-use cuda_toolchain::plan::ArchPlan;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -17,7 +16,8 @@ pub(crate) struct Job {
     pub source_arg: PathBuf,
     pub display: String,
     pub name: String,
-    pub plan: ArchPlan,
+    /// The arch targets this job compiles (`sm_80`, `compute_90`; a PTX
+    /// build's job has one whatever the plan's SASS).
     pub archs: Vec<String>,
     /// Arguments shared by every nvcc call for this source (no output, no arch for cubins).
     pub args: Vec<OsString>,

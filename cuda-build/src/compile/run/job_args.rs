@@ -55,7 +55,6 @@ impl Run<'_> {
             source_arg,
             display: self.display_path(source),
             name: name.to_string(),
-            plan,
             archs,
             args,
             calls,
