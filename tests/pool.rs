@@ -647,6 +647,27 @@ fn a_compile_the_kernel_kills_for_memory_compiles_again_alone() {
     assert!(fx.starts() > 3, "{text}");
 }
 
+/// A first build of [`instances_of_one_header`] under `budget`, three
+/// slots, each instance holding 100 MiB for 1.5 s: nothing stopped.
+fn build_instances_of_one_header(
+    fx: &Fx,
+    budget: u64,
+) -> (cuda_build::compile::Artifacts, PathBuf) {
+    let stems = instances_of_one_header(fx);
+    let sizes: Vec<(&str, u64)> = stems.iter().map(|s| (*s, 100)).collect();
+    let tk = fx.standin_holding(&sizes, 1.5);
+    let timings = fx.root().join("timings");
+    let env = Env::empty()
+        .set(Var::NumJobs, "3")
+        .set(Var::CudaBuildTimings, &timings)
+        .set(Var::CargoPkgName, "fixture")
+        .set(Var::CudaBuildMemoryBudget, budget.to_string());
+    let a = fx.build(&tk, env, "out").try_compile().unwrap();
+    assert_eq!(a.stats.compiled, 3);
+    assert_eq!(fx.starts(), 3, "a compile was stopped: {:?}", a.warnings);
+    (a, timings)
+}
+
 /// Three sources that instantiate one 1 MB header (a template library's
 /// declarations): kin, each guessed at about 1.2 GB from its size.
 fn instances_of_one_header(fx: &Fx) -> [&'static str; 3] {
@@ -680,19 +701,8 @@ fn a_first_build_learns_from_the_first_instance_of_a_header() {
     let Some(fx) = fixture(&[]) else {
         return;
     };
-    let stems = instances_of_one_header(&fx);
-    let sizes: Vec<(&str, u64)> = stems.iter().map(|s| (*s, 100)).collect();
-    let tk = fx.standin_holding(&sizes, 1.5);
     let budget = 1024 * MIB;
-    let timings = fx.root().join("timings");
-    let env = Env::empty()
-        .set(Var::NumJobs, "3")
-        .set(Var::CudaBuildTimings, &timings)
-        .set(Var::CargoPkgName, "fixture")
-        .set(Var::CudaBuildMemoryBudget, budget.to_string());
-    let a = fx.build(&tk, env, "out").try_compile().unwrap();
-    assert_eq!(a.stats.compiled, 3);
-    assert_eq!(fx.starts(), 3, "a compile was stopped: {:?}", a.warnings);
+    let (a, timings) = build_instances_of_one_header(&fx, budget);
     let mut spans = fx.spans();
     spans.sort_by(|a, b| a.start.total_cmp(&b.start));
     assert!(
@@ -745,19 +755,8 @@ fn a_first_build_lends_an_idle_core_to_a_guess_on_trial() {
     let Some(fx) = fixture(&[]) else {
         return;
     };
-    let stems = instances_of_one_header(&fx);
-    let sizes: Vec<(&str, u64)> = stems.iter().map(|s| (*s, 100)).collect();
-    let tk = fx.standin_holding(&sizes, 1.5);
     let budget = 1800 * MIB;
-    let timings = fx.root().join("timings");
-    let env = Env::empty()
-        .set(Var::NumJobs, "3")
-        .set(Var::CudaBuildTimings, &timings)
-        .set(Var::CargoPkgName, "fixture")
-        .set(Var::CudaBuildMemoryBudget, budget.to_string());
-    let a = fx.build(&tk, env, "out").try_compile().unwrap();
-    assert_eq!(a.stats.compiled, 3);
-    assert_eq!(fx.starts(), 3, "a compile was stopped: {:?}", a.warnings);
+    let (a, timings) = build_instances_of_one_header(&fx, budget);
     assert!(
         !a.warnings.iter().any(|w| w.contains("cuda-build: `")),
         "{:?}",
