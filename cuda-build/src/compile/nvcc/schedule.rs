@@ -82,7 +82,8 @@ pub(crate) struct Demand {
     /// More slots it can use when they are free and nothing else waits.
     pub extra_slots: usize,
     /// Its predicted peak memory, in bytes, with `slots` (each extra slot
-    /// adds as much again: another target compiled at the same time).
+    /// adds as much again: another virtual arch's chain compiled at the
+    /// same time).
     pub memory: u64,
     /// For a prediction from size alone: which other tasks it is like.
     pub kin: Option<Kin>,

@@ -17,9 +17,9 @@
 //! its estimated work, replaced by what the first finished job with the
 //! same headers and flags measured (`schedule.rs`, kin); one with only the
 //! estimate may start on trial on a slot that would idle (`schedule.rs`);
-//! a job predicted above the whole budget runs alone, and a warning names it. After each
-//! compile its wall time, its tree's peak memory and its threads are
-//! recorded for the next build. With `CUDA_BUILD_TIMINGS` the pool writes
+//! a job predicted above the whole budget runs alone, and a warning names
+//! it. After each compile its wall time, its tree's peak memory and its
+//! threads are recorded for the next build. With `CUDA_BUILD_TIMINGS` the pool writes
 //! its timings report (`output/timings.rs`).
 
 use crate::compile::incremental::cost::Cost;
