@@ -290,9 +290,6 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
     let mut stops: Vec<(u32, Option<Stop>)> = vec![(0, None); n];
     let mut kills: Vec<Option<Killed>> = vec![None; n];
     let mut trials: Vec<Option<Trial>> = vec![None; n];
-    // Still counted for its size's guess alone: never started (a stopped
-    // or killed attempt counts for what it reached) nor taught by kin.
-    let mut guess: Vec<bool> = vec![false; n];
     // What finished kin measured (their kin, peak per target, which task),
     // and which one each waiting task's prediction came from.
     let mut learned: Vec<(Kin, u64, usize)> = Vec::new();
@@ -308,11 +305,11 @@ pub(crate) fn run_all<'a, T: Send + 'static>(
         .into_iter()
         .map(|(d, t)| (d, std::sync::Mutex::new(t)))
         .unzip();
+    // Still counted for its size's guess alone: never started (a stopped
+    // or killed attempt counts for what it reached) nor taught by kin.
+    let mut guess: Vec<bool> = demands.iter().map(|d| d.guessed).collect();
     std::thread::scope(|scope| {
         let mut queue: VecDeque<(usize, Demand)> = demands.iter().copied().enumerate().collect();
-        for (g, d) in guess.iter_mut().zip(&demands) {
-            *g = d.guessed;
-        }
         let mut hand = Hand {
             implicit: true,
             fixed: match limiter {
