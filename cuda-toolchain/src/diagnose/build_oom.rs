@@ -2,7 +2,8 @@
 //! than the compiler's own (`'cicc' died due to signal 9` has its rule in
 //! rules.rs): `killed out of memory`, the kernel's `Out of memory: Killed
 //! process 4242 (cicc)`, cargo's `(signal: 9, SIGKILL: kill)`, exit status
-//! 137, gcc's `virtual memory exhausted`. The wording alone cannot tell a
+//! 137 in any tool's words (make's `Error 137`, ninja's `[code=137]`, a
+//! translated message), gcc's `virtual memory exhausted`. The wording alone cannot tell a
 //! compile from a program killed while running (a model loaded into RAM),
 //! so each is a hint below 0.5 that becomes `compiler-killed` when the log
 //! shows a build and no program running.
@@ -17,11 +18,6 @@ const KILL_WORDS: &[&str] = &[
     "sigkill",
     "signal: 9",
     "signal 9",
-    "exit code: 137",
-    "exit status: 137",
-    "exit status 137",
-    "returned 137",
-    "exited with code 137",
     "virtual memory exhausted",
     "out of memory allocating",
     "oom-kill",
@@ -41,11 +37,7 @@ pub(crate) const TRIGGERS: &[&str] = &[
     "SIGKILL",
     "signal: 9",
     "signal 9",
-    "code: 137",
-    "status: 137",
-    "status 137",
-    "returned 137",
-    "code 137",
+    "137",
     "virtual memory exhausted",
     "out of memory allocating",
     "oom-kill",
@@ -55,10 +47,52 @@ pub(crate) const TRIGGERS: &[&str] = &[
     "oom-killer",
 ];
 
+const KILLED_NOTE: &str = "A process was killed for lack of host memory (the kernel's out-of-memory killer, SIGKILL, exit status 137). In a build that is a compiler: nvcc's and cicc's memory grows with every architecture and template instance, and parallel jobs multiply it; in a running program it is the program's own RAM, not CUDA.";
+
+/// Exit status 137 (128 + SIGKILL) in whatever words the tool reports it:
+/// make's `Error 137`, ninja's `FAILED: [code=137]`, `exit status: 137`,
+/// `returned 137`, or a translated message that ends in it (`…退出代码为 137`).
+/// The number must stand alone: not ninja's `[137/230]`, a line number
+/// (`a.cu:137`, `a.cu(137)`) or part of another number; and it must follow
+/// an exit word, or end a line written in another language, whose words
+/// cannot be listed.
+fn exit_status_137(line: &str) -> bool {
+    line.match_indices("137").any(|(at, _)| {
+        let (before, after) = (&line[..at], &line[at + 3..]);
+        let prev = before.chars().next_back();
+        let mut next = after.chars();
+        let glued_before = prev.is_some_and(|c| c.is_alphanumeric() || "._-:/(".contains(c));
+        let glued_after = match next.next() {
+            Some('.') => next.next().is_some_and(|c| c.is_ascii_digit()),
+            Some(c) => c.is_alphanumeric() || "/:_-".contains(c),
+            None => false,
+        };
+        if glued_before || glued_after {
+            return false;
+        }
+        let words = before
+            .trim_end_matches(|c: char| c.is_whitespace() || "=:[#(".contains(c))
+            .to_ascii_lowercase();
+        let exit_word = ["code", "status", "error", "returned", "exit", "rc"]
+            .iter()
+            .any(|w| words.ends_with(w));
+        let ends_line = after
+            .chars()
+            .all(|c| c.is_whitespace() || !c.is_alphanumeric());
+        let translated = line.chars().any(|c| c.is_alphabetic() && !c.is_ascii());
+        exit_word || (translated && ends_line)
+    })
+}
+
 /// The host killed a process for memory (or with SIGKILL): a hint for
 /// `compiler-killed`, raised in [`resolve`] when the log shows a build.
 pub(crate) fn extract(cx: &mut LineCx) {
     if cx.gave(Code::CompilerKilled) || cx.line.contains("sccache") {
+        return;
+    }
+    // An exit status says nothing of the GPU, whatever path the line names.
+    if exit_status_137(cx.line) {
+        cx.hit_as(Code::CompilerKilled, Fact::Note(KILLED_NOTE), 0.45);
         return;
     }
     let lower = cx.line.to_ascii_lowercase();
@@ -74,11 +108,7 @@ pub(crate) fn extract(cx: &mut LineCx) {
     if GPU_WORDS.iter().any(|g| lower.contains(g)) {
         return;
     }
-    cx.hit_as(
-        Code::CompilerKilled,
-        Fact::Note("A process was killed for lack of host memory (the kernel's out-of-memory killer, SIGKILL, exit status 137). In a build that is a compiler: nvcc's and cicc's memory grows with every architecture and template instance, and parallel jobs multiply it; in a running program it is the program's own RAM, not CUDA."),
-        0.45,
-    );
+    cx.hit_as(Code::CompilerKilled, Fact::Note(KILLED_NOTE), 0.45);
 }
 
 impl Builder {
@@ -354,6 +384,34 @@ mod tests {
         ];
         for (line, want) in cases {
             assert_eq!(Builder::in_line(line), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn exit_status_137_is_known_in_any_wording_and_only_standing_alone() {
+        let killed = [
+            "make[2]: *** [src/CMakeFiles/ops.dir/build.make:76: src/CMakeFiles/ops.dir/attn.cu.o] Error 137",
+            "FAILED: [code=137] src/CMakeFiles/ops.dir/attn.cu.o",
+            "error: command '/usr/local/cuda/bin/nvcc' failed with exit status 137",
+            "Process finished with exit code: 137",
+            "subprocess.CalledProcessError: Command '['ninja', '-v']' returned 137.",
+            "[build] 生成已完成，退出代码为 137",
+            "Der Befehl wurde beendet, Rückgabewert 137",
+        ];
+        for line in killed {
+            assert!(exit_status_137(line), "{line}");
+        }
+        let not = [
+            "[137/230] Building CUDA object ggml/src/ggml-cuda/CMakeFiles/ggml-cuda.dir/mmq.cu.o",
+            "kernel.cu:137:5: error: expected a \";\"",
+            "kernel.cu(137): error: identifier \"foo\" is undefined",
+            "error: exit status 1370",
+            "CUDA error 13 at line 137 of main.cu, exit code 1",
+            "Befehl in Zeile 137 fehlgeschlagen: Fehler 2",
+            "tensor of shape [137, 4]",
+        ];
+        for line in not {
+            assert!(!exit_status_137(line), "{line}");
         }
     }
 }
