@@ -2187,3 +2187,53 @@ fn double_atomics_need_sm60_and_a_cpu_builds_warning_is_a_hint() {
     let err = "AssertionError: Torch not compiled with CUDA enabled";
     assert!(top_of(err).is_some_and(|(c, p)| c == "cuda-backend-not-built" && p >= 0.5));
 }
+
+#[test]
+fn a_host_compiler_for_another_target_gets_its_platform_fix_first() {
+    let windows = "tmpxft_000075f0_00000000-2.cpp\nnvcc fatal   : Host compiler targets unsupported OS.\nerror: command 'C:\\\\Program Files\\\\NVIDIA GPU Computing Toolkit\\\\CUDA\\\\v10.0\\\\bin\\\\nvcc.exe' failed with exit status 1\n";
+    let linux = "nvcc -c -o layer_gpu.o -ccbin clang++ src/layer/layer_impl.cu\nnvcc fatal   : Host compiler targets unsupported OS.\nmake: *** [layer_gpu.o] Error 1\n";
+    for (log, first) in [(windows, "x64 Native Tools"), (linux, "NVCC_CCBIN=g++")] {
+        let d = &diagnose(log, &Context::default())[0];
+        assert_eq!(d.code.as_str(), "host-compiler-unsupported", "{log}");
+        assert!(d.fix[0].contains(first), "{log}: {:?}", d.fix);
+        // A target is not a version: no newer toolkit or version override is offered.
+        assert!(
+            !d.fix
+                .iter()
+                .any(|f| f.contains("allow-unsupported-compiler")),
+            "{:?}",
+            d.fix
+        );
+    }
+}
+
+#[test]
+fn live_kernel_limits_are_explained_with_the_counts() {
+    let Some(nvcc) = workspace_tests::nvcc13() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "__global__ void k(float *o) { __shared__ float t[12289]; t[threadIdx.x] = 1; __syncthreads(); o[threadIdx.x] = t[threadIdx.x + 1]; }\n",
+            "49156 bytes, where the limit is 49152",
+        ),
+        (
+            "struct Big { float v[8200]; };\n__global__ void k(Big b, float *o) { o[threadIdx.x] = b.v[threadIdx.x]; }\n",
+            "32808 bytes, where the limit is 32764",
+        ),
+    ];
+    for (i, (source, counts)) in cases.into_iter().enumerate() {
+        let cu = dir.path().join(format!("k{i}.cu"));
+        std::fs::write(&cu, source).unwrap();
+        let text = run(Command::new(&nvcc)
+            .arg("-arch=sm_90")
+            .arg("-c")
+            .arg("-o")
+            .arg(dir.path().join("k.o"))
+            .arg(&cu));
+        let d = &diagnose(&text, &Context::default())[0];
+        assert_eq!(d.code.as_str(), "kernel-exceeds-target-limit", "{text}");
+        assert!(d.cause.contains(counts), "{text}\n{}", d.cause);
+    }
+}

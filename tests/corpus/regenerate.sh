@@ -150,3 +150,38 @@ save rdc-nvlink-undefined device-function-unresolved "nvcc 13.0 -dlink of an -rd
 save nvcc-unknown-option-wall nvcc-unknown-option "nvcc 13.0 -Wall (a host-compiler flag, not an nvcc option)" -- \
   "$NVCC" -arch=sm_90 -Wall -c -o va.o va.cu
 
+# A kernel over ptxas's per-kernel limits: 4 bytes more static shared memory than 48 KB ...
+cat >shared.cu <<'CU'
+__global__ void too_much_shared(float *out) {
+  __shared__ float tile[12289];
+  tile[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = tile[(threadIdx.x + 1) % 12289];
+}
+CU
+save kernel-too-much-shared-data kernel-exceeds-target-limit "nvcc 13.0 -arch=sm_90 on a kernel with 49,156 bytes of static shared memory (48 KB is the limit)" -- \
+  "$NVCC" -arch=sm_90 -c -o shared.o shared.cu
+# ... parameters above CUDA 12.1's 32,764 bytes (cicc's own wording) ...
+cat >params.cu <<'CU'
+struct Big { float v[8200]; };
+__global__ void too_many_params(Big b, float *out) { out[threadIdx.x] = b.v[threadIdx.x]; }
+CU
+save kernel-formal-parameter-space kernel-exceeds-target-limit "nvcc 13.0 -arch=sm_90 on a kernel taking 32,808 bytes of parameters (the limit is 32,764)" -- \
+  "$NVCC" -arch=sm_90 -c -o params.o params.cu
+# ... and above the 4,352 bytes ptxas allowed before PTX ISA 8.1 (CUDA 12.1).
+cat >params.ptx <<'PTX'
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry too_many_params(
+	.param .align 4 .b8 too_many_params_param_0[4400]
+)
+{
+	ret;
+}
+PTX
+save ptxas11-too-much-parameter-space kernel-exceeds-target-limit "ptxas 11.8 -arch=sm_70 on PTX ISA 7.0 whose kernel takes 4,400 bytes of parameters" -- \
+  "$PTXAS11" -arch=sm_70 -o params.cubin params.ptx
+save ptxas12-parameter-space-needs-ptx81 kernel-exceeds-target-limit "ptxas 12.9 -arch=sm_75 on the same PTX ISA 7.0: the larger limit needs PTX ISA 8.1" -- \
+  "$PTXAS12" -arch=sm_75 -o params.cubin params.ptx

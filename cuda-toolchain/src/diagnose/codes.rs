@@ -99,6 +99,7 @@ diagnosis_codes! {
     CudaDependencyFetchFailed = "cuda-dependency-fetch-failed",
     DriverStateLost = "driver-state-lost",
     CudaObjectNotPic = "cuda-object-not-pic",
+    KernelExceedsTargetLimit = "kernel-exceeds-target-limit",
 }
 
 impl Code {
@@ -1044,6 +1045,24 @@ Fix: compile with relocatable device code and a device link step (Build::rdc(tru
 -rdc=true), and make sure the file that defines the function is part of the same build;
 or move the function into a header (as `__device__ inline`) so each file has its own copy.
 A mismatch between extern \"C\" and C++ names gives the same error."),
+    doc("kernel-exceeds-target-limit", Compile, "A kernel needs more static shared memory or parameter space than ptxas allows", "\
+ptxas checks two limits on every kernel, for every target, whatever GPU will run it:
+`ptxas error   : Entry function '_Z4tileILi128EEvPf' uses too much shared data (0xc400 bytes,
+0xc000 max)`: statically declared `__shared__` memory is limited to 48 KB per block on every
+architecture since sm_20 (16 KB on sm_1x); and `uses too much parameter space (0x1100 bytes,
+0x1000 max)`: kernel parameters were limited to 4 KB until CUDA 12.1, which raised the limit to
+32,764 bytes on sm_70 and newer. A project's kernel that hits the first was sized for other
+architectures, precisions or tile settings than the ones built.
+
+Confirm: `cu++filt` on the name ptxas gives shows the kernel and its template arguments; the
+hex counts are bytes used and allowed.
+
+Fix: shared memory: build the configuration the project supports for this architecture, or
+update it; in your own kernel, move the array to dynamic shared memory (`extern __shared__`, the
+size as the launch's third parameter) and above 48 KB raise cudaFuncAttributeMaxDynamicSharedMemorySize
+(up to 96 KB on sm_70, 64 KB on sm_75, 163 KB on sm_80, 99 KB on sm_86/sm_89, 227 KB on sm_90).
+Parameters: CUDA 12.1 or newer with sm_70+ targets only, or pass the data through device memory
+(a pointer, or `__constant__` memory)."),
     doc("nvcc-unknown-option", Compile, "nvcc was given an option it does not know", "\
 nvcc refused an option: `nvcc fatal   : Unknown option '-Wall'`. Host-compiler flags such as
 -Wall, -fPIC, -march=native are not nvcc options; nvcc passes them on only when wrapped.

@@ -404,6 +404,7 @@ pub(super) fn explainer(code: Code) -> Explainer {
         Code::CudaDependencyFetchFailed => Custom(super::fetch::explain),
         Code::DriverStateLost => Custom(super::driver_state::explain),
         Code::CudaObjectNotPic => Custom(super::link_pic::explain),
+        Code::KernelExceedsTargetLimit => Custom(super::kernel_limits::explain),
         Code::IllegalAddress => Custom(super::driver_state::explain_launch_failure),
         Code::CompilerKilled => Custom(|_, v, d| super::build_oom::explain(v, d)),
         Code::CudaBackendNotBuilt
@@ -1246,6 +1247,20 @@ fn host_unsupported(f: &Finding, view: &View, d: &mut Diagnosis) {
             d.cause = "nvcc does not accept Intel ICX as host compiler.".into();
             d.fix
                 .push("use cl.exe (Windows) or g++ (Linux) as host compiler: NVCC_CCBIN".into());
+        }
+        HostKind::Target { unix } => {
+            // The compiler's target, not its version: no newer CUDA and no
+            // -allow-unsupported-compiler changes it.
+            d.cause = "nvcc checked what its host compiler builds for, and it is not a platform this CUDA release supports: on Windows, a 32-bit cl.exe (an x86 developer prompt; CUDA 12 and newer build 64-bit only) or MinGW/MSYS g++ (nvcc on Windows takes only MSVC); on Linux or macOS, a host compiler this CUDA release does not know (an old clang, a cross compiler).".into();
+            let windows = "on Windows, build from the \"x64 Native Tools Command Prompt for VS\" (vcvars64.bat), with MSVC's 64-bit cl.exe first on PATH; not from MSYS2/MinGW or an x86 prompt".to_string();
+            let linux = "on Linux, point nvcc at the distribution's g++: NVCC_CCBIN=g++ (or Build::ccbin(\"g++\"), -ccbin g++)".to_string();
+            d.fix.extend(if unix {
+                [linux, windows]
+            } else {
+                [windows, linux]
+            });
+            d.alternatives.push("`nvcc -v` shows the host compiler nvcc ran; `cl` alone prints its target (`for x86` or `for x64`).".into());
+            return;
         }
     }
     d.fix.push("or use a newer CUDA toolkit; as a last resort NVCC_APPEND_FLAGS=-allow-unsupported-compiler skips the check (unsupported: it can miscompile)".into());

@@ -25,6 +25,7 @@ mod fetch;
 mod fp_types;
 mod frameworks;
 mod jit_warnings;
+mod kernel_limits;
 mod library_status;
 mod link_pic;
 mod memory;

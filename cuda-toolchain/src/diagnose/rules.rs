@@ -15,8 +15,9 @@ use super::codes::Code;
 use super::scan::{Fact, HostKind, LineCx};
 use super::words::{has_word, lib_code};
 use super::{
-    build_oom, driver_state, fetch, fp_types, frameworks, jit_warnings, library_status, link_pic,
-    memory, message_variants, optional_gpu, ptx_load, toolkit_paths, windows_loader,
+    build_oom, driver_state, fetch, fp_types, frameworks, jit_warnings, kernel_limits,
+    library_status, link_pic, memory, message_variants, optional_gpu, ptx_load, toolkit_paths,
+    windows_loader,
 };
 use crate::cuda_errors;
 
@@ -131,6 +132,8 @@ pub(crate) static RULES: &[Rule] = &[
         "ptxas fatal   : Unsupported .version 9.0; current version is '8.4'"),
     rule!("ptx-target", Some(Code::PtxasTooOld), ["Unsupported .target"], ptx_target,
         "ptxas fatal   : Unsupported .target 'sm_90'"),
+    rule!("kernel-limit", Some(Code::KernelExceedsTargetLimit), ["uses too much shared data", "uses too much parameter space", "Formal parameter space overflowed"],
+        kernel_limits::extract, "ptxas error   : Entry function '_Z4tileILi128EEvPf' uses too much shared data (0xc400 bytes, 0xc000 max)"),
     rule!("arch-feature", Some(Code::ArchFeatureNeedsHigherTarget),
         ["requires .target", "not supported on .target"], arch_feature,
         "ptxas error   : Feature 'cp.async.bulk' requires .target sm_90 or higher"),
@@ -140,7 +143,8 @@ pub(crate) static RULES: &[Rule] = &[
         bf16_below_sm80, "error: no suitable user-defined conversion from \"nv_bfloat162\" to \"__half2\" exists"),
     // ------------------------------------------------------- host compiler
     rule!("host-unsupported", Some(Code::HostCompilerUnsupported),
-        ["unsupported GNU version", "unsupported clang version", "unsupported Microsoft Visual Studio version", "unsupported Intel ICX"],
+        ["unsupported GNU version", "unsupported clang version", "unsupported Microsoft Visual Studio version", "unsupported Intel ICX",
+         "Host compiler targets unsupported OS"],
         host_unsupported, "#error -- unsupported GNU version! gcc versions later than 12 are not supported!"),
     rule!("host-preprocess", Some(Code::HostCompilerNotFound), ["Failed to preprocess host compiler properties"],
         host_preprocess, "nvcc fatal   : Failed to preprocess host compiler properties."),
@@ -1098,6 +1102,15 @@ fn host_unsupported(cx: &mut LineCx) {
         )
     } else if l.contains("unsupported Microsoft Visual Studio version") {
         (HostKind::Msvc, number_after(l, "and "))
+    } else if l.contains("Host compiler targets unsupported OS") {
+        // Most reports are from Windows (a 32-bit cl.exe, MinGW); a Unix
+        // build shows its paths or make around the line.
+        let near = format!("{l}\n{}", cx.after);
+        let unix = ["/usr/", "/home/", "/bin/", "make: ", "make[", "-ccbin"]
+            .iter()
+            .any(|k| near.contains(k))
+            && !near.contains(":\\");
+        (HostKind::Target { unix }, None)
     } else {
         (HostKind::Icx, None)
     };

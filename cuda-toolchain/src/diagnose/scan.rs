@@ -64,6 +64,23 @@ pub(crate) enum Fact {
     /// A value the message names, explained by the code's explainer (a
     /// toolkit version, a colon-joined path list).
     Text(String),
+    /// ptxas refused a kernel over a per-kernel limit of its target: which
+    /// limit, the kernel's (mangled) name, and the bytes used and allowed.
+    KernelLimit {
+        what: KernelLimit,
+        kernel: Option<String>,
+        used: Option<u64>,
+        max: Option<u64>,
+    },
+}
+
+/// The per-kernel limits ptxas checks (`kernel_limits.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KernelLimit {
+    /// Static `__shared__` memory: 48 KB per block.
+    Shared,
+    /// Kernel parameters: 4 KB, or 32,764 bytes with CUDA 12.1+ on sm_70+.
+    Params,
 }
 
 /// A kernel builder a log shows, by its own words (found, and its knob
@@ -96,6 +113,11 @@ pub(crate) enum HostKind {
     Clang,
     Msvc,
     Icx,
+    /// `Host compiler targets unsupported OS`: the compiler's target, not its
+    /// version; `unix` when the lines around it show a Unix build.
+    Target {
+        unix: bool,
+    },
 }
 
 /// One matched line.
