@@ -3,8 +3,8 @@
 //! rules.rs): `killed out of memory`, the kernel's `Out of memory: Killed
 //! process 4242 (cicc)`, cargo's `(signal: 9, SIGKILL: kill)`, exit status
 //! 137 in any tool's words (make's `Error 137`, ninja's `[code=137]`, a
-//! translated message), gcc's `virtual memory exhausted`. The wording alone cannot tell a
-//! compile from a program killed while running (a model loaded into RAM),
+//! translated message), gcc's `virtual memory exhausted`. The wording alone
+//! cannot tell a compile from a program killed while running (a model loaded into RAM),
 //! so each is a hint below 0.5 that becomes `compiler-killed` when the log
 //! shows a build and no program running.
 
@@ -73,9 +73,14 @@ fn exit_status_137(line: &str) -> bool {
         let words = before
             .trim_end_matches(|c: char| c.is_whitespace() || "=:[#(".contains(c))
             .to_ascii_lowercase();
+        // A whole word: `opcode 137` or `src 137` is not an exit status.
         let exit_word = ["code", "status", "error", "returned", "exit", "rc"]
             .iter()
-            .any(|w| words.ends_with(w));
+            .any(|w| {
+                words
+                    .strip_suffix(w)
+                    .is_some_and(|rest| !rest.ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+            });
         let ends_line = after
             .chars()
             .all(|c| c.is_whitespace() || !c.is_alphanumeric());
@@ -409,6 +414,8 @@ mod tests {
             "CUDA error 13 at line 137 of main.cu, exit code 1",
             "Befehl in Zeile 137 fehlgeschlagen: Fehler 2",
             "tensor of shape [137, 4]",
+            "ptx opcode 137 is reserved",
+            "copied src 137 times",
         ];
         for line in not {
             assert!(!exit_status_137(line), "{line}");
