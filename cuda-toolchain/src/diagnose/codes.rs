@@ -100,6 +100,7 @@ diagnosis_codes! {
     DriverStateLost = "driver-state-lost",
     CudaObjectNotPic = "cuda-object-not-pic",
     KernelExceedsTargetLimit = "kernel-exceeds-target-limit",
+    MathConstantsUndefined = "math-constants-undefined",
 }
 
 impl Code {
@@ -1063,6 +1064,23 @@ size as the launch's third parameter) and above 48 KB raise cudaFuncAttributeMax
 (up to 96 KB on sm_70, 64 KB on sm_75, 163 KB on sm_80, 99 KB on sm_86/sm_89, 227 KB on sm_90).
 Parameters: CUDA 12.1 or newer with sm_70+ targets only, or pass the data through device memory
 (a pointer, or `__constant__` memory)."),
+    doc("math-constants-undefined", Compile, "The M_* math constants (M_PI, M_SQRT1_2, ...) are not defined for this compiler", "\
+A CUDA source uses `M_PI`, `M_SQRT1_2`, `M_2_SQRTPI` or another `M_*` constant, and the compiler
+does not know it: cudafe++'s `error: identifier \"M_PI\" is undefined`, MSVC's `error C2065:
+'M_PI': undeclared identifier` (translated in other languages; C2065 stays), g++'s `'M_PI' was
+not declared in this scope`. These constants are not standard C or C++: glibc's math.h defines
+them; MSVC's math.h only when `_USE_MATH_DEFINES` is defined before its first inclusion; NVRTC
+(kernels compiled at run time) has no math.h. nvcc's host pass includes math.h (through
+cuda_runtime.h) before the source's own lines, so a `#define _USE_MATH_DEFINES` in the .cu file
+comes too late.
+
+Confirm: the build runs on Windows with cl.exe as nvcc's host compiler, or the kernel is
+compiled by NVRTC.
+
+Fix: define `_USE_MATH_DEFINES` for the whole compile (`-D_USE_MATH_DEFINES`;
+Build::define(\"_USE_MATH_DEFINES\", None); CMake add_compile_definitions), as candle-kernels does
+for MSVC; or define the constant where it is missing, or use a standard one (C++20
+std::numbers::pi, CUDA's CUDART_PI_F from math_constants.h)."),
     doc("nvcc-unknown-option", Compile, "nvcc was given an option it does not know", "\
 nvcc refused an option: `nvcc fatal   : Unknown option '-Wall'`. Host-compiler flags such as
 -Wall, -fPIC, -march=native are not nvcc options; nvcc passes them on only when wrapped.

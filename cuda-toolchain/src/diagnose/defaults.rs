@@ -126,6 +126,10 @@ pub(crate) fn default_text(code: Code) -> Option<DefaultText> {
             "A kernel faulted: it read or wrote memory it must not (out of bounds, freed or misaligned), and the CUDA context is unusable afterwards.",
             &["run the program under `compute-sanitizer` to find the kernel, thread and address; check index bounds and the buffer sizes passed to the kernel"],
         ),
+        Code::MathConstantsUndefined => t(
+            "The source uses an M_* math constant (M_PI, M_SQRT1_2, ...), which is not standard C++: MSVC defines them only with _USE_MATH_DEFINES, NVRTC not at all.",
+            &["compile with -D_USE_MATH_DEFINES (Build::define(\"_USE_MATH_DEFINES\", None)), or define the constant in the source"],
+        ),
         Code::KernelExceedsTargetLimit => t(
             "A kernel declares more static shared memory (48 KB per block) or takes more parameter bytes (4 KB before CUDA 12.1, 32,764 bytes after it on sm_70+) than the compiler allows for its target.",
             &["move large shared arrays to dynamic shared memory (`extern __shared__`, cudaFuncSetAttribute above 48 KB), and pass large parameters through device memory"],

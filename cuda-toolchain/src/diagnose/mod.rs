@@ -28,6 +28,7 @@ mod jit_warnings;
 mod kernel_limits;
 mod library_status;
 mod link_pic;
+mod math_constants;
 mod memory;
 mod message_variants;
 mod optional_gpu;

@@ -16,8 +16,8 @@ use super::scan::{Fact, HostKind, LineCx};
 use super::words::{has_word, lib_code};
 use super::{
     build_oom, driver_state, fetch, fp_types, frameworks, jit_warnings, kernel_limits,
-    library_status, link_pic, memory, message_variants, optional_gpu, ptx_load, toolkit_paths,
-    windows_loader,
+    library_status, link_pic, math_constants, memory, message_variants, optional_gpu, ptx_load,
+    toolkit_paths, windows_loader,
 };
 use crate::cuda_errors;
 
@@ -132,6 +132,8 @@ pub(crate) static RULES: &[Rule] = &[
         "ptxas fatal   : Unsupported .version 9.0; current version is '8.4'"),
     rule!("ptx-target", Some(Code::PtxasTooOld), ["Unsupported .target"], ptx_target,
         "ptxas fatal   : Unsupported .target 'sm_90'"),
+    rule!("math-constants", Some(Code::MathConstantsUndefined), ["\"M_", "'M_", "`M_"],
+        math_constants::extract, "D:\\candle\\src\\unary.cu(34): error: identifier \"M_2_SQRTPI\" is undefined"),
     rule!("kernel-limit", Some(Code::KernelExceedsTargetLimit), ["uses too much shared data", "uses too much parameter space", "Formal parameter space overflowed"],
         kernel_limits::extract, "ptxas error   : Entry function '_Z4tileILi128EEvPf' uses too much shared data (0xc400 bytes, 0xc000 max)"),
     rule!("arch-feature", Some(Code::ArchFeatureNeedsHigherTarget),
