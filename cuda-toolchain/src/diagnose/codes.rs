@@ -1081,14 +1081,18 @@ Fix: define `_USE_MATH_DEFINES` for the whole compile (`-D_USE_MATH_DEFINES`;
 Build::define(\"_USE_MATH_DEFINES\", None); CMake add_compile_definitions), as candle-kernels does
 for MSVC; or define the constant where it is missing, or use a standard one (C++20
 std::numbers::pi, CUDA's CUDART_PI_F from math_constants.h)."),
-    doc("nvcc-unknown-option", Compile, "nvcc was given an option it does not know", "\
+    doc("nvcc-unknown-option", Compile, "nvcc was given an option or argument it cannot use", "\
 nvcc refused an option: `nvcc fatal   : Unknown option '-Wall'`. Host-compiler flags such as
 -Wall, -fPIC, -march=native are not nvcc options; nvcc passes them on only when wrapped.
+Or nvcc took a word for a second input file: `Don't know what to do with 'Files/NVIDIA'`, `A
+single input file is required for a non-link phase when an outputfile is specified`: a path
+with a space split in two, or an option's value without its option.
 
 Confirm: `nvcc --help | grep -- <option>`.
 
 Fix: wrap host-compiler flags: `-Xcompiler=-Wall,-fPIC` (Build::flag(\"-Xcompiler=-Wall\")); for
-linker flags use -Xlinker. Check NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS for stray flags."),
+linker flags use -Xlinker. Check NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS for stray flags. Pass
+every argument as one element (never through a shell), or use paths without spaces."),
     doc("compiler-killed", Compile, "A compiler process was killed or ran out of memory, usually for lack of host memory", "\
 nvcc reports that one of its stages was killed: `nvcc error   : 'cicc' died due to signal 9 (Kill
 signal)` (also cudafe++ or ptxas), or `c++: fatal error: Killed signal terminated program

@@ -1101,6 +1101,14 @@ fn toolkit_incomplete(f: &Finding, view: &View, d: &mut Diagnosis) {
                 push_unique(&mut d.fix, "reinstall the toolkit so nvcc, nvvm (cicc) and ptxas come from the same release; `cargo cuda doctor` lists each component's version".into());
                 d.alternatives.push("If nvcc was given a .ptx file you wrote or generated elsewhere, this is ptxas-too-old instead.".into());
             }
+            Fact::Note(n) if n.contains("libdevice") => {
+                // Usually another nvcc ran (a distribution's /usr/bin/nvcc,
+                // a copied binary), not a toolkit with a missing file.
+                push_unique(&mut d.fix, "run the toolkit's own nvcc: put its bin/ first on PATH (`export PATH=/usr/local/cuda/bin:$PATH`) or set CUDA_HOME; `which -a nvcc` lists the others, and a distribution's /usr/bin/nvcc or a copied nvcc lacks the paths its nvcc.profile sets".into());
+                if f.evidence.iter().any(|e| e.contains("/usr/bin/nvcc")) {
+                    push_unique(&mut d.alternatives, "The log names /usr/bin/nvcc: that is the distribution's package (nvidia-cuda-toolkit) or a link, not NVIDIA's toolkit under /usr/local/cuda.".into());
+                }
+            }
             Fact::PtxTarget { target, .. } => {
                 push_unique(&mut d.fix, "reinstall the toolkit so nvcc, nvvm (cicc) and ptxas come from the same release".into());
                 if d.cause.is_empty() {
@@ -1192,6 +1200,15 @@ fn host_unsupported(f: &Finding, view: &View, d: &mut Diagnosis) {
     }) else {
         return;
     };
+    // macOS: its CUDA releases (the last is 10.2) each accepted only the
+    // Xcode clang they were tested with; this machine's limits do not apply.
+    if f.evidence.iter().any(|e| e.contains("Apple clang")) {
+        d.cause = "nvcc refused Xcode's Apple clang: CUDA on macOS ended with CUDA 10.2, and each release accepted only the Xcode versions it was tested with, so a newer Xcode's clang is refused.".into();
+        d.fix.push("install the Xcode (or Command Line Tools) version the CUDA release notes name, and select it with `sudo xcode-select -s /Applications/Xcode_<version>.app`".into());
+        d.fix
+            .push("or build on Linux or Windows, where current CUDA releases run".into());
+        return;
+    }
     let nvcc = view.nvcc_version();
     let limits = nvcc.and_then(facts::host_compiler_limits);
     let cuda = nvcc.map_or_else(|| "nvcc".to_string(), |v| format!("CUDA {}", vs(v)));
@@ -1285,6 +1302,10 @@ fn host_not_found(f: &Finding, d: &mut Diagnosis) {
         None if windows => {
             d.cause = "nvcc could not find the MSVC host compiler (cl.exe).".into();
             d.fix.push("run the build from a \"x64 Native Tools Command Prompt for VS\", or set NVCC_CCBIN to cl.exe's full path".into());
+        }
+        None if f.facts.iter().any(|x| matches!(x, Fact::Note(_))) => {
+            // The rule's note says which part is missing (gcc without cc1plus).
+            d.fix.push("install the C++ compiler: `apt install g++` (Debian, Ubuntu), `dnf install gcc-c++` (Fedora, RHEL), or set NVCC_CCBIN to a g++ that is complete".into());
         }
         None => {
             d.cause = "nvcc could not run its host compiler: none is installed, or -ccbin / NVCC_CCBIN names one that does not exist.".into();
@@ -1921,6 +1942,13 @@ fn unresolved(f: &Finding, d: &mut Diagnosis) {
 }
 
 fn unknown_option(f: &Finding, d: &mut Diagnosis) {
+    if let Some(word) = f.facts.iter().find_map(|x| match x {
+        Fact::Text(w) => Some(w.as_str()),
+        _ => None,
+    }) {
+        stray_argument(word, d);
+        return;
+    }
     let opt = symbol(f).unwrap_or("the option");
     if facts::nvcc_knows_option(opt) {
         d.cause = format!("`{opt}` is an nvcc option in current releases (nvcc 13.0 knows it): the nvcc that ran is older than the release that added it.");
@@ -1936,6 +1964,18 @@ fn unknown_option(f: &Finding, d: &mut Diagnosis) {
         d.fix.push(format!("check `nvcc --help` for the spelling of `{opt}`; host-compiler flags go through -Xcompiler, linker flags through -Xlinker"));
     }
     d.fix.push("check NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS and the flags given to the builder for stray options".into());
+}
+
+/// nvcc took a word of its command line for another input file.
+fn stray_argument(word: &str, d: &mut Diagnosis) {
+    let named = if word.is_empty() {
+        String::new()
+    } else {
+        format!(" (`{word}`)")
+    };
+    d.cause = format!("nvcc was given a word it can only read as a second input file{named}: a path with a space split in two (`C:\\Program Files\\...`, a home directory with a space), or an option's value given without its option.");
+    d.fix.push("pass every argument as one element, never through a shell or a string split at spaces (Build::flag per argument; CMake: quote the path), or move the toolkit, sources and build directory to paths without spaces".into());
+    d.fix.push("check NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS, CUDA_HOME and the -I paths for an unquoted space".into());
 }
 
 /// Lowers the confidence of codes that are probably consequences of another.

@@ -99,6 +99,9 @@ pub(crate) static RULES: &[Rule] = &[
         host_link_undefined, "main.o: undefined reference to `cudaMalloc'"),
     rule!("nvlink-undefined", Some(Code::DeviceFunctionUnresolved), ["Undefined reference to"],
         nvlink_undefined, "nvlink error   : Undefined reference to '_Z6helperf' in 'a.o'"),
+    rule!("nvcc-stray-argument", Some(Code::NvccUnknownOption),
+        ["Don't know what to do with", "A single input file is required for a non-link phase"],
+        nvcc_stray_argument, "nvcc fatal   : Don't know what to do with 'Files/NVIDIA'"),
     rule!("nvcc-unknown-option", Some(Code::NvccUnknownOption), ["Unknown option"],
         nvcc_unknown_option, "nvcc fatal   : Unknown option '-Wall'"),
     rule!("nvcc-silent-failure", Some(Code::CompilerKilled), ["nvcc error"],
@@ -146,7 +149,7 @@ pub(crate) static RULES: &[Rule] = &[
     // ------------------------------------------------------- host compiler
     rule!("host-unsupported", Some(Code::HostCompilerUnsupported),
         ["unsupported GNU version", "unsupported clang version", "unsupported Microsoft Visual Studio version", "unsupported Intel ICX",
-         "Host compiler targets unsupported OS"],
+         "Host compiler targets unsupported OS", "of the host compiler"],
         host_unsupported, "#error -- unsupported GNU version! gcc versions later than 12 are not supported!"),
     rule!("host-preprocess", Some(Code::HostCompilerNotFound), ["Failed to preprocess host compiler properties"],
         host_preprocess, "nvcc fatal   : Failed to preprocess host compiler properties."),
@@ -154,10 +157,16 @@ pub(crate) static RULES: &[Rule] = &[
         ["Cannot find compiler", "Could not set up the environment for Microsoft Visual Studio", "cannot find a supported version of Microsoft Visual Studio",
          "cl.exe"],
         host_not_found, "nvcc fatal   : Cannot find compiler 'cl.exe' in PATH"),
+    rule!("host-front-end-missing", Some(Code::HostCompilerNotFound),
+        ["error trying to exec 'cc1plus'", "error trying to exec 'cc1'", "cannot execute 'cc1plus'", "cannot execute ‘cc1plus’"],
+        host_front_end_missing, "gcc: error trying to exec 'cc1plus': execvp: No such file or directory"),
     rule!("host-tool-missing", Some(Code::HostCompilerNotFound),
         ["++: not found", "gcc: not found", "++: command not found", "gcc: command not found"],
         host_tool_missing, "sh: 1: x86_64-linux-gnu-g++: not found"),
     // ------------------------------------------------------------- toolkit
+    rule!("libdevice-missing", Some(Code::ToolkitIncomplete),
+        ["Path to libdevice library not specified", "libdevice not found", "Cannot find libdevice"],
+        libdevice_missing, "nvcc fatal   : Path to libdevice library not specified"),
     rule!("toolkit-tool-missing", Some(Code::ToolkitIncomplete),
         ["cicc: not found", "ptxas: not found", "fatbinary: not found", "nvlink: not found", "cudafe++: not found",
          "cicc: command not found", "is not recognized"],
@@ -771,6 +780,19 @@ fn nvcc_unknown_option(cx: &mut LineCx) {
     }
 }
 
+/// nvcc took a word for a second input file: `Don't know what to do with
+/// 'Files/NVIDIA'` names it; `A single input file is required for a
+/// non-link phase` does not.
+fn nvcc_stray_argument(cx: &mut LineCx) {
+    let l = cx.line;
+    // The second wording is nvcc's alone; the first needs nvcc named.
+    if !l.contains("nvcc") && !l.contains("A single input file is required for a non-link phase") {
+        return;
+    }
+    let word = quoted_after(l, "Don't know what to do with", '\'').unwrap_or("");
+    cx.hit(Fact::Text(word.to_string()), 0.85);
+}
+
 fn compiler_killed(cx: &mut LineCx) {
     let l = cx.line;
     if l.contains("sccache") {
@@ -1104,6 +1126,20 @@ fn host_unsupported(cx: &mut LineCx) {
         )
     } else if l.contains("unsupported Microsoft Visual Studio version") {
         (HostKind::Msvc, number_after(l, "and "))
+    } else if l.contains("of the host compiler") && l.contains("is not supported") {
+        // nvcc's own check: `The version ('90000') of the host compiler
+        // ('Apple clang') is not supported`.
+        let Some(name) = quoted_after(l, "of the host compiler", '\'') else {
+            return;
+        };
+        let kind = if name.to_ascii_lowercase().contains("clang") {
+            HostKind::Clang
+        } else if name.contains("gcc") || name.contains("GNU") {
+            HostKind::Gcc
+        } else {
+            return;
+        };
+        (kind, None)
     } else if l.contains("Host compiler targets unsupported OS") {
         // Most reports are from Windows (a 32-bit cl.exe, MinGW); a Unix
         // build shows its paths or make around the line.
@@ -1153,6 +1189,13 @@ fn host_not_found(cx: &mut LineCx) {
     }
 }
 
+fn host_front_end_missing(cx: &mut LineCx) {
+    cx.hit(
+        Fact::Note("The gcc driver nvcc ran is installed without its C++ compiler proper: `cc1plus` comes with the g++ package of the same version (gcc-c++ on Fedora and RHEL), and nvcc compiles its host code as C++. A gcc-N beside a g++ of another version gives the same error."),
+        0.9,
+    );
+}
+
 fn host_tool_missing(cx: &mut LineCx) {
     let l = cx.line;
     for tool in ["g++", "gcc", "c++", "clang++"] {
@@ -1179,6 +1222,13 @@ fn host_tool_missing(cx: &mut LineCx) {
             }
         }
     }
+}
+
+fn libdevice_missing(cx: &mut LineCx) {
+    cx.hit(
+        Fact::Note("nvcc could not find libdevice (nvvm/libdevice/libdevice.10.bc), the device math library cicc links into every kernel. Usually another nvcc than the toolkit's own ran (a distribution's /usr/bin/nvcc, a copied binary) without the nvcc.profile that sets NVVMIR_LIBRARY_DIR; else the nvvm component is missing or split from nvcc (a conda or pip install of part of the toolkit)."),
+        0.9,
+    );
 }
 
 fn toolkit_tool_missing(cx: &mut LineCx) {
