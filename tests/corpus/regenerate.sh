@@ -185,3 +185,10 @@ save ptxas11-too-much-parameter-space kernel-exceeds-target-limit "ptxas 11.8 -a
   "$PTXAS11" -arch=sm_70 -o params.cubin params.ptx
 save ptxas12-parameter-space-needs-ptx81 kernel-exceeds-target-limit "ptxas 12.9 -arch=sm_75 on the same PTX ISA 7.0: the larger limit needs PTX ISA 8.1" -- \
   "$PTXAS12" -arch=sm_75 -o params.cubin params.ptx
+# CUDA 13's CCCL refuses C++14.
+cat >thrust14.cu <<'CU'
+#include <thrust/device_vector.h>
+__global__ void k(float *o) { o[threadIdx.x] = 1.0f; }
+CU
+save cccl-requires-cpp17 cxx-standard-too-old "nvcc 13.0 -std=c++14 on a file including thrust/device_vector.h (CUDA 13's CCCL requires C++17)" -- \
+  "$NVCC" -arch=sm_90 -std=c++14 -c -o thrust14.o thrust14.cu

@@ -101,6 +101,7 @@ diagnosis_codes! {
     CudaObjectNotPic = "cuda-object-not-pic",
     KernelExceedsTargetLimit = "kernel-exceeds-target-limit",
     MathConstantsUndefined = "math-constants-undefined",
+    CxxStandardTooOld = "cxx-standard-too-old",
 }
 
 impl Code {
@@ -1064,6 +1065,18 @@ size as the launch's third parameter) and above 48 KB raise cudaFuncAttributeMax
 (up to 96 KB on sm_70, 64 KB on sm_75, 163 KB on sm_80, 99 KB on sm_86/sm_89, 227 KB on sm_90).
 Parameters: CUDA 12.1 or newer with sm_70+ targets only, or pass the data through device memory
 (a pointer, or `__constant__` memory)."),
+    doc("cxx-standard-too-old", Compile, "A CUDA library header needs a newer C++ standard than the file is compiled with", "\
+A header of the toolkit's libraries refuses the C++ standard: CUDA 13's CCCL says `#error CUB
+requires at least C++17` (Thrust's and libcu++'s say the same), older Thrust `#error C++11 is
+required for this Thrust feature`. The toolkit is fine: the build passes an older `-std`
+(`-std=c++14`, CMAKE_CUDA_STANDARD 14), or none, and nvcc takes its host compiler's default
+(C++14 for MSVC, g++ before 11 and clang before 16).
+
+Confirm: the nvcc command line's `-std=`; `CMAKE_CUDA_STANDARD` in the CMake files.
+
+Fix: compile the .cu files, and the C++ sources sharing their headers, with `-std=c++17`
+(Build::std(\"17\"); CMake CUDA_STANDARD 17 with CUDA_STANDARD_REQUIRED ON), or stay on a
+toolkit older than CUDA 13, which still accepts C++14 with a deprecation warning."),
     doc("math-constants-undefined", Compile, "The M_* math constants (M_PI, M_SQRT1_2, ...) are not defined for this compiler", "\
 A CUDA source uses `M_PI`, `M_SQRT1_2`, `M_2_SQRTPI` or another `M_*` constant, and the compiler
 does not know it: cudafe++'s `error: identifier \"M_PI\" is undefined`, MSVC's `error C2065:

@@ -126,6 +126,10 @@ pub(crate) fn default_text(code: Code) -> Option<DefaultText> {
             "A kernel faulted: it read or wrote memory it must not (out of bounds, freed or misaligned), and the CUDA context is unusable afterwards.",
             &["run the program under `compute-sanitizer` to find the kernel, thread and address; check index bounds and the buffer sizes passed to the kernel"],
         ),
+        Code::CxxStandardTooOld => t(
+            "A CUDA library header (CCCL's Thrust, CUB, libcu++) needs a newer C++ standard than the file is compiled with; CUDA 13's CCCL needs C++17.",
+            &["compile with -std=c++17 (Build::std(\"17\"); CMake CUDA_STANDARD 17)"],
+        ),
         Code::MathConstantsUndefined => t(
             "The source uses an M_* math constant (M_PI, M_SQRT1_2, ...), which is not standard C++: MSVC defines them only with _USE_MATH_DEFINES, NVRTC not at all.",
             &["compile with -D_USE_MATH_DEFINES (Build::define(\"_USE_MATH_DEFINES\", None)), or define the constant in the source"],

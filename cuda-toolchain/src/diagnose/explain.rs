@@ -406,6 +406,7 @@ pub(super) fn explainer(code: Code) -> Explainer {
         Code::CudaObjectNotPic => Custom(super::link_pic::explain),
         Code::KernelExceedsTargetLimit => Custom(super::kernel_limits::explain),
         Code::MathConstantsUndefined => Custom(super::math_constants::explain),
+        Code::CxxStandardTooOld => Custom(super::cxx_standard::explain),
         Code::IllegalAddress => Custom(super::driver_state::explain_launch_failure),
         Code::CompilerKilled => Custom(|_, v, d| super::build_oom::explain(v, d)),
         Code::CudaBackendNotBuilt

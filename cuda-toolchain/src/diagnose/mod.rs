@@ -18,6 +18,7 @@
 mod build_oom;
 pub mod codes;
 mod cuda_error_codes;
+mod cxx_standard;
 mod defaults;
 mod driver_state;
 mod explain;

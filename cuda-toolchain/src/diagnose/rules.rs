@@ -15,9 +15,9 @@ use super::codes::Code;
 use super::scan::{Fact, HostKind, LineCx};
 use super::words::{has_word, lib_code};
 use super::{
-    build_oom, driver_state, fetch, fp_types, frameworks, jit_warnings, kernel_limits,
-    library_status, link_pic, math_constants, memory, message_variants, optional_gpu, ptx_load,
-    toolkit_paths, windows_loader,
+    build_oom, cxx_standard, driver_state, fetch, fp_types, frameworks, jit_warnings,
+    kernel_limits, library_status, link_pic, math_constants, memory, message_variants,
+    optional_gpu, ptx_load, toolkit_paths, windows_loader,
 };
 use crate::cuda_errors;
 
@@ -135,6 +135,8 @@ pub(crate) static RULES: &[Rule] = &[
         "ptxas fatal   : Unsupported .version 9.0; current version is '8.4'"),
     rule!("ptx-target", Some(Code::PtxasTooOld), ["Unsupported .target"], ptx_target,
         "ptxas fatal   : Unsupported .target 'sm_90'"),
+    rule!("cxx-standard", Some(Code::CxxStandardTooOld), ["requires at least C++", " is required for this Thrust"],
+        cxx_standard::extract, "cub/util_cpp_dialect.cuh:88:8: error: #error CUB requires at least C++17. Define CCCL_IGNORE_DEPRECATED_CPP_DIALECT to suppress this message."),
     rule!("math-constants", Some(Code::MathConstantsUndefined), ["\"M_", "'M_", "`M_"],
         math_constants::extract, "D:\\candle\\src\\unary.cu(34): error: identifier \"M_2_SQRTPI\" is undefined"),
     rule!("kernel-limit", Some(Code::KernelExceedsTargetLimit), ["uses too much shared data", "uses too much parameter space", "Formal parameter space overflowed"],
