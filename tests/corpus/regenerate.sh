@@ -192,3 +192,11 @@ __global__ void k(float *o) { o[threadIdx.x] = 1.0f; }
 CU
 save cccl-requires-cpp17 cxx-standard-too-old "nvcc 13.0 -std=c++14 on a file including thrust/device_vector.h (CUDA 13's CCCL requires C++17)" -- \
   "$NVCC" -arch=sm_90 -std=c++14 -c -o thrust14.o thrust14.cu
+# Relocatable device code linked by the host linker without nvcc's device link.
+cat >rdc_main.cu <<'CU'
+__global__ void k(float *o) { o[0] = 1; }
+int main() { float *o; cudaMalloc(&o, 4); k<<<1,1>>>(o); return cudaDeviceSynchronize(); }
+CU
+"$NVCC" -arch=sm_90 -rdc=true -c -o rdc_main.o rdc_main.cu
+save rdc-without-device-link device-function-unresolved "nvcc 13.0 -rdc=true -c, then g++ links the object with libcudart_static and no nvcc -dlink step" -- \
+  g++ -o rdc_main rdc_main.o -L"$CU13/lib" -L"$CU13/lib64" -lcudart_static -ldl -lpthread -lrt

@@ -1039,7 +1039,9 @@ The device code calls a __device__ function whose definition is not in the same 
 `ptxas fatal   : Unresolved extern function '_Z6helperf'` (compiled without relocatable
 device code), or `nvlink error   : Undefined reference to '_Z6helperf' in 'a.o'` (the device link
 found no file that defines it). Without -rdc every .cu file is compiled on its own, so a call
-across files cannot be resolved.
+across files cannot be resolved. The host linker's `undefined reference to
+`__cudaRegisterLinkedBinary_...'` is the other half: objects compiled with -rdc were linked
+without the device-link step (`nvcc -dlink`), whose output defines that symbol.
 
 Confirm: `cu++filt _Z6helperf` names the function; grep the sources for its definition.
 

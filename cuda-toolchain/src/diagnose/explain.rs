@@ -1925,6 +1925,18 @@ fn symbol(f: &Finding) -> Option<&str> {
 }
 
 fn unresolved(f: &Finding, d: &mut Diagnosis) {
+    let no_dlink = f
+        .facts
+        .iter()
+        .any(|x| matches!(x, Fact::Note(n) if n.contains("device-link step")));
+    if no_dlink {
+        d.fix.push("add the device link: `nvcc -dlink -arch=<the same archs> -o dlink.o a.o b.o`, then link dlink.o with the objects and libcudadevrt (-lcudadevrt); or let nvcc do the final link; cuda-build's Build::rdc(true) runs the device link itself".into());
+        d.fix.push("CMake: set CUDA_RESOLVE_DEVICE_SYMBOLS ON on the static library (or link it into an executable or shared library that does the device link)".into());
+        d.fix.push(
+            "or compile without -rdc when no file calls another file's device functions".into(),
+        );
+        return;
+    }
     let sym = symbol(f).unwrap_or("the function");
     let mangled = sym.starts_with("_Z");
     d.fix.push(format!(

@@ -683,6 +683,15 @@ fn host_link_undefined(cx: &mut LineCx) {
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
         .collect();
+    // Defined by nvcc's device-link output, not by any library.
+    if sym.starts_with("cudaRegisterLinkedBinary") {
+        cx.hit_as(
+            Code::DeviceFunctionUnresolved,
+            Fact::Note("Objects compiled with relocatable device code (-rdc=true, or CMake's CUDA_SEPARABLE_COMPILATION) were linked without the device-link step: `__cudaRegisterLinkedBinary_*` is defined by the object `nvcc -dlink` writes, not by libcudart."),
+            0.9,
+        );
+        return;
+    }
     let lib = [
         ("cublasLt", "cublasLt"),
         ("cublas", "cublas"),
