@@ -29,7 +29,8 @@ save() {
     echo "# source: real tool output, generated here by tests/corpus/regenerate.sh: $desc"
     echo "# ---"
     printf '%s\n' "$body" | sed -e "s#$W#/tmp/corpus#g" -e "s#$C#/root/.cache/cargo-cuda-test#g" \
-      -e 's#tmpxft_[0-9a-f]*_[0-9a-f]*#tmpxft_00000000_00000000#g'
+      -e 's#tmpxft_[0-9a-f]*_[0-9a-f]*#tmpxft_00000000_00000000#g' \
+      -e 's#__cudaRegisterLinkedBinary_[0-9a-f]*_#__cudaRegisterLinkedBinary_00000000_#g'
   } >"$OUT/$name.txt"
   echo "wrote $name.txt ($(printf '%s\n' "$body" | wc -l) lines)"
 }
@@ -200,3 +201,10 @@ CU
 "$NVCC" -arch=sm_90 -rdc=true -c -o rdc_main.o rdc_main.cu
 save rdc-without-device-link device-function-unresolved "nvcc 13.0 -rdc=true -c, then g++ links the object with libcudart_static and no nvcc -dlink step" -- \
   g++ -o rdc_main rdc_main.o -L"$CU13/lib" -L"$CU13/lib64" -lcudart_static -ldl -lpthread -lrt
+# CUDA code in a .cpp file: nvcc hands it to the host compiler as plain C++.
+cat >kern_in_cpp.cpp <<'CPP'
+__global__ void k(float *o) { o[threadIdx.x] = blockIdx.x; }
+int main() { float *o = 0; k<<<1, 1>>>(o); return 0; }
+CPP
+save cuda-in-cpp-file cuda-compiled-as-cpp "nvcc 13.0 -c on a .cpp file holding a kernel, without -x cu" -- \
+  "$NVCC" -arch=sm_90 -c -o kern_in_cpp.o kern_in_cpp.cpp

@@ -102,6 +102,7 @@ diagnosis_codes! {
     KernelExceedsTargetLimit = "kernel-exceeds-target-limit",
     MathConstantsUndefined = "math-constants-undefined",
     CxxStandardTooOld = "cxx-standard-too-old",
+    CudaCompiledAsCpp = "cuda-compiled-as-cpp",
 }
 
 impl Code {
@@ -1067,6 +1068,17 @@ size as the launch's third parameter) and above 48 KB raise cudaFuncAttributeMax
 (up to 96 KB on sm_70, 64 KB on sm_75, 163 KB on sm_80, 99 KB on sm_86/sm_89, 227 KB on sm_90).
 Parameters: CUDA 12.1 or newer with sm_70+ targets only, or pass the data through device memory
 (a pointer, or `__constant__` memory)."),
+    doc("cuda-compiled-as-cpp", Compile, "CUDA source was compiled as plain C++", "\
+A host C++ compiler read CUDA code: g++'s `error: '__global__' does not name a type` (or
+`__device__`), clang's `unknown type name '__global__'`. Only nvcc's CUDA front end knows these
+keywords. nvcc compiles a .cpp or .cc file as plain C++ unless given `-x cu`, and a C++ compiler
+(g++, clang++, cl.exe, a build script's cc without its CUDA mode) given a .cu file does the same.
+
+Confirm: the failing command compiles the file with g++/clang++/cl, or with nvcc on a .cpp file
+without `-x cu`.
+
+Fix: rename the file to .cu, or pass `-x cu` before it (CMake: set_source_files_properties(...
+PROPERTIES LANGUAGE CUDA)); compile .cu files with nvcc (cc-rs: `.cuda(true)`)."),
     doc("cxx-standard-too-old", Compile, "A CUDA library header needs a newer C++ standard than the file is compiled with", "\
 A header of the toolkit's libraries refuses the C++ standard: CUDA 13's CCCL says `#error CUB
 requires at least C++17` (Thrust's and libcu++'s say the same), older Thrust `#error C++11 is

@@ -126,6 +126,10 @@ pub(crate) fn default_text(code: Code) -> Option<DefaultText> {
             "A kernel faulted: it read or wrote memory it must not (out of bounds, freed or misaligned), and the CUDA context is unusable afterwards.",
             &["run the program under `compute-sanitizer` to find the kernel, thread and address; check index bounds and the buffer sizes passed to the kernel"],
         ),
+        Code::CudaCompiledAsCpp => t(
+            "A host C++ compiler read CUDA code (`__global__`, `__device__`): the .cu file went to g++/clang++/cl, or a .cpp file went to nvcc without `-x cu`.",
+            &["compile .cu files with nvcc (cc-rs: `.cuda(true)`), and give nvcc `-x cu` for CUDA code in .cpp files"],
+        ),
         Code::CxxStandardTooOld => t(
             "A CUDA library header (CCCL's Thrust, CUB, libcu++) needs a newer C++ standard than the file is compiled with; CUDA 13's CCCL needs C++17.",
             &["compile with -std=c++17 (Build::std(\"17\"); CMake CUDA_STANDARD 17)"],

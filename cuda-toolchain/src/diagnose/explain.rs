@@ -407,6 +407,7 @@ pub(super) fn explainer(code: Code) -> Explainer {
         Code::KernelExceedsTargetLimit => Custom(super::kernel_limits::explain),
         Code::MathConstantsUndefined => Custom(super::math_constants::explain),
         Code::CxxStandardTooOld => Custom(super::cxx_standard::explain),
+        Code::CudaCompiledAsCpp => Custom(super::cuda_as_cpp::explain),
         Code::IllegalAddress => Custom(super::driver_state::explain_launch_failure),
         Code::CompilerKilled => Custom(|_, v, d| super::build_oom::explain(v, d)),
         Code::CudaBackendNotBuilt

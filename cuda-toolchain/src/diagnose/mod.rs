@@ -17,6 +17,7 @@
 
 mod build_oom;
 pub mod codes;
+mod cuda_as_cpp;
 mod cuda_error_codes;
 mod cxx_standard;
 mod defaults;

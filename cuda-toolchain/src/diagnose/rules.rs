@@ -15,7 +15,7 @@ use super::codes::Code;
 use super::scan::{Fact, HostKind, LineCx};
 use super::words::{has_word, lib_code};
 use super::{
-    build_oom, cxx_standard, driver_state, fetch, fp_types, frameworks, jit_warnings,
+    build_oom, cuda_as_cpp, cxx_standard, driver_state, fetch, fp_types, frameworks, jit_warnings,
     kernel_limits, library_status, link_pic, math_constants, memory, message_variants,
     optional_gpu, ptx_load, toolkit_paths, windows_loader,
 };
@@ -135,6 +135,8 @@ pub(crate) static RULES: &[Rule] = &[
         "ptxas fatal   : Unsupported .version 9.0; current version is '8.4'"),
     rule!("ptx-target", Some(Code::PtxasTooOld), ["Unsupported .target"], ptx_target,
         "ptxas fatal   : Unsupported .target 'sm_90'"),
+    rule!("cuda-as-cpp", Some(Code::CudaCompiledAsCpp), ["__global__", "__device__", "__shared__", "__constant__"],
+        cuda_as_cpp::extract, "kern.cpp:1:1: error: ‘__global__’ does not name a type"),
     rule!("cxx-standard", Some(Code::CxxStandardTooOld), ["requires at least C++", " is required for this Thrust"],
         cxx_standard::extract, "cub/util_cpp_dialect.cuh:88:8: error: #error CUB requires at least C++17. Define CCCL_IGNORE_DEPRECATED_CPP_DIALECT to suppress this message."),
     rule!("math-constants", Some(Code::MathConstantsUndefined), ["\"M_", "'M_", "`M_"],
