@@ -37,14 +37,7 @@ pub(crate) fn extract(cx: &mut LineCx) {
 
 /// `cuda-compiled-as-cpp`.
 pub(super) fn explain(f: &Finding, _view: &View, d: &mut Diagnosis) {
-    let keyword = f
-        .facts
-        .iter()
-        .find_map(|x| match x {
-            Fact::Symbol(s) => Some(s.as_str()),
-            _ => None,
-        })
-        .unwrap_or("__global__");
+    let keyword = f.symbol().unwrap_or("__global__");
     let cpp_file = f.evidence.iter().any(|e| {
         [".cpp:", ".cc:", ".cxx:", ".cpp(", ".cc("]
             .iter()

@@ -42,14 +42,7 @@ pub(crate) fn extract(cx: &mut LineCx) {
 
 /// `cxx-standard-too-old`.
 pub(super) fn explain(f: &Finding, _view: &View, d: &mut Diagnosis) {
-    let n = f
-        .facts
-        .iter()
-        .find_map(|x| match x {
-            Fact::Text(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .unwrap_or("17");
+    let n = f.text().unwrap_or("17");
     let library = ["CUB", "Thrust", "libcu++", "CUTLASS"]
         .into_iter()
         .find(|lib| f.evidence.iter().any(|e| e.contains(lib)))

@@ -1683,7 +1683,7 @@ fn library_fact(f: &Finding) -> (Option<String>, bool) {
 /// that has it is not on the link line at all (no `rustc-link-lib`), which a
 /// search path does not fix.
 fn unlinked_symbol(f: &Finding, d: &mut Diagnosis) -> bool {
-    let (Some(sym), (Some(lib), true)) = (symbol(f), library_fact(f)) else {
+    let (Some(sym), (Some(lib), true)) = (f.symbol(), library_fact(f)) else {
         return false;
     };
     let name = lib.trim_start_matches("lib");
@@ -1918,13 +1918,6 @@ fn framework_lib(f: &Finding, d: &mut Diagnosis) {
     d.alternatives.push(format!("If {framework}'s directory has no `{lib}` at all, the CPU-only build was installed: that is cuda-backend-not-built."));
 }
 
-fn symbol(f: &Finding) -> Option<&str> {
-    f.facts.iter().find_map(|x| match x {
-        Fact::Symbol(s) => Some(s.as_str()),
-        _ => None,
-    })
-}
-
 fn unresolved(f: &Finding, d: &mut Diagnosis) {
     let no_dlink = f
         .facts
@@ -1938,7 +1931,7 @@ fn unresolved(f: &Finding, d: &mut Diagnosis) {
         );
         return;
     }
-    let sym = symbol(f).unwrap_or("the function");
+    let sym = f.symbol().unwrap_or("the function");
     let mangled = sym.starts_with("_Z");
     d.fix.push(format!(
         "compile with relocatable device code and a device link (Build::rdc(true); nvcc -rdc=true), with the file that defines `{sym}` in the same build"
@@ -1956,14 +1949,11 @@ fn unresolved(f: &Finding, d: &mut Diagnosis) {
 }
 
 fn unknown_option(f: &Finding, d: &mut Diagnosis) {
-    if let Some(word) = f.facts.iter().find_map(|x| match x {
-        Fact::Text(w) => Some(w.as_str()),
-        _ => None,
-    }) {
+    if let Some(word) = f.text() {
         stray_argument(word, d);
         return;
     }
-    let opt = symbol(f).unwrap_or("the option");
+    let opt = f.symbol().unwrap_or("the option");
     if facts::nvcc_knows_option(opt) {
         d.cause = format!("`{opt}` is an nvcc option in current releases (nvcc 13.0 knows it): the nvcc that ran is older than the release that added it.");
         d.fix.push("use a newer toolkit: `nvcc --version` shows the one that ran, `cargo cuda toolkits` lists the installed ones (select one with CUDA_HOME, or `cargo cuda build --toolkit`)".into());

@@ -44,14 +44,7 @@ pub(crate) fn extract(cx: &mut LineCx) {
 
 /// `math-constants-undefined`.
 pub(super) fn explain(f: &Finding, _view: &View, d: &mut Diagnosis) {
-    let name = f
-        .facts
-        .iter()
-        .find_map(|x| match x {
-            Fact::Symbol(s) => Some(s.as_str()),
-            _ => None,
-        })
-        .unwrap_or("M_PI");
+    let name = f.symbol().unwrap_or("M_PI");
     let seen = |keys: &[&str]| {
         f.evidence
             .iter()

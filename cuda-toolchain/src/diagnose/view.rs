@@ -19,6 +19,24 @@ pub(super) struct Finding {
     pub confidence: f32,
 }
 
+impl Finding {
+    /// The symbol or option its rule read (`Fact::Symbol`).
+    pub(super) fn symbol(&self) -> Option<&str> {
+        self.facts.iter().find_map(|x| match x {
+            Fact::Symbol(s) => Some(s.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The value its rule read for the code's explainer (`Fact::Text`).
+    pub(super) fn text(&self) -> Option<&str> {
+        self.facts.iter().find_map(|x| match x {
+            Fact::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+    }
+}
+
 /// What is known about the machine: the context first, the log second.
 pub(super) struct View<'a> {
     pub ctx: &'a Context,
