@@ -57,6 +57,7 @@ const KILLED_NOTE: &str = "A process was killed for lack of host memory (the ker
 /// an exit word, or end a line written in another language, whose words
 /// cannot be listed.
 fn exit_status_137(line: &str) -> bool {
+    let translated = line.chars().any(|c| c.is_alphabetic() && !c.is_ascii());
     line.match_indices("137").any(|(at, _)| {
         let (before, after) = (&line[..at], &line[at + 3..]);
         let prev = before.chars().next_back();
@@ -84,7 +85,6 @@ fn exit_status_137(line: &str) -> bool {
         let ends_line = after
             .chars()
             .all(|c| c.is_whitespace() || !c.is_alphanumeric());
-        let translated = line.chars().any(|c| c.is_alphabetic() && !c.is_ascii());
         exit_word || (translated && ends_line)
     })
 }

@@ -22,10 +22,7 @@ fn required_standard(l: &str) -> Option<u32> {
             .collect();
         digits.parse().ok()
     };
-    if let Some(n) = l
-        .find("requires at least C++")
-        .and_then(|_| after("requires at least C++"))
-    {
+    if let Some(n) = after("requires at least C++") {
         return Some(n);
     }
     let (_, rest) = l.split_once("C++")?;

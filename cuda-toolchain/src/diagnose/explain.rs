@@ -1202,15 +1202,6 @@ fn host_unsupported(f: &Finding, view: &View, d: &mut Diagnosis) {
     }) else {
         return;
     };
-    // macOS: its CUDA releases (the last is 10.2) each accepted only the
-    // Xcode clang they were tested with; this machine's limits do not apply.
-    if f.evidence.iter().any(|e| e.contains("Apple clang")) {
-        d.cause = "nvcc refused Xcode's Apple clang: CUDA on macOS ended with CUDA 10.2, and each release accepted only the Xcode versions it was tested with, so a newer Xcode's clang is refused.".into();
-        d.fix.push("install the Xcode (or Command Line Tools) version the CUDA release notes name, and select it with `sudo xcode-select -s /Applications/Xcode_<version>.app`".into());
-        d.fix
-            .push("or build on Linux or Windows, where current CUDA releases run".into());
-        return;
-    }
     let nvcc = view.nvcc_version();
     let limits = nvcc.and_then(facts::host_compiler_limits);
     let cuda = nvcc.map_or_else(|| "nvcc".to_string(), |v| format!("CUDA {}", vs(v)));
@@ -1267,6 +1258,15 @@ fn host_unsupported(f: &Finding, view: &View, d: &mut Diagnosis) {
             d.cause = "nvcc does not accept Intel ICX as host compiler.".into();
             d.fix
                 .push("use cl.exe (Windows) or g++ (Linux) as host compiler: NVCC_CCBIN".into());
+        }
+        HostKind::AppleClang => {
+            // A macOS CUDA's own list of Xcode versions: this machine's
+            // limits do not apply, nor does a newer toolkit.
+            d.cause = "nvcc refused Xcode's Apple clang: CUDA on macOS ended with CUDA 10.2, and each release accepted only the Xcode versions it was tested with, so a newer Xcode's clang is refused.".into();
+            d.fix.push("install the Xcode (or Command Line Tools) version the CUDA release notes name, and select it with `sudo xcode-select -s /Applications/Xcode_<version>.app`".into());
+            d.fix
+                .push("or build on Linux or Windows, where current CUDA releases run".into());
+            return;
         }
         HostKind::Target { unix } => {
             // The compiler's target, not its version: no newer CUDA and no

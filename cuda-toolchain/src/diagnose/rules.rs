@@ -1145,7 +1145,9 @@ fn host_unsupported(cx: &mut LineCx) {
         let Some(name) = quoted_after(l, "of the host compiler", '\'') else {
             return;
         };
-        let kind = if name.to_ascii_lowercase().contains("clang") {
+        let kind = if name.contains("Apple clang") {
+            HostKind::AppleClang
+        } else if name.to_ascii_lowercase().contains("clang") {
             HostKind::Clang
         } else if name.contains("gcc") || name.contains("GNU") {
             HostKind::Gcc

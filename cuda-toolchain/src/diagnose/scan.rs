@@ -113,6 +113,8 @@ pub(crate) enum HostKind {
     Clang,
     Msvc,
     Icx,
+    /// Xcode's Apple clang, refused by a macOS CUDA (the last was 10.2).
+    AppleClang,
     /// `Host compiler targets unsupported OS`: the compiler's target, not its
     /// version; `unix` when the lines around it show a Unix build.
     Target {
